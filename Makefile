@@ -1,0 +1,118 @@
+# DynamICCL build. `make` builds the plugin, the CLI and the tests; `make test` runs every test,
+# then the same tests under AddressSanitizer and UndefinedBehaviorSanitizer; `make demo` runs the
+# simulated-cluster demo; `make bench` runs the hot-path and simulator benchmarks.
+
+CC ?= cc
+BUILD ?= build
+SANITIZE ?= 0
+
+CFLAGS_COMMON = -std=c11 -D_GNU_SOURCE -g -fPIC -fvisibility=hidden -pthread \
+                -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
+ifeq ($(SANITIZE),1)
+  OPT = -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+  SAN_LDFLAGS = -fsanitize=address,undefined
+else
+  OPT = -O2
+  SAN_LDFLAGS =
+endif
+CFLAGS ?=
+CFLAGS += $(CFLAGS_COMMON) $(OPT)
+LDFLAGS += -pthread $(SAN_LDFLAGS)
+LDLIBS = -lm -ldl
+
+# Layers, one folder each.
+PLUGIN_SRCS := $(wildcard core/*.c) $(wildcard persist/*.c) $(wildcard plugin/*.c)
+ABI_SRCS    := $(wildcard abi/*.c)
+SIM_SRCS    := $(wildcard sim/*.c)
+EMU_SRCS    := $(wildcard emu/*.c)
+TEST_SRCS   := $(wildcard tests/test_*.c)
+BENCH_SRCS  := $(wildcard bench/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+PLUGIN_LIB  := $(BUILD)/libdynamiccl.a
+SIM_LIB     := $(BUILD)/libdccl_sim.a
+EMU_LIB     := $(BUILD)/libdccl_emu.a
+TUNER_SO    := $(BUILD)/libnccl-tuner-dynamiccl.so
+PROFILER_SO := $(BUILD)/libnccl-profiler-dynamiccl.so
+CLI         := $(BUILD)/dccl
+TESTS       := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+BENCHES     := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+
+# Quiet by default; `make V=1` shows the commands.
+ifeq ($(V),1)
+  Q =
+else
+  Q = @
+endif
+
+.PHONY: all plugin test test-fast test-asan demo bench clean
+.SECONDARY:
+all: plugin $(CLI) $(TESTS) $(BENCHES)
+plugin: $(TUNER_SO) $(PROFILER_SO)
+
+# Tests find the repository's files (README, scenarios) from here.
+$(BUILD)/obj/tests/%.o: CFLAGS += -DDYNAMICCL_SOURCE_DIR='"$(CURDIR)"'
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<",true)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(PLUGIN_LIB): $(call obj,$(PLUGIN_SRCS))
+	@rm -f $@
+	$(Q)ar rcs $@ $^
+$(SIM_LIB): $(call obj,$(SIM_SRCS))
+	@rm -f $@
+	$(Q)ar rcs $@ $^
+$(EMU_LIB): $(call obj,$(EMU_SRCS))
+	@rm -f $@
+	$(Q)ar rcs $@ $^
+
+# The plugin exports only the ABI structs: everything else is hidden or local.
+$(TUNER_SO): $(call obj,$(ABI_SRCS)) $(PLUGIN_LIB)
+	@$(if $(Q),echo "  LINK    $@",true)
+	$(Q)$(CC) -shared -o $@ $(call obj,$(ABI_SRCS)) -Wl,--whole-archive $(PLUGIN_LIB) -Wl,--no-whole-archive \
+	  -Wl,--exclude-libs,ALL -Wl,-z,defs $(LDFLAGS) $(LDLIBS)
+$(PROFILER_SO): $(TUNER_SO)
+	$(Q)ln -sf $(notdir $(TUNER_SO)) $@
+
+TOOL_SRCS := $(wildcard tools/*.c)
+$(CLI): $(call obj,$(TOOL_SRCS)) $(EMU_LIB) $(SIM_LIB) $(PLUGIN_LIB) | plugin
+	@$(if $(Q),echo "  LINK    $@",true)
+	$(Q)$(CC) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/tests/%: $(call obj,tests/%.c) $(EMU_LIB) $(SIM_LIB) $(PLUGIN_LIB) | plugin
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK    $@",true)
+	$(Q)$(CC) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/bench/%: $(call obj,bench/%.c) $(EMU_LIB) $(SIM_LIB) $(PLUGIN_LIB) | plugin
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK    $@",true)
+	$(Q)$(CC) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+# Runs every test binary of one build and prints one closing "N passed, N failed" line.
+test-fast: all
+	@tests/run_all.sh $(BUILD)
+
+test-asan:
+	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 all
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run_all.sh build-asan
+
+test:
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 all
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run_all.sh build build-asan
+
+demo: all
+	@tools/demo.sh $(BUILD)
+
+bench: all
+	@$(BUILD)/bench/bench_hotpath
+	@$(BUILD)/bench/bench_sim
+
+clean:
+	rm -rf build build-asan
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,184 @@
+/* bench/bench_hotpath.c: cost of the plugin's hot paths called through its exported ABI symbols:
+ * getCollInfo (default policy, fixed table, fixed table with rule pins) and profiler event
+ * ingestion. Calls are timed in batches of 64 so the clock's own cost (~20 ns) is amortised; the
+ * figures are the median and 99th percentile over batches of the per-call (or per-event) time.
+ * Usage: bench_hotpath [batches]   (default 100000) */
+#include <dlfcn.h>
+#include <libgen.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../abi/nccl_profiler_abi.h"
+#include "../abi/nccl_tuner_abi.h"
+
+#define BATCH 64
+
+static const ncclTuner_v6_t* tuner;
+static const ncclProfiler_v6_t* profiler;
+
+static void quiet_logger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line, const char* fmt, ...) {
+  (void)level;
+  (void)flags;
+  (void)file;
+  (void)line;
+  (void)fmt;
+}
+
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
+static int compare_doubles(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+static void report(const char* what, double* per_item, int n) {
+  qsort(per_item, (size_t)n, sizeof(double), compare_doubles);
+  printf("  %-44s median %6.1f ns   p99 %6.1f ns\n", what, per_item[n / 2], per_item[(int)(0.99 * (n - 1))]);
+}
+
+/* Inputs of 64 calls: mixed collectives and sizes, each with its own fresh cost table. */
+typedef struct batch_inputs {
+  int coll[BATCH];
+  size_t bytes[BATCH];
+  float cost[BATCH][21];
+} batch_inputs;
+
+static void prepare(batch_inputs* in, unsigned seed) {
+  for (int i = 0; i < BATCH; i++) {
+    seed = seed * 1103515245u + 12345u;
+    in->coll[i] = (int)((seed >> 16) % 5);
+    in->bytes[i] = (size_t)1 << (10 + (seed >> 8) % 20);
+    for (int k = 0; k < 21; k++) in->cost[i][k] = -1.0f;
+    for (int p = 0; p < 3; p++) {
+      in->cost[i][0 * 3 + p] = 10.0f + (float)p; /* tree */
+      in->cost[i][1 * 3 + p] = 12.0f + (float)p; /* ring */
+    }
+  }
+}
+
+static void bench_get_coll_info(const char* label, int batches) {
+  void* context = NULL;
+  ncclNvlDomainInfo_v5_t domains = {1, 8, 8};
+  ncclTunerConstants_v5_t constants;
+  memset(&constants, 0, sizeof(constants));
+  tuner->init(&context, 0xBE7C4, 16, 2, quiet_logger, &domains, &constants);
+  static batch_inputs inputs;
+  double* per_call = malloc((size_t)batches * sizeof(double));
+  int channels = 0;
+  for (int b = 0; b < batches; b++) {
+    prepare(&inputs, (unsigned)b);
+    uint64_t start = now_ns();
+    for (int i = 0; i < BATCH; i++)
+      tuner->getCollInfo(context, (ncclFunc_t)inputs.coll[i], inputs.bytes[i], 1, (float**)inputs.cost[i], 7, 3, 0,
+                         &channels);
+    per_call[b] = (double)(now_ns() - start) / BATCH;
+  }
+  report(label, per_call, batches);
+  free(per_call);
+  tuner->finalize(context);
+}
+
+static void bench_profiler_events(int batches) {
+  void* context = NULL;
+  int mask = 0;
+  setenv("DYNAMICCL_PROFILE", "on", 1);
+  profiler->init(&context, 0xBE7C5, &mask, "bench", 2, 16, 0, quiet_logger);
+  double* per_event = malloc((size_t)batches * sizeof(double));
+  ncclProfilerEventDescr_v6_t coll;
+  memset(&coll, 0, sizeof(coll));
+  coll.type = ncclProfileColl;
+  coll.coll.func = "AllReduce";
+  coll.coll.count = 262144;
+  coll.coll.datatype = "ncclFloat32";
+  coll.coll.nChannels = 4;
+  coll.coll.algo = "RING";
+  coll.coll.proto = "SIMPLE";
+  ncclProfilerEventDescr_v6_t channel;
+  memset(&channel, 0, sizeof(channel));
+  channel.type = ncclProfileKernelCh;
+  ncclProfilerEventStateArgs_v6_t stop;
+  uint64_t clock = 1000;
+  /* Per collective: Coll start + stop, then per channel start, stop stamp, stop: 2 + 4 * 3 events. */
+  const int events_per_collective = 2 + 4 * 3, collectives = BATCH / 4;
+  for (int b = 0; b < batches; b++) {
+    uint64_t start = now_ns();
+    for (int c = 0; c < collectives; c++) {
+      void* handle = NULL;
+      coll.coll.seqNumber++;
+      profiler->startEvent(context, &handle, &coll);
+      profiler->stopEvent(handle);
+      for (int ch = 0; ch < 4; ch++) {
+        void* h = NULL;
+        channel.parentObj = handle;
+        channel.kernelCh.channelId = (uint8_t)ch;
+        channel.kernelCh.pTimer = clock;
+        profiler->startEvent(context, &h, &channel);
+        stop.kernelCh.pTimer = clock + 5000;
+        profiler->recordEventState(h, NCCL_PROFILER_KERNEL_CH_STOP, &stop);
+        profiler->stopEvent(h);
+      }
+      clock += 6000;
+    }
+    per_event[b] = (double)(now_ns() - start) / (collectives * events_per_collective);
+  }
+  report("profiler event (Coll + 4 KernelCh, per event)", per_event, batches);
+  free(per_event);
+  profiler->finalize(context);
+  unsetenv("DYNAMICCL_PROFILE");
+}
+
+int main(int argc, char** argv) {
+  int batches = argc > 1 ? atoi(argv[1]) : 100000;
+  if (batches < 100) batches = 100;
+  char self[1024], path[1100];
+  snprintf(self, sizeof(self), "%s", argv[0]);
+  snprintf(path, sizeof(path), "%s/../libnccl-tuner-dynamiccl.so", dirname(self));
+  void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (library == NULL) {
+    fprintf(stderr, "cannot load %s: %s\n", path, dlerror());
+    return 1;
+  }
+  tuner = dlsym(library, "ncclTunerPlugin_v6");
+  profiler = dlsym(library, "ncclProfiler_v6");
+  char dir[] = "/tmp/dccl-bench-XXXXXX", table[128], rules[128];
+  if (mkdtemp(dir) == NULL) return 1;
+  snprintf(table, sizeof(table), "%s/bench.table", dir);
+  snprintf(rules, sizeof(rules), "%s/bench.rules", dir);
+  FILE* f = fopen(table, "w");
+  for (int c = 0; c < 5; c++) {
+    const char* names[] = {"broadcast", "reduce", "allgather", "reducescatter", "allreduce"};
+    fprintf(f, "%s,0,65535,ring/ll/ch=4\n%s,65536,-1,ring/simple/ch=16/chunk=512K\n", names[c], names[c]);
+    if (c == 4) fprintf(f, "allreduce,0,16383,tree/ll\n");
+  }
+  fclose(f);
+  f = fopen(rules, "w");
+  fprintf(f, "allreduce,0,4096,tree,ll,-1,-1,-1\nallgather,1048576,4194304,ring,simple,8,-1,-1\n"
+             "reducescatter,0,-1,ring,ll128,-1,4,-1\nbroadcast,1000,100000,ring,ll,2,-1,-1,1\n");
+  fclose(f);
+
+  printf("DynamICCL hot-path cost, %d batches of %d calls, through the exported ABI symbols\n", batches, BATCH);
+  unsetenv("DYNAMICCL_MODE");
+  bench_get_coll_info("getCollInfo, default policy", batches);
+  setenv("DYNAMICCL_MODE", "fixed", 1);
+  setenv("DYNAMICCL_TABLE_FILE", table, 1);
+  bench_get_coll_info("getCollInfo, fixed table", batches);
+  setenv("DYNAMICCL_RULES_FILE", rules, 1);
+  bench_get_coll_info("getCollInfo, fixed table + 4 rule pins", batches);
+  unsetenv("DYNAMICCL_RULES_FILE");
+  unsetenv("DYNAMICCL_MODE");
+  unsetenv("DYNAMICCL_TABLE_FILE");
+  bench_profiler_events(batches / 4 > 100 ? batches / 4 : 100);
+  unlink(table);
+  unlink(rules);
+  rmdir(dir);
+  dlclose(library);
+  return 0;
+}

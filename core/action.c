@@ -1,0 +1,163 @@
+/* core/action.c: validity rules, enumeration, formatting and parsing of actions. */
+#include "action.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+int dccl_action_well_formed(dccl_action a) {
+  if (dccl_action_is_nccl(a)) return a == DCCL_ACTION_NCCL;
+  if ((a >> 19) != 0) return 0;
+  int algo = dccl_action_algo(a), proto = dccl_action_proto(a), channels = dccl_action_channels(a);
+  int chunk = dccl_action_chunk_log2(a);
+  if (algo < 0 || algo >= DCCL_NUM_ALGOS || proto >= DCCL_NUM_PROTOS) return 0;
+  if (channels > DCCL_MAX_CHANNELS) return 0;
+  if (chunk != 0 && (chunk < DCCL_CHUNK_LOG2_MIN || chunk > DCCL_CHUNK_LOG2_MAX)) return 0;
+  return 1;
+}
+
+int dccl_algo_proto_allowed(int coll, int algo, int proto, int n_ranks, int n_nodes) {
+  if (coll < 0 || coll >= DCCL_NUM_COLLS || algo < 0 || algo >= DCCL_NUM_ALGOS || proto < 0 ||
+      proto >= DCCL_NUM_PROTOS)
+    return 0;
+  int simple_only = algo == DCCL_ALGO_NVLS || algo == DCCL_ALGO_NVLS_TREE || algo == DCCL_ALGO_COLLNET_DIRECT ||
+                    algo == DCCL_ALGO_COLLNET_CHAIN || algo == DCCL_ALGO_PAT;
+  if (simple_only && proto != DCCL_PROTO_SIMPLE) return 0;
+  switch (coll) {
+  case DCCL_COLL_BROADCAST:
+  case DCCL_COLL_REDUCE:
+    return algo == DCCL_ALGO_RING;
+  case DCCL_COLL_ALLGATHER:
+  case DCCL_COLL_REDUCESCATTER:
+    if (algo == DCCL_ALGO_PAT) return n_nodes > 1 && n_nodes == n_ranks;
+    return algo == DCCL_ALGO_RING || algo == DCCL_ALGO_NVLS || algo == DCCL_ALGO_COLLNET_DIRECT;
+  case DCCL_COLL_ALLREDUCE:
+    if (algo == DCCL_ALGO_PAT) return 0;
+    if (algo == DCCL_ALGO_NVLS_TREE) return n_nodes > 1;
+    return 1;
+  }
+  return 0;
+}
+
+static const int channel_options[] = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64};
+static const int chunk_log2_options[] = {15, 16, 17, 18, 19, 20, 21}; /* 32K .. 2M */
+
+int dccl_action_space_build(int coll, int n_ranks, int n_nodes, const dccl_action_space_options* options,
+                            dccl_action* out, int capacity) {
+  int count = 0;
+  int max_channels = options->max_channels > 0 ? options->max_channels : DCCL_MAX_CHANNELS;
+#define EMIT(action)                              \
+  do {                                            \
+    if (count < capacity) out[count] = (action); \
+    count++;                                      \
+  } while (0)
+  for (int algo = 0; algo < DCCL_NUM_ALGOS; algo++) {
+    for (int proto = 0; proto < DCCL_NUM_PROTOS; proto++) {
+      if (!dccl_algo_proto_allowed(coll, algo, proto, n_ranks, n_nodes)) continue;
+      int fixed_resources = algo == DCCL_ALGO_NVLS || algo == DCCL_ALGO_NVLS_TREE ||
+                            algo == DCCL_ALGO_COLLNET_DIRECT || algo == DCCL_ALGO_COLLNET_CHAIN;
+      int n_channel_options = fixed_resources ? 0 : (int)(sizeof(channel_options) / sizeof(channel_options[0]));
+      int n_chunk_options = fixed_resources || !options->tune_chunk
+                              ? 0
+                              : (int)(sizeof(chunk_log2_options) / sizeof(chunk_log2_options[0]));
+      for (int c = -1; c < n_channel_options; c++) {
+        int channels = c < 0 ? 0 : channel_options[c];
+        if (channels > max_channels) continue;
+        for (int k = -1; k < n_chunk_options; k++) EMIT(dccl_action_make(algo, proto, channels, k < 0 ? 0 : chunk_log2_options[k]));
+      }
+    }
+  }
+#undef EMIT
+  return count;
+}
+
+int dccl_format_bytes(unsigned long long bytes, char* buffer, size_t size) {
+  static const char suffixes[] = {'K', 'M', 'G', 'T'};
+  if (bytes != 0) {
+    for (int i = 3; i >= 0; i--) {
+      unsigned long long unit = 1ULL << (10 * (i + 1));
+      if (bytes % unit == 0) return snprintf(buffer, size, "%llu%c", bytes / unit, suffixes[i]);
+    }
+  }
+  return snprintf(buffer, size, "%llu", bytes);
+}
+
+int dccl_parse_bytes(const char* text, unsigned long long* out) {
+  if (text == NULL) return -1;
+  while (isspace((unsigned char)*text)) text++;
+  if (!isdigit((unsigned char)*text)) return -1;
+  errno = 0;
+  char* end = NULL;
+  unsigned long long value = strtoull(text, &end, 10);
+  if (errno != 0) return -1;
+  int shift = 0;
+  switch (toupper((unsigned char)*end)) {
+  case 'K': shift = 10; break;
+  case 'M': shift = 20; break;
+  case 'G': shift = 30; break;
+  case 'T': shift = 40; break;
+  default: break;
+  }
+  if (shift) {
+    end++;
+    if (toupper((unsigned char)*end) == 'I') end++; /* KiB */
+    if (toupper((unsigned char)*end) == 'B') end++;
+    if (value > (~0ULL >> shift)) return -1;
+    value <<= shift;
+  }
+  while (isspace((unsigned char)*end)) end++;
+  if (*end != '\0') return -1;
+  *out = value;
+  return 0;
+}
+
+int dccl_action_format(dccl_action a, char* buffer, size_t size) {
+  if (dccl_action_is_nccl(a)) return snprintf(buffer, size, "nccl");
+  int n = snprintf(buffer, size, "%s/%s", dccl_algo_name(dccl_action_algo(a)), dccl_proto_name(dccl_action_proto(a)));
+  if (dccl_action_channels(a) != 0 && n >= 0 && (size_t)n < size)
+    n += snprintf(buffer + n, size - (size_t)n, "/ch=%d", dccl_action_channels(a));
+  if (dccl_action_chunk_log2(a) != 0 && n >= 0 && (size_t)n < size) {
+    char chunk[32];
+    dccl_format_bytes(dccl_action_chunk_bytes(a), chunk, sizeof(chunk));
+    n += snprintf(buffer + n, size - (size_t)n, "/chunk=%s", chunk);
+  }
+  return n;
+}
+
+int dccl_action_parse(const char* text, dccl_action* out) {
+  char copy[128];
+  if (text == NULL || strlen(text) >= sizeof(copy)) return -1;
+  strcpy(copy, text);
+  if (strcasecmp(copy, "nccl") == 0 || strcasecmp(copy, "default") == 0) {
+    *out = DCCL_ACTION_NCCL;
+    return 0;
+  }
+  char* save = NULL;
+  char* algo_text = strtok_r(copy, "/", &save);
+  char* proto_text = strtok_r(NULL, "/", &save);
+  int algo = dccl_algo_parse(algo_text), proto = dccl_proto_parse(proto_text);
+  if (algo < 0 || proto < 0) return -1;
+  int channels = 0, chunk_log2 = 0;
+  for (char* field = strtok_r(NULL, "/", &save); field != NULL; field = strtok_r(NULL, "/", &save)) {
+    if (strncmp(field, "ch=", 3) == 0) {
+      char* end = NULL;
+      long value = strtol(field + 3, &end, 10);
+      if (*end != '\0' || value < 1 || value > DCCL_MAX_CHANNELS) return -1;
+      channels = (int)value;
+    } else if (strncmp(field, "chunk=", 6) == 0) {
+      unsigned long long bytes = 0;
+      if (dccl_parse_bytes(field + 6, &bytes) != 0 || bytes == 0 || (bytes & (bytes - 1)) != 0) return -1;
+      int log2 = 0;
+      while ((1ULL << log2) < bytes) log2++;
+      if (log2 < DCCL_CHUNK_LOG2_MIN || log2 > DCCL_CHUNK_LOG2_MAX) return -1;
+      chunk_log2 = log2;
+    } else {
+      return -1;
+    }
+  }
+  *out = dccl_action_make(algo, proto, channels, chunk_log2);
+  return 0;
+}

@@ -1,0 +1,73 @@
+/* core/action.h: an action is what DynamICCL tells NCCL for one collective call: algorithm,
+ * protocol, number of channels and (tuner v6 only) chunk size, each optionally "NCCL's own".
+ *
+ * Actions are packed in 32 bits so a decision-table cell is one atomic word:
+ *   bits 0-3   algorithm + 1   (0: the whole action is "NCCL's choice", DCCL_ACTION_NCCL)
+ *   bits 4-5   protocol
+ *   bits 6-13  channels        (0: NCCL's channel count)
+ *   bits 14-18 log2 chunk size (0: NCCL's chunk size)
+ * A zero-filled decision table therefore means "NCCL's default everywhere". */
+#ifndef DYNAMICCL_CORE_ACTION_H
+#define DYNAMICCL_CORE_ACTION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "types.h"
+
+typedef uint32_t dccl_action;
+
+#define DCCL_ACTION_NCCL ((dccl_action)0)
+#define DCCL_MAX_CHANNELS 64   /* NCCL's MAXCHANNELS */
+#define DCCL_CHUNK_LOG2_MIN 12 /* 4 KiB: below every protocol's useful chunk */
+#define DCCL_CHUNK_LOG2_MAX 26 /* 64 MiB: above every protocol buffer (NCCL clamps) */
+
+static inline dccl_action dccl_action_make(int algo, int proto, int channels, int chunk_log2) {
+  return (dccl_action)((uint32_t)(algo + 1) & 0xFu) | (((uint32_t)proto & 0x3u) << 4) |
+         (((uint32_t)channels & 0xFFu) << 6) | (((uint32_t)chunk_log2 & 0x1Fu) << 14);
+}
+static inline int dccl_action_is_nccl(dccl_action a) { return (a & 0xFu) == 0; }
+static inline int dccl_action_algo(dccl_action a) { return (int)(a & 0xFu) - 1; }
+static inline int dccl_action_proto(dccl_action a) { return (int)((a >> 4) & 0x3u); }
+static inline int dccl_action_channels(dccl_action a) { return (int)((a >> 6) & 0xFFu); }
+static inline int dccl_action_chunk_log2(dccl_action a) { return (int)((a >> 14) & 0x1Fu); }
+static inline size_t dccl_action_chunk_bytes(dccl_action a) {
+  int k = dccl_action_chunk_log2(a);
+  return k == 0 ? 0 : (size_t)1 << k;
+}
+
+/* True when the bits decode to a well-formed action (known algorithm and protocol, channels and
+ * chunk in range). Tables loaded from files and received over the network are checked with it. */
+int dccl_action_well_formed(dccl_action a);
+
+/* NCCL's structural rules (Demystifying NCCL Table III plus NCCL's own restrictions): which
+ * (algorithm, protocol) pairs a collective can run at all, for a communicator of n_ranks ranks on
+ * n_nodes nodes. Tree only for AllReduce; Broadcast/Reduce ring only; PAT only for AllGather and
+ * ReduceScatter with one rank per node; NVLS, NVLS-tree and CollNet Simple only; NVLS-tree never on
+ * one node. The cost table NCCL passes at each call (-1 = ignored) has the final word. */
+int dccl_algo_proto_allowed(int coll, int algo, int proto, int n_ranks, int n_nodes);
+
+/* Which actions a learner or the oracle may choose among. */
+typedef struct dccl_action_space_options {
+  int max_channels; /* upper bound of explicit channel counts (NCCL clamps to its own count) */
+  int tune_chunk;   /* 1 when the tuner ABI has getChunkSize (v6) */
+} dccl_action_space_options;
+
+/* Enumerates the actions of a collective: every allowed (algorithm, protocol) with NCCL's channel
+ * count and each explicit count in {1,2,4,8,12,16,24,32,48,64} <= max_channels, and, when
+ * tune_chunk, each chunk in {NCCL's, 32K .. 2M}. NVLS and CollNet keep NCCL's channels and chunk.
+ * Writes at most `capacity` actions, returns how many exist (may exceed capacity). */
+int dccl_action_space_build(int coll, int n_ranks, int n_nodes, const dccl_action_space_options* options,
+                            dccl_action* out, int capacity);
+
+/* "ring/ll128/ch=8/chunk=256K", "ring/simple" (NCCL's channels and chunk), or "nccl". */
+int dccl_action_format(dccl_action a, char* buffer, size_t size);
+/* Parses what dccl_action_format writes; returns 0 on success, -1 on malformed text. */
+int dccl_action_parse(const char* text, dccl_action* out);
+
+/* Parses a byte count with an optional binary suffix: "4096", "64K", "1M", "2G". -1 on error. */
+int dccl_parse_bytes(const char* text, unsigned long long* out);
+/* Writes a byte count compactly ("64K", "1M", "1536"). */
+int dccl_format_bytes(unsigned long long bytes, char* buffer, size_t size);
+
+#endif

@@ -1,0 +1,43 @@
+/* core/settings.h: DynamICCL's settings, read from DYNAMICCL_* environment variables when a
+ * communicator is initialised. Invalid values are reported once and replaced by the default. */
+#ifndef DYNAMICCL_CORE_SETTINGS_H
+#define DYNAMICCL_CORE_SETTINGS_H
+
+#include <stdint.h>
+
+#include "log.h"
+
+typedef enum {
+  DCCL_MODE_DEFAULT = 0, /* NCCL's own choice, cost table untouched */
+  DCCL_MODE_FIXED = 1    /* decisions from DYNAMICCL_TABLE_FILE */
+} dccl_mode;
+
+typedef enum { DCCL_PROFILE_AUTO = -1, DCCL_PROFILE_OFF = 0, DCCL_PROFILE_ON = 1 } dccl_profile_setting;
+
+#define DCCL_PATH_MAX 1024
+
+typedef struct dccl_settings {
+  dccl_mode mode;
+  char table_file[DCCL_PATH_MAX];
+  char rules_file[DCCL_PATH_MAX];
+  char trace_file[DCCL_PATH_MAX];
+  dccl_profile_setting profile;
+  unsigned queue_capacity; /* measurements buffered per communicator (power of two) */
+  unsigned event_pool;     /* collectives tracked in flight per communicator (power of two) */
+  uint64_t epoch_calls;    /* calls per decision-table epoch (power of two) */
+} dccl_settings;
+
+/* Fills `settings` from the environment; reports invalid values through `logger`. */
+void dccl_settings_load(dccl_settings* settings, const dccl_logger* logger);
+
+const char* dccl_mode_name(dccl_mode mode);
+
+/* One row of the documentation table (README "Settings"); the array ends with a NULL name. */
+typedef struct dccl_setting_doc {
+  const char* name;
+  const char* default_value;
+  const char* meaning;
+} dccl_setting_doc;
+extern const dccl_setting_doc dccl_setting_docs[];
+
+#endif

@@ -1,0 +1,84 @@
+/* core/text_file.c: reads a whole text file into memory, refusing oversized or binary files. */
+#include "text_file.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char* dccl_read_text_file(const char* path, size_t max_bytes, char* error, size_t error_size) {
+  FILE* file = fopen(path, "rb");
+  if (file == NULL) {
+    snprintf(error, error_size, "%s", strerror(errno));
+    return NULL;
+  }
+  /* Read at most max_bytes + 1 bytes: one byte more than allowed proves the file too large. */
+  size_t limit = max_bytes + 1, capacity = limit < 4096 ? limit : 4096, length = 0;
+  char* text = malloc(capacity + 1);
+  const char* failure = text == NULL ? "out of memory" : NULL;
+  while (failure == NULL) {
+    if (length == capacity) {
+      if (capacity == limit) break;
+      size_t grown_capacity = capacity * 2 < limit ? capacity * 2 : limit;
+      char* grown = realloc(text, grown_capacity + 1);
+      if (grown == NULL) {
+        failure = "out of memory";
+        break;
+      }
+      text = grown;
+      capacity = grown_capacity;
+    }
+    size_t got = fread(text + length, 1, capacity - length, file);
+    length += got;
+    if (got == 0) {
+      if (ferror(file)) failure = "read error";
+      break;
+    }
+  }
+  fclose(file);
+  if (failure == NULL && length > max_bytes) failure = "file is too large";
+  if (failure == NULL && memchr(text, '\0', length) != NULL) failure = "file contains a NUL byte (not a text file)";
+  if (failure != NULL) {
+    snprintf(error, error_size, "%s", failure);
+    free(text);
+    return NULL;
+  }
+  text[length] = '\0';
+  return text;
+}
+
+char* dccl_trim(char* text) {
+  while (isspace((unsigned char)*text)) text++;
+  char* end = text + strlen(text);
+  while (end > text && isspace((unsigned char)end[-1])) *--end = '\0';
+  return text;
+}
+
+int dccl_next_line(const char** cursor, char* line, size_t size, int* line_number, int* too_long) {
+  if (**cursor == '\0') return 0;
+  const char* newline = strchr(*cursor, '\n');
+  size_t length = newline ? (size_t)(newline - *cursor) : strlen(*cursor);
+  *too_long = length >= size;
+  size_t copy = *too_long ? size - 1 : length;
+  memcpy(line, *cursor, copy);
+  line[copy] = '\0';
+  *cursor += length + (newline ? 1 : 0);
+  (*line_number)++;
+  char* trimmed = dccl_trim(line);
+  memmove(line, trimmed, strlen(trimmed) + 1);
+  return 1;
+}
+
+int dccl_split_fields(char* line, char separator, char** fields, int max) {
+  int count = 0;
+  char* cursor = line;
+  for (;;) {
+    char* next = strchr(cursor, separator);
+    if (next != NULL) *next = '\0';
+    if (count == max) return max + 1;
+    fields[count++] = dccl_trim(cursor);
+    if (next == NULL) return count;
+    cursor = next + 1;
+  }
+}

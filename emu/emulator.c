@@ -1,0 +1,520 @@
+/* emu/emulator.c: runs ranks (threads or processes) that drive the plugin like NCCL on the simulator,
+ * each with a host thread (tuner calls, Coll events) and a proxy thread (kernel-channel events). */
+#include "emulator.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../abi/nccl_profiler_abi.h"
+#include "nccl_calls.h"
+
+/* ---- the plugin's logger, as NCCL's ---- */
+static _Atomic int log_verbosity;
+static _Atomic uint64_t log_warnings;
+
+static void emulator_logger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line, const char* fmt,
+                            ...) {
+  (void)flags;
+  (void)file;
+  (void)line;
+  if (level == NCCL_LOG_WARN) atomic_fetch_add(&log_warnings, 1);
+  int verbosity = atomic_load(&log_verbosity);
+  int show = level == NCCL_LOG_WARN || (level == NCCL_LOG_INFO && verbosity >= 1) || (level == NCCL_LOG_TRACE && verbosity >= 2);
+  if (!show) return;
+  char message[1200];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(message, sizeof(message), fmt, args);
+  va_end(args);
+  fprintf(stderr, "[emulated NCCL] %s%s\n", level == NCCL_LOG_WARN ? "WARN " : "", message);
+}
+
+/* ---- a rank's GPU: kernels queued by the host thread, reported by the proxy thread ---- */
+typedef struct kernel {
+  void* coll_handle;
+  int channels;
+  uint64_t gpu_start_ns, duration_ns;
+} kernel;
+
+typedef struct kernel_queue {
+  kernel* items;
+  size_t capacity;
+  _Alignas(64) _Atomic size_t head;
+  _Alignas(64) _Atomic size_t tail;
+  _Atomic int closed;
+} kernel_queue;
+
+/* ---- state shared by all ranks (in shared memory when ranks are processes) ---- */
+typedef struct shared_state {
+  uint64_t calls;
+  int ranks;
+  uint64_t* executions;        /* [call * ranks + rank], packed */
+  double* true_us;             /* rank 0, per call */
+  double* measured_us;         /* rank 0, per call */
+  double* default_us;          /* rank 0, per call (oracle mode) */
+  double* oracle_us;           /* rank 0, per call (oracle mode) */
+  uint8_t* collectives;        /* rank 0, per call */
+  _Atomic uint64_t default_mismatches, expected_mismatches, failed_calls, plugin_warnings;
+  _Atomic int tuner_version, profiler_version;
+  _Atomic int rank_failures;
+} shared_state;
+
+typedef struct rank_context {
+  const dccl_emu_config* config;
+  const dccl_sim* sim;
+  const dccl_workload* workload;
+  dccl_loaded_plugin* plugin; /* shared in threads mode */
+  shared_state* shared;
+  int rank;
+  void* tuner_context;
+  void* profiler_context;
+  int profiling;
+  kernel_queue queue;
+  FILE* call_log;
+} rank_context;
+
+static uint64_t pack_execution(const dccl_execution* e) {
+  return ((uint64_t)(e->algo & 0xF) << 60) | ((uint64_t)(e->proto & 0xF) << 56) | ((uint64_t)(e->channels & 0xFF) << 48) |
+         ((uint64_t)e->chunk & 0xFFFFFFFFFFFFULL);
+}
+
+static int same_execution(const dccl_execution* a, const dccl_execution* b) {
+  return a->algo == b->algo && a->proto == b->proto && a->channels == b->channels && a->chunk == b->chunk;
+}
+
+/* What NCCL runs when the tuner answers `action` through ABI `version` (v2's nChannels applies even
+ * when NCCL drops the pair; chunk sizes exist only from v6). Mirrors the plugin's contract. */
+static int expected_execution(const dccl_sim* sim, const dccl_call* call, dccl_action action, int version,
+                              dccl_execution* out) {
+  if (version < 6 && !dccl_action_is_nccl(action))
+    action = dccl_action_make(dccl_action_algo(action), dccl_action_proto(action), dccl_action_channels(action), 0);
+  if (version == 2 && !dccl_action_is_nccl(action)) {
+    float cost[DCCL_NUM_ALGOS * DCCL_NUM_PROTOS];
+    dccl_nccl_cost_table(&sim->model, call->coll, call->bytes, call->pipe_ops, cost);
+    int a = dccl_action_algo(action), p = dccl_action_proto(action);
+    int nvls = cost[DCCL_ALGO_NVLS * 3 + 2] != -1.0f || cost[DCCL_ALGO_NVLS_TREE * 3 + 2] != -1.0f;
+    int collnet = cost[DCCL_ALGO_COLLNET_CHAIN * 3 + 2] != -1.0f;
+    int offered = dccl_algo_proto_allowed(call->coll, a, p, sim->profile.n_ranks, sim->profile.n_nodes) &&
+                  !((a == DCCL_ALGO_NVLS || a == DCCL_ALGO_NVLS_TREE) && !nvls) &&
+                  !((a == DCCL_ALGO_COLLNET_DIRECT || a == DCCL_ALGO_COLLNET_CHAIN) && !collnet);
+    if (!offered) action = DCCL_ACTION_NCCL;
+    else if (cost[a * 3 + p] == -1.0f) {
+      /* NCCL drops the pair but keeps the channel count the v2 tuner returned. */
+      if (dccl_nccl_select(&sim->model, cost, call->coll, call->bytes, dccl_action_channels(action), out) != 0) return -1;
+      size_t chunk, ceiling;
+      dccl_nccl_chunk(&sim->model, call->coll, call->bytes, out, &chunk, &ceiling);
+      out->chunk = dccl_nccl_finish_chunk(out->proto, chunk, ceiling);
+      return 0;
+    }
+  }
+  return dccl_sim_execute(sim, call, action, out);
+}
+
+static void* proxy_main(void* argument) {
+  rank_context* r = argument;
+  kernel_queue* q = &r->queue;
+  for (;;) {
+    size_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
+    if (tail == atomic_load_explicit(&q->head, memory_order_acquire)) {
+      if (atomic_load_explicit(&q->closed, memory_order_acquire) &&
+          tail == atomic_load_explicit(&q->head, memory_order_acquire))
+        break;
+      sched_yield();
+      continue;
+    }
+    kernel k = q->items[tail % q->capacity];
+    atomic_store_explicit(&q->tail, tail + 1, memory_order_release);
+    /* Channels start a few tens of ns apart; the last one to finish ends at start + duration. */
+    for (int c = 0; c < k.channels; c++) {
+      uint64_t start = k.gpu_start_ns + (uint64_t)c * 40;
+      uint64_t stop = k.gpu_start_ns + k.duration_ns - (uint64_t)(k.channels - 1 - c) * 25;
+      if (stop <= start) stop = start + 1;
+      void* h = dccl_emu_profiler_channel_start(r->plugin, r->profiler_context, r->rank, k.coll_handle, c, start);
+      dccl_emu_profiler_channel_stop(r->plugin, h, stop);
+    }
+  }
+  return NULL;
+}
+
+static void queue_kernel(kernel_queue* q, const kernel* k) {
+  size_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
+  while (head - atomic_load_explicit(&q->tail, memory_order_acquire) >= q->capacity) sched_yield(); /* GPU backlog full */
+  q->items[head % q->capacity] = *k;
+  atomic_store_explicit(&q->head, head + 1, memory_order_release);
+}
+
+/* Element size and per-rank count NCCL's profiler descriptor would carry for `bytes`. */
+static void descriptor_count(int coll, size_t bytes, int n_ranks, size_t* count, const char** datatype) {
+  size_t divisor = (coll == DCCL_COLL_ALLGATHER || coll == DCCL_COLL_REDUCESCATTER) ? (size_t)n_ranks : 1;
+  if (bytes % (4 * divisor) == 0) {
+    *count = bytes / (4 * divisor);
+    *datatype = "ncclFloat32";
+  } else {
+    *count = bytes / divisor;
+    *datatype = "ncclInt8";
+  }
+}
+
+static int run_rank(rank_context* r) {
+  const dccl_emu_config* cfg = r->config;
+  const dccl_sim* sim = r->sim;
+  const dccl_profile* profile = &sim->profile;
+  shared_state* shared = r->shared;
+  dccl_loaded_plugin* plugin = r->plugin;
+  int mask = 0;
+
+  /* Communicator init: profiler first, then tuner, on this thread (as NCCL does). */
+  if (plugin != NULL && plugin->profiler_version != 0)
+    dccl_emu_profiler_init(plugin, &r->profiler_context, cfg->comm_id, &mask, profile->n_nodes, profile->n_ranks, r->rank,
+                           emulator_logger);
+  /* NCCL emits Coll events when any event under them is active, KernelCh events only when asked. */
+  r->profiling = (mask & (ncclProfileColl | ncclProfileKernelCh)) != 0;
+  int kernel_events = (mask & ncclProfileKernelCh) != 0;
+  if (plugin != NULL && plugin->tuner_version != 0)
+    dccl_emu_tuner_init(plugin, &r->tuner_context, cfg->comm_id, profile->n_ranks, profile->n_nodes, emulator_logger);
+
+  pthread_t proxy;
+  int proxy_running = 0;
+  if (r->profiling) {
+    r->queue.capacity = (size_t)(cfg->gpu_queue_depth > 0 ? cfg->gpu_queue_depth : 256);
+    r->queue.items = calloc(r->queue.capacity, sizeof(kernel));
+    if (r->queue.items == NULL || pthread_create(&proxy, NULL, proxy_main, r) != 0) {
+      free(r->queue.items);
+      return -1;
+    }
+    proxy_running = 1;
+  }
+
+  dccl_oracle oracle;
+  int use_oracle = r->rank == 0 && cfg->oracle && dccl_oracle_init(&oracle, sim, &cfg->oracle_options) == 0;
+  uint64_t seq[DCCL_NUM_COLLS] = {0};
+  uint64_t gpu_clock_ns = 1000000000ULL;
+  size_t hint = 0;
+  dccl_workload_cursor cursor;
+  dccl_workload_start(&cursor, r->workload, shared->calls);
+  dccl_call call;
+  while (dccl_workload_next(&cursor, &call)) {
+    dccl_conditions conditions;
+    dccl_sim_conditions(sim, call.index, &hint, &conditions);
+    float cost[DCCL_NUM_ALGOS * DCCL_NUM_PROTOS];
+    dccl_nccl_cost_table(&sim->model, call.coll, call.bytes, call.pipe_ops, cost);
+    int plugin_channels = 0;
+    if (plugin != NULL && plugin->tuner_version != 0)
+      dccl_emu_tuner_get_coll_info(plugin, r->tuner_context, call.coll, call.bytes, call.pipe_ops, call.reg_buff, cost,
+                                   &plugin_channels);
+    dccl_execution e;
+    if (dccl_nccl_select(&sim->model, cost, call.coll, call.bytes, plugin_channels, &e) != 0) {
+      atomic_fetch_add(&shared->failed_calls, 1);
+      shared->executions[call.index * (uint64_t)shared->ranks + (uint64_t)r->rank] = UINT64_MAX;
+      continue;
+    }
+    size_t chunk, ceiling;
+    dccl_nccl_chunk(&sim->model, call.coll, call.bytes, &e, &chunk, &ceiling);
+    if (plugin != NULL)
+      dccl_emu_tuner_chunk_size(plugin, r->tuner_context, call.coll, call.bytes, e.algo, e.proto, e.channels, &chunk);
+    e.chunk = dccl_nccl_finish_chunk(e.proto, chunk, ceiling);
+    shared->executions[call.index * (uint64_t)shared->ranks + (uint64_t)r->rank] = pack_execution(&e);
+
+    if (cfg->check_default) {
+      dccl_execution alone;
+      if (dccl_sim_execute(sim, &call, DCCL_ACTION_NCCL, &alone) != 0 || !same_execution(&alone, &e))
+        atomic_fetch_add(&shared->default_mismatches, 1);
+    }
+    if (cfg->expected != NULL) {
+      dccl_action wanted = dccl_table_get(cfg->expected, dccl_cell_for_call(call.coll, call.bytes, call.pipe_ops, call.reg_buff));
+      dccl_execution expected;
+      int version = plugin != NULL ? plugin->tuner_version : 0;
+      if (expected_execution(sim, &call, version ? wanted : DCCL_ACTION_NCCL, version, &expected) != 0 ||
+          !same_execution(&expected, &e))
+        atomic_fetch_add(&shared->expected_mismatches, 1);
+    }
+
+    double true_us = dccl_sim_true_us(sim, &call, &e, &conditions);
+    double measured_us = dccl_sim_measure(sim, true_us, &conditions, call.index, r->rank);
+    uint64_t duration_ns = (uint64_t)llround(measured_us * 1000.0);
+    if (duration_ns == 0) duration_ns = 1;
+    gpu_clock_ns += (uint64_t)llround(call.gap_us * 1000.0);
+
+    if (r->profiling) {
+      size_t count;
+      const char* datatype;
+      descriptor_count(call.coll, call.bytes, profile->n_ranks, &count, &datatype);
+      void* handle = dccl_emu_profiler_coll_start(plugin, r->profiler_context, r->rank, seq[call.coll]++, call.coll, count,
+                                                  datatype, e.channels, e.algo, e.proto);
+      dccl_emu_profiler_stop(plugin, handle); /* NCCL stops the Coll event right after enqueueing */
+      if (handle != NULL && kernel_events) {
+        kernel k = {handle, e.channels, gpu_clock_ns, duration_ns};
+        queue_kernel(&r->queue, &k);
+      }
+    }
+    gpu_clock_ns += duration_ns;
+
+    if (r->rank == 0) {
+      shared->true_us[call.index] = true_us;
+      shared->measured_us[call.index] = measured_us;
+      shared->collectives[call.index] = (uint8_t)call.coll;
+      double default_us = NAN, oracle_us = NAN;
+      dccl_oracle_answer answer;
+      if (use_oracle) {
+        dccl_oracle_query(&oracle, &call, &conditions, &answer);
+        default_us = answer.default_us;
+        oracle_us = answer.best_us < true_us ? answer.best_us : true_us;
+        shared->default_us[call.index] = default_us;
+        shared->oracle_us[call.index] = oracle_us;
+      }
+      if (r->call_log != NULL)
+        fprintf(r->call_log, "%llu,%s,%zu,%s,%s,%d,%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n", (unsigned long long)call.index,
+                dccl_coll_name(call.coll), call.bytes, dccl_algo_name(e.algo), dccl_proto_name(e.proto), e.channels,
+                e.chunk, true_us, measured_us, default_us, oracle_us, conditions.congestion, conditions.interference);
+    }
+  }
+  if (use_oracle) dccl_oracle_free(&oracle);
+
+  if (proxy_running) {
+    atomic_store_explicit(&r->queue.closed, 1, memory_order_release);
+    pthread_join(proxy, NULL);
+    free(r->queue.items);
+  }
+  if (plugin != NULL && plugin->tuner_version != 0) dccl_emu_tuner_finalize(plugin, r->tuner_context);
+  if (plugin != NULL && plugin->profiler_version != 0) dccl_emu_profiler_finalize(plugin, r->profiler_context);
+  return 0;
+}
+
+static void* rank_thread(void* argument) {
+  rank_context* r = argument;
+  if (run_rank(r) != 0) atomic_fetch_add(&r->shared->rank_failures, 1);
+  return NULL;
+}
+
+void dccl_emu_config_defaults(dccl_emu_config* c) {
+  memset(c, 0, sizeof(*c));
+  c->max_tuner = 6;
+  c->max_profiler = 6;
+  c->ranks = 2;
+  c->comm_id = 0xD1CC1C0FFEE00001ULL;
+  c->gpu_queue_depth = 256;
+  c->oracle = 1;
+  c->oracle_options.max_channels = 32;
+  c->oracle_options.tune_chunk = 0;
+}
+
+static int compare_doubles(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+static double percentile(double* sorted, uint64_t n, double q) {
+  if (n == 0) return NAN;
+  uint64_t index = (uint64_t)floor(q * (double)(n - 1) + 0.5);
+  return sorted[index];
+}
+
+static void summarise(const shared_state* s, const dccl_emu_config* cfg, dccl_emu_result* out) {
+  out->calls = s->calls;
+  out->default_mismatches = atomic_load(&s->default_mismatches);
+  out->expected_mismatches = atomic_load(&s->expected_mismatches);
+  out->failed_calls = atomic_load(&s->failed_calls);
+  out->plugin_warnings = atomic_load(&s->plugin_warnings) + atomic_load(&log_warnings);
+  out->tuner_version = atomic_load(&s->tuner_version);
+  out->profiler_version = atomic_load(&s->profiler_version);
+  for (uint64_t c = 0; c < s->calls; c++) {
+    const uint64_t* row = &s->executions[c * (uint64_t)s->ranks];
+    for (int r = 1; r < s->ranks; r++)
+      if (row[r] != row[0]) {
+        out->rank_mismatches++;
+        break;
+      }
+  }
+  double* sorted = malloc((s->calls > 0 ? s->calls : 1) * sizeof(double));
+  for (uint64_t c = 0; c < s->calls; c++) {
+    out->total_true_us += s->true_us[c];
+    dccl_emu_collective_stats* st = &out->by_collective[s->collectives[c] % DCCL_NUM_COLLS];
+    st->calls++;
+    st->true_us += s->true_us[c];
+    if (cfg->oracle) {
+      out->total_default_us += s->default_us[c];
+      out->total_oracle_us += s->oracle_us[c];
+      st->default_us += s->default_us[c];
+      st->oracle_us += s->oracle_us[c];
+    }
+  }
+  if (sorted != NULL && s->calls > 0) {
+    memcpy(sorted, s->true_us, s->calls * sizeof(double));
+    qsort(sorted, s->calls, sizeof(double), compare_doubles);
+    out->p50_true_us = percentile(sorted, s->calls, 0.5);
+    out->p99_true_us = percentile(sorted, s->calls, 0.99);
+    memcpy(sorted, s->measured_us, s->calls * sizeof(double));
+    qsort(sorted, s->calls, sizeof(double), compare_doubles);
+    out->p50_measured_us = percentile(sorted, s->calls, 0.5);
+    out->p99_measured_us = percentile(sorted, s->calls, 0.99);
+    out->mean_true_us = out->total_true_us / (double)s->calls;
+  }
+  free(sorted);
+}
+
+/* Lays out the shared state in one block (anonymous shared memory in process mode). */
+static shared_state* allocate_shared(uint64_t calls, int ranks, int process_mode, size_t* size_out) {
+  size_t size = sizeof(shared_state) + calls * (size_t)ranks * sizeof(uint64_t) + 4 * calls * sizeof(double) + calls + 64;
+  void* block = process_mode ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)
+                             : calloc(1, size);
+  if (block == NULL || block == MAP_FAILED) return NULL;
+  shared_state* s = block;
+  memset(s, 0, sizeof(*s));
+  char* cursor = (char*)block + ((sizeof(shared_state) + 7) & ~(size_t)7);
+  s->executions = (uint64_t*)cursor;
+  cursor += calls * (size_t)ranks * sizeof(uint64_t);
+  s->true_us = (double*)cursor;
+  cursor += calls * sizeof(double);
+  s->measured_us = (double*)cursor;
+  cursor += calls * sizeof(double);
+  s->default_us = (double*)cursor;
+  cursor += calls * sizeof(double);
+  s->oracle_us = (double*)cursor;
+  cursor += calls * sizeof(double);
+  s->collectives = (uint8_t*)cursor;
+  s->calls = calls;
+  s->ranks = ranks;
+  *size_out = size;
+  return s;
+}
+
+static double now_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int dccl_emu_run(const dccl_emu_config* cfg, const dccl_sim* sim, const dccl_workload* workload, dccl_emu_result* result,
+                 char* error, size_t error_size) {
+  memset(result, 0, sizeof(*result));
+  if (cfg->ranks < 1 || cfg->ranks > sim->profile.n_ranks) {
+    snprintf(error, error_size, "cannot emulate %d ranks of a %d-rank communicator", cfg->ranks, sim->profile.n_ranks);
+    return -1;
+  }
+  uint64_t calls = dccl_workload_total_calls(workload);
+  if (cfg->calls != 0 && cfg->calls < calls) calls = cfg->calls;
+  size_t shared_size = 0;
+  shared_state* shared = allocate_shared(calls, cfg->ranks, cfg->processes, &shared_size);
+  if (shared == NULL) {
+    snprintf(error, error_size, "out of memory for %llu calls x %d ranks", (unsigned long long)calls, cfg->ranks);
+    return -1;
+  }
+  atomic_store(&log_verbosity, cfg->verbose);
+  atomic_store(&log_warnings, 0);
+  FILE* call_log = NULL;
+  if (cfg->call_log != NULL) {
+    call_log = fopen(cfg->call_log, "w");
+    if (call_log == NULL) {
+      snprintf(error, error_size, "cannot write %s: %s", cfg->call_log, strerror(errno));
+      goto fail;
+    }
+    fprintf(call_log, "call,collective,bytes,algorithm,protocol,channels,chunk,true_us,measured_us,default_us,oracle_us,"
+                      "congestion,interference\n");
+  }
+  double start = now_seconds();
+  rank_context* contexts = calloc((size_t)cfg->ranks, sizeof(rank_context));
+  if (contexts == NULL) {
+    snprintf(error, error_size, "out of memory");
+    goto fail;
+  }
+  for (int r = 0; r < cfg->ranks; r++) {
+    contexts[r] = (rank_context){cfg, sim, workload, NULL, shared, r, NULL, NULL, 0, {0}, r == 0 ? call_log : NULL};
+  }
+
+  if (!cfg->processes) {
+    dccl_loaded_plugin plugin;
+    int loaded = 0;
+    if (cfg->plugin_path != NULL) {
+      if (dccl_plugin_load(cfg->plugin_path, cfg->max_tuner, cfg->max_profiler, &plugin, error, error_size) != 0) {
+        free(contexts);
+        goto fail;
+      }
+      loaded = 1;
+      atomic_store(&shared->tuner_version, plugin.tuner_version);
+      atomic_store(&shared->profiler_version, plugin.profiler_version);
+    }
+    pthread_t* threads = calloc((size_t)cfg->ranks, sizeof(pthread_t));
+    int started = 0;
+    for (int r = 0; threads != NULL && r < cfg->ranks; r++) {
+      contexts[r].plugin = loaded ? &plugin : NULL;
+      if (pthread_create(&threads[r], NULL, rank_thread, &contexts[r]) != 0) break;
+      started++;
+    }
+    for (int r = 0; r < started; r++) pthread_join(threads[r], NULL);
+    free(threads);
+    if (loaded) dccl_plugin_unload(&plugin);
+    if (started < cfg->ranks) {
+      snprintf(error, error_size, "could not start %d rank threads", cfg->ranks);
+      free(contexts);
+      goto fail;
+    }
+  } else {
+    if (call_log != NULL) fflush(call_log);
+    pid_t* pids = calloc((size_t)cfg->ranks, sizeof(pid_t));
+    int forked = 0;
+    for (int r = 0; pids != NULL && r < cfg->ranks; r++) {
+      pid_t pid = fork();
+      if (pid < 0) break;
+      if (pid == 0) {
+        dccl_loaded_plugin plugin;
+        char child_error[256];
+        int status = 0;
+        if (cfg->rank_setup != NULL) cfg->rank_setup(r, cfg->rank_setup_argument);
+        if (cfg->plugin_path != NULL) {
+          if (dccl_plugin_load(cfg->plugin_path, cfg->max_tuner, cfg->max_profiler, &plugin, child_error,
+                               sizeof(child_error)) != 0) {
+            fprintf(stderr, "rank %d: %s\n", r, child_error);
+            _exit(3);
+          }
+          contexts[r].plugin = &plugin;
+          atomic_store(&shared->tuner_version, plugin.tuner_version);
+          atomic_store(&shared->profiler_version, plugin.profiler_version);
+        }
+        status = run_rank(&contexts[r]) == 0 ? 0 : 4;
+        atomic_fetch_add(&shared->plugin_warnings, atomic_load(&log_warnings));
+        if (contexts[r].call_log != NULL) fflush(contexts[r].call_log);
+        if (cfg->plugin_path != NULL) dccl_plugin_unload(&plugin);
+        _exit(status);
+      }
+      pids[forked++] = pid;
+    }
+    int crashed = forked < cfg->ranks;
+    for (int i = 0; i < forked; i++) {
+      int status = 0;
+      if (waitpid(pids[i], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) crashed = 1;
+    }
+    free(pids);
+    if (crashed) {
+      snprintf(error, error_size, "a rank process failed or crashed");
+      free(contexts);
+      goto fail;
+    }
+  }
+  free(contexts);
+  if (atomic_load(&shared->rank_failures) != 0) {
+    snprintf(error, error_size, "a rank could not start its proxy thread");
+    goto fail;
+  }
+  result->wall_seconds = now_seconds() - start;
+  summarise(shared, cfg, result);
+  if (call_log != NULL) fclose(call_log);
+  if (cfg->processes) munmap(shared, shared_size);
+  else free(shared);
+  return 0;
+fail:
+  if (call_log != NULL) fclose(call_log);
+  if (cfg->processes) munmap(shared, shared_size);
+  else free(shared);
+  return -1;
+}

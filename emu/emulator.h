@@ -1,0 +1,69 @@
+/* emu/emulator.h: the NCCL emulator. It drives a plugin library exactly where NCCL would, on the
+ * simulated cluster, for N ranks of one communicator as threads or as processes:
+ *  - per rank, like NCCL's comm init: profiler init, then tuner init, on the rank's own thread;
+ *  - per call: the cost table from NCCL's model, getCollInfo (in the ABI version loaded), NCCL's
+ *    selection (lowest non-negative cost; the plugin's nChannels overrides), getChunkSize (v6), the
+ *    simulator's latency for what NCCL runs, then the profiler events NCCL would emit: Coll start/stop
+ *    on the host thread, and later, on the rank's proxy thread, KernelCh start / KernelChStop state /
+ *    KernelCh stop per channel with GPU timestamps;
+ *  - every rank's execution of every call is compared: ranks that disagree would hang real NCCL.
+ * It also checks, on request, that the plugin reproduces NCCL's own choice (default policy) or a given
+ * decision table (fixed policy), and reports latencies against NCCL's default and the oracle. */
+#ifndef DYNAMICCL_EMU_EMULATOR_H
+#define DYNAMICCL_EMU_EMULATOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/decision_table.h"
+#include "../sim/sim.h"
+
+typedef struct dccl_emu_config {
+  const char* plugin_path;      /* NULL: NCCL alone, no plugin */
+  int max_tuner, max_profiler;  /* newest ABI versions the emulated NCCL knows (6, 6 for NCCL 2.30) */
+  int ranks;                    /* ranks emulated (ranks 0..ranks-1 of the communicator) */
+  int processes;                /* 1: one process per rank; 0: threads of this process */
+  uint64_t calls;               /* 0: the whole workload */
+  uint64_t comm_id;             /* commHash NCCL would pass */
+  int gpu_queue_depth;          /* kernels a rank may have queued before its host waits (default 256) */
+  int verbose;                  /* 1: print the plugin's INFO lines, 2: also TRACE */
+  int oracle;                   /* rank 0 also computes NCCL-default and oracle latencies */
+  dccl_action_space_options oracle_options;
+  int check_default;            /* count executions that differ from NCCL alone */
+  const dccl_table* expected;   /* count executions that differ from this table's decisions */
+  const char* call_log;         /* per-call CSV of rank 0, or NULL */
+  /* Process mode only: called in each rank's process before the plugin is loaded (e.g. to give ranks
+   * different settings and provoke the disagreement the emulator must detect). */
+  void (*rank_setup)(int rank, void* argument);
+  void* rank_setup_argument;
+} dccl_emu_config;
+
+typedef struct dccl_emu_collective_stats {
+  uint64_t calls;
+  double true_us, default_us, oracle_us;
+} dccl_emu_collective_stats;
+
+typedef struct dccl_emu_result {
+  int tuner_version, profiler_version;
+  uint64_t calls;               /* per rank */
+  uint64_t rank_mismatches;     /* calls where some rank's execution differed from rank 0's */
+  uint64_t default_mismatches;  /* executions (all ranks) differing from NCCL alone */
+  uint64_t expected_mismatches; /* executions (all ranks) differing from the expected table */
+  uint64_t failed_calls;        /* calls NCCL could not run (no usable cost-table entry) */
+  uint64_t plugin_warnings;     /* WARN lines the plugin logged */
+  /* rank 0, noise-free (true) and measured latencies */
+  double total_true_us, total_default_us, total_oracle_us;
+  double mean_true_us, p50_true_us, p99_true_us;
+  double p50_measured_us, p99_measured_us;
+  dccl_emu_collective_stats by_collective[DCCL_NUM_COLLS];
+  double wall_seconds;
+} dccl_emu_result;
+
+void dccl_emu_config_defaults(dccl_emu_config* config);
+
+/* Runs the workload. Returns 0 when the run completed (whatever it found), -1 with a reason when it
+ * could not run (plugin not loadable, a rank process crashed, out of memory). */
+int dccl_emu_run(const dccl_emu_config* config, const dccl_sim* sim, const dccl_workload* workload,
+                 dccl_emu_result* result, char* error, size_t error_size);
+
+#endif

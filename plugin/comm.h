@@ -1,0 +1,79 @@
+/* plugin/comm.h: the state DynamICCL keeps for one rank of one communicator, shared by the tuner
+ * half and the profiler half of the plugin. */
+#ifndef DYNAMICCL_PLUGIN_COMM_H
+#define DYNAMICCL_PLUGIN_COMM_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../core/decision_table.h"
+#include "../core/log.h"
+#include "../core/measurement_queue.h"
+#include "../core/rules.h"
+#include "../core/settings.h"
+#include "event_pool.h"
+
+/* Counters of the tuner hot path; single writer (the tuner thread), read at finalize. */
+typedef struct dccl_tuner_counters {
+  _Atomic uint64_t applied;        /* policy actions written into the cost table */
+  _Atomic uint64_t pinned;         /* rule-file pins applied */
+  _Atomic uint64_t nccl_kept;      /* calls left to NCCL's choice by the policy */
+  _Atomic uint64_t unusable;       /* chosen action not runnable for this call: NCCL's choice kept */
+  _Atomic uint64_t bad_input;      /* calls with arguments we could not use */
+  _Atomic uint64_t chunk_set;      /* getChunkSize overrides */
+} dccl_tuner_counters;
+
+typedef struct dccl_comm {
+  /* identity */
+  uint32_t slot; /* registry slot; also part of profiler event handles */
+  uint64_t comm_id;
+  int comm_id_known;
+  int rank; /* -1 until a profiler half tells it */
+  int n_ranks, n_nodes;
+  int tuner_abi, profiler_abi; /* 0 while that half is not attached */
+  dccl_logger logger;
+  dccl_settings settings;
+
+  /* policy, read by the hot path */
+  int policy_active; /* 0: nothing to do, the cost table is never touched */
+  dccl_table_store tables;
+  dccl_pin_set pins;
+
+  /* tuner hot path */
+  _Alignas(64) _Atomic uint64_t calls;
+  _Atomic uint32_t last_action[5]; /* per collective, for getChunkSize */
+  dccl_tuner_counters counters;
+  atomic_flag warned_bad_collective, warned_bad_table, warned_unusable_action, warned_no_valid_entry,
+    warned_nan_entry;
+
+  /* profiler half */
+  int profiling;
+  dccl_measurement_queue queue;
+  dccl_event_pool events;
+
+  /* background thread */
+  int worker_refs; /* guarded by the registry lock */
+  FILE* trace;
+  uint64_t traced;
+} dccl_comm;
+
+/* Single-writer increment: a plain load/add/store, no locked instruction on the hot path. */
+static inline void dccl_bump(_Atomic uint64_t* counter) {
+  atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
+/* Allocates a communicator and reads the settings. NULL on allocation failure. */
+dccl_comm* dccl_comm_create(uint32_t slot, int comm_id_known, uint64_t comm_id, int n_ranks, int n_nodes,
+                            ncclDebugLogger_t logger);
+/* Loads the policy (fixed table, rule pins) for the tuner half. Never fails: on bad input it logs
+ * and falls back to NCCL's choice. */
+void dccl_comm_attach_tuner(dccl_comm* comm, int abi_version);
+/* Sets up measurement for the profiler half; returns the activation mask NCCL should use. */
+int dccl_comm_attach_profiler(dccl_comm* comm, int abi_version, int rank);
+/* Writes pending measurements to the trace file; called by the background thread and at destroy. */
+void dccl_comm_drain(dccl_comm* comm);
+/* Logs a summary, closes files, frees everything. */
+void dccl_comm_destroy(dccl_comm* comm);
+
+#endif

@@ -1,0 +1,82 @@
+/* plugin/event_pool.h: turns NCCL profiler events into one measurement per collective.
+ *
+ * Each communicator owns a fixed pool of records, one per collective in flight. A Coll start takes
+ * the next record (round robin) and remembers the collective; every KernelCh start/stop pair folds
+ * its GPU stamps into the record (earliest start, latest stop); when the Coll stop and every channel
+ * stop have arrived, whichever thread saw the last one pushes the measurement to the queue and frees
+ * the record. Nothing allocates and nothing locks.
+ *
+ * Handles given to NCCL are not pointers but integers: (generation, communicator slot, record index,
+ * kind). An event whose generation no longer matches its record (late, duplicated, or after the
+ * record was recycled) is counted and ignored, so it can never corrupt another collective. A record
+ * still busy when the allocator comes round to it again (its kernel never reported) is abandoned:
+ * its generation moves on, and it is reused only on the following round. */
+#ifndef DYNAMICCL_PLUGIN_EVENT_POOL_H
+#define DYNAMICCL_PLUGIN_EVENT_POOL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "../core/measurement_queue.h"
+
+#define DCCL_MAX_COMM_SLOTS 4096
+#define DCCL_MAX_EVENT_POOL 65536
+
+typedef struct dccl_event_record {
+  _Atomic uint64_t tag;        /* generation << 32 | state: every transition checks both at once */
+  _Atomic uint32_t parts_left; /* Coll stop + one per expected channel */
+  _Atomic uint32_t channels_measured;
+  _Atomic uint64_t first_start;
+  _Atomic uint64_t last_stop;
+  uint64_t seq, bytes;
+  uint8_t coll, algo, proto, channels;
+} __attribute__((aligned(64))) dccl_event_record;
+
+typedef struct dccl_event_counters {
+  _Atomic uint64_t collectives;     /* Coll events accepted */
+  _Atomic uint64_t measured;        /* measurements pushed to the queue */
+  _Atomic uint64_t pool_busy;       /* Coll events not tracked because the record was still busy */
+  _Atomic uint64_t abandoned;       /* records recycled without all their channel events */
+  _Atomic uint64_t stale_events;    /* events with an old generation, ignored */
+  _Atomic uint64_t unusable;        /* collectives without usable stamps (no channel, stop < start) */
+  _Atomic uint64_t unknown_events;  /* Coll events we could not interpret (unknown names) */
+} dccl_event_counters;
+
+typedef struct dccl_event_pool {
+  dccl_event_record* records;
+  uint32_t mask;
+  uint32_t comm_slot;
+  int n_ranks;
+  _Atomic uint64_t next_record;
+  dccl_measurement_queue* queue;
+  dccl_event_counters counters;
+} dccl_event_pool;
+
+/* A Coll descriptor, version-neutral (each ABI shim fills it from its own descriptor). */
+typedef struct dccl_coll_event {
+  uint64_t seq;
+  const char* func;
+  size_t count;
+  const char* datatype;
+  uint8_t channels;
+  const char* algo;
+  const char* proto;
+} dccl_coll_event;
+
+/* capacity: power of two in [2, DCCL_MAX_EVENT_POOL]; comm_slot < DCCL_MAX_COMM_SLOTS. */
+int dccl_event_pool_init(dccl_event_pool* pool, uint32_t capacity, uint32_t comm_slot, int n_ranks,
+                         dccl_measurement_queue* queue);
+void dccl_event_pool_free(dccl_event_pool* pool);
+
+/* Event entry points (hot path). Handles are NULL when the event is not tracked. */
+void* dccl_event_coll_start(dccl_event_pool* pool, const dccl_coll_event* event);
+void* dccl_event_channel_start(dccl_event_pool* pool, void* parent_handle, uint64_t gpu_start_ns);
+/* The two below find the pool from the handle (NCCL does not pass the context). */
+void dccl_event_channel_stop_time(void* handle, uint64_t gpu_stop_ns);
+void dccl_event_stop(void* handle);
+
+/* The pool a communicator slot owns, registered by the plugin (lock-free lookup for handles). */
+void dccl_event_pool_register(uint32_t comm_slot, dccl_event_pool* pool);
+void dccl_event_pool_unregister(uint32_t comm_slot);
+
+#endif

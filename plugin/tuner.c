@@ -1,0 +1,143 @@
+/* plugin/tuner.c: getCollInfo/getChunkSize decisions: rule pins, then the published decision table. */
+#include "tuner.h"
+
+#include <math.h>
+
+/* How a call's (algorithm, protocol) pairs may be checked: against NCCL's cost table (v3+) or, for
+ * v2 which has none, against NCCL's structural rules and the support flags. */
+typedef struct call_view {
+  const float* cost; /* NULL for v2 */
+  int num_algo, num_proto;
+  int collnet_support, nvls_support; /* v2 only */
+  int n_ranks, n_nodes, coll;
+} call_view;
+
+static inline int entry_usable(const call_view* v, int algo, int proto) {
+  if (algo < 0 || proto < 0) return 0;
+  if (v->cost != NULL) {
+    if (algo >= v->num_algo || proto >= v->num_proto) return 0;
+    float x = v->cost[algo * v->num_proto + proto];
+    return x >= 0.0f && x < INFINITY; /* false for -1 (ignored) and NaN */
+  }
+  if (!dccl_algo_proto_allowed(v->coll, algo, proto, v->n_ranks, v->n_nodes)) return 0;
+  if ((algo == DCCL_ALGO_NVLS || algo == DCCL_ALGO_NVLS_TREE) && !v->nvls_support) return 0;
+  if ((algo == DCCL_ALGO_COLLNET_DIRECT || algo == DCCL_ALGO_COLLNET_CHAIN) && !v->collnet_support) return 0;
+  return 1;
+}
+
+/* Explains once why a chosen entry was unusable: NaN entries, or a table with nothing usable. */
+static void report_unusable(dccl_comm* comm, const call_view* v, dccl_action action, size_t bytes) {
+  if (v->cost != NULL) {
+    int nan_entries = 0, usable = 0;
+    for (int i = 0; i < v->num_algo * v->num_proto; i++) {
+      if (isnan(v->cost[i])) nan_entries++;
+      else if (v->cost[i] >= 0.0f && v->cost[i] < INFINITY) usable++;
+    }
+    if (nan_entries > 0)
+      DCCL_WARN_ONCE(&comm->logger, &comm->warned_nan_entry,
+                     "NCCL cost table for %s of %zu bytes has %d NaN entr%s; they are treated as ignored",
+                     dccl_coll_name(v->coll), bytes, nan_entries, nan_entries == 1 ? "y" : "ies");
+    if (usable == 0) {
+      DCCL_WARN_ONCE(&comm->logger, &comm->warned_no_valid_entry,
+                     "NCCL cost table for %s of %zu bytes has no usable entry; leaving the choice to NCCL",
+                     dccl_coll_name(v->coll), bytes);
+      return;
+    }
+  }
+  char text[96];
+  dccl_action_format(action, text, sizeof(text));
+  DCCL_WARN_ONCE(&comm->logger, &comm->warned_unusable_action,
+                 "action %s cannot run %s of %zu bytes here (ignored by NCCL); keeping NCCL's choice "
+                 "(reported once per communicator)",
+                 text, dccl_coll_name(v->coll), bytes);
+}
+
+/* The action for this call, already checked usable, or DCCL_ACTION_NCCL. */
+static dccl_action choose(dccl_comm* comm, uint64_t call, const call_view* v, size_t bytes, int num_pipe_ops,
+                          int reg_buff) {
+  int cell = dccl_cell_for_call(v->coll, bytes, num_pipe_ops, reg_buff);
+  if (comm->pins.count > 0) {
+    uint32_t begin, end;
+    dccl_pins_candidates(&comm->pins, cell, &begin, &end);
+    for (uint32_t i = begin; i < end; i++) {
+      const dccl_rule* rule = &comm->pins.rules[comm->pins.cell_rules[i]];
+      if (dccl_rule_matches(rule, v->coll, bytes, num_pipe_ops, reg_buff) && entry_usable(v, rule->algo, rule->proto)) {
+        dccl_bump(&comm->counters.pinned);
+        return dccl_action_make(rule->algo, rule->proto, rule->channels > 0 ? rule->channels : 0, 0);
+      }
+    }
+  }
+  const dccl_table* table = dccl_table_store_for_call(&comm->tables, call);
+  dccl_action action = dccl_table_get(table, cell);
+  if (dccl_action_is_nccl(action)) {
+    dccl_bump(&comm->counters.nccl_kept);
+    return DCCL_ACTION_NCCL;
+  }
+  if (!entry_usable(v, dccl_action_algo(action), dccl_action_proto(action))) {
+    dccl_bump(&comm->counters.unusable);
+    report_unusable(comm, v, action, bytes);
+    return DCCL_ACTION_NCCL;
+  }
+  dccl_bump(&comm->counters.applied);
+  return action;
+}
+
+/* Counts the call (epochs are counted in calls, on every rank alike) and checks the collective. */
+static inline int begin_call(dccl_comm* comm, int coll, uint64_t* call) {
+  *call = atomic_load_explicit(&comm->calls, memory_order_relaxed);
+  atomic_store_explicit(&comm->calls, *call + 1, memory_order_relaxed);
+  if (coll < 0 || coll >= DCCL_NUM_COLLS) {
+    dccl_bump(&comm->counters.bad_input);
+    DCCL_WARN_ONCE(&comm->logger, &comm->warned_bad_collective,
+                   "getCollInfo for collective %d, which DynamICCL does not tune; left to NCCL", coll);
+    return 0;
+  }
+  return 1;
+}
+
+void dccl_tuner_decide(dccl_comm* comm, int coll, size_t bytes, int num_pipe_ops, float* cost, int num_algo,
+                       int num_proto, int reg_buff, int* n_channels) {
+  uint64_t call;
+  if (!begin_call(comm, coll, &call)) return;
+  if (!comm->policy_active) return;
+  if (cost == NULL || n_channels == NULL || num_algo <= 0 || num_proto <= 0 || num_algo > 64 || num_proto > 64) {
+    dccl_bump(&comm->counters.bad_input);
+    DCCL_WARN_ONCE(&comm->logger, &comm->warned_bad_table,
+                   "getCollInfo received an unusable cost table (table %p, %d x %d, nChannels %p); left to NCCL",
+                   (void*)cost, num_algo, num_proto, (void*)n_channels);
+    return;
+  }
+  call_view v = {cost, num_algo, num_proto, 0, 0, comm->n_ranks, comm->n_nodes, coll};
+  dccl_action action = choose(comm, call, &v, bytes, num_pipe_ops, reg_buff);
+  atomic_store_explicit(&comm->last_action[coll], action, memory_order_relaxed);
+  if (dccl_action_is_nccl(action)) return;
+  cost[dccl_action_algo(action) * num_proto + dccl_action_proto(action)] = 0.0f;
+  if (dccl_action_channels(action) > 0) *n_channels = dccl_action_channels(action);
+}
+
+void dccl_tuner_decide_v2(dccl_comm* comm, int coll, size_t bytes, int collnet_support, int nvls_support,
+                          int num_pipe_ops, int* algorithm, int* protocol, int* n_channels) {
+  uint64_t call;
+  if (!begin_call(comm, coll, &call) || !comm->policy_active) return;
+  if (algorithm == NULL || protocol == NULL || n_channels == NULL) {
+    dccl_bump(&comm->counters.bad_input);
+    DCCL_WARN_ONCE(&comm->logger, &comm->warned_bad_table, "getCollInfo (v2) received NULL outputs; left to NCCL");
+    return;
+  }
+  call_view v = {NULL, 0, 0, collnet_support, nvls_support, comm->n_ranks, comm->n_nodes, coll};
+  dccl_action action = choose(comm, call, &v, bytes, num_pipe_ops, 0);
+  if (dccl_action_is_nccl(action)) return;
+  *algorithm = dccl_action_algo(action);
+  *protocol = dccl_action_proto(action);
+  if (dccl_action_channels(action) > 0) *n_channels = dccl_action_channels(action);
+}
+
+void dccl_tuner_chunk_size(dccl_comm* comm, int coll, int algo, int proto, size_t* chunk_size) {
+  if (coll < 0 || coll >= DCCL_NUM_COLLS || chunk_size == NULL) return;
+  dccl_action action = atomic_load_explicit(&comm->last_action[coll], memory_order_relaxed);
+  if (dccl_action_is_nccl(action) || dccl_action_chunk_log2(action) == 0 || dccl_action_algo(action) != algo ||
+      dccl_action_proto(action) != proto)
+    return;
+  *chunk_size = dccl_action_chunk_bytes(action);
+  dccl_bump(&comm->counters.chunk_set);
+}

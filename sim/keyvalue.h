@@ -1,0 +1,22 @@
+/* sim/keyvalue.h: helpers shared by the simulator's text formats: line splitting, trimming, and
+ * typed value parsing with readable errors. */
+#ifndef DYNAMICCL_SIM_KEYVALUE_H
+#define DYNAMICCL_SIM_KEYVALUE_H
+
+#include <stddef.h>
+
+/* Like dccl_next_line (core/text_file.h), but also strips a comment starting at '#'. */
+int dccl_next_scenario_line(const char** cursor, char* line, size_t size, int* line_number, int* too_long);
+
+/* Splits "key = value"; returns 0 when the line has that shape. Both are trimmed in place. */
+int dccl_split_key_value(char* line, char** key, char** value);
+
+/* Whitespace tokenizer: splits `line` in place into at most `max` tokens; returns the count. */
+int dccl_tokenize(char* line, char** tokens, int max);
+
+int dccl_parse_double(const char* text, double* out);
+int dccl_parse_int(const char* text, long long low, long long high, long long* out);
+/* Durations: "10us", "2.5ms", "1s", or plain microseconds. */
+int dccl_parse_duration_us(const char* text, double* out);
+
+#endif

@@ -1,0 +1,294 @@
+/* sim/profile.c: parses hardware profiles (key = value text) with strict checking. */
+#include "profile.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../core/action.h"
+#include "../core/text_file.h"
+#include "keyvalue.h"
+#include "scenario_path.h"
+
+static const char* const path_names[] = {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS", "NET"};
+
+const char* dccl_path_name(int path_type) {
+  return path_type >= 0 && path_type <= DCCL_PATH_NET ? path_names[path_type] : "?";
+}
+
+typedef enum { FIELD_INT, FIELD_DOUBLE, FIELD_BYTES, FIELD_PATH } field_type;
+
+typedef struct field {
+  const char* key;
+  field_type type;
+  size_t offset;
+  double low, high;
+} field;
+
+#define TRUTH(member) offsetof(dccl_profile, truth) + offsetof(dccl_truth_params, member)
+
+/* Scalar keys. Keys with link/protocol/algorithm parts are matched by pattern in set_pattern_key. */
+static const field scalar_fields[] = {
+  {"nodes", FIELD_INT, offsetof(dccl_profile, n_nodes), 1, 4096},
+  {"ranks_per_node", FIELD_INT, offsetof(dccl_profile, ranks_per_node), 1, 72},
+  {"compute_capability", FIELD_INT, offsetof(dccl_profile, compute_capability), 60, 200},
+  {"channels", FIELD_INT, offsetof(dccl_profile, channels), 1, DCCL_MAX_CHANNELS},
+  {"nvls_channels", FIELD_INT, offsetof(dccl_profile, nvls_channels), 0, DCCL_MAX_CHANNELS},
+  {"nvls", FIELD_INT, offsetof(dccl_profile, nvls_support), 0, 1},
+  {"collnet", FIELD_INT, offsetof(dccl_profile, collnet_support), 0, 1},
+  {"nvswitches", FIELD_INT, offsetof(dccl_profile, nvswitches), 0, 64},
+  {"truth.launch_us", FIELD_DOUBLE, TRUTH(launch_us), 0, 1e4},
+  {"truth.channel_us", FIELD_DOUBLE, TRUTH(channel_us), 0, 100},
+  {"truth.tree_bw", FIELD_DOUBLE, TRUTH(tree_bw), 0.01, 10},
+  {"truth.ring_bw", FIELD_DOUBLE, TRUTH(ring_bw), 0.01, 10},
+  {"truth.pat_bw", FIELD_DOUBLE, TRUTH(pat_bw), 0.01, 10},
+  {"truth.nvls_bw", FIELD_DOUBLE, TRUTH(nvls_bw), 0, 1e5},
+  {"truth.nvls_step_us", FIELD_DOUBLE, TRUTH(nvls_step_us), 0, 1e4},
+  {"truth.collnet_bw", FIELD_DOUBLE, TRUTH(collnet_bw), 0, 1e5},
+  {"truth.ll128_congestion", FIELD_DOUBLE, TRUTH(ll128_congestion), 0, 100},
+  {"truth.interference_sm", FIELD_DOUBLE, TRUTH(interference_sm), 0, 0.99},
+  {"truth.interference_mem", FIELD_DOUBLE, TRUTH(interference_mem), 0, 0.99},
+  {"truth.interference_channels", FIELD_DOUBLE, TRUTH(interference_channels), 0, 1},
+  {"truth.congestion_bw", FIELD_DOUBLE, TRUTH(congestion_bw), 0, 0.99},
+  {"truth.congestion_latency", FIELD_DOUBLE, TRUTH(congestion_latency), 0, 100},
+  {"noise.sigma", FIELD_DOUBLE, TRUTH(noise_sigma), 0, 2},
+  {"noise.spike_probability", FIELD_DOUBLE, TRUTH(spike_probability), 0, 1},
+  {"noise.spike_scale", FIELD_DOUBLE, TRUTH(spike_scale), 1, 100},
+};
+
+static int set_field(dccl_profile* profile, field_type type, size_t offset, double low, double high, const char* value,
+                     char* why, size_t why_size) {
+  char* base = (char*)profile + offset;
+  switch (type) {
+  case FIELD_INT: {
+    long long v;
+    if (dccl_parse_int(value, (long long)low, (long long)high, &v) != 0) {
+      snprintf(why, why_size, "expected an integer in [%g, %g]", low, high);
+      return -1;
+    }
+    *(int*)base = (int)v;
+    return 0;
+  }
+  case FIELD_DOUBLE: {
+    double v;
+    if (dccl_parse_double(value, &v) != 0 || v < low || v > high) {
+      snprintf(why, why_size, "expected a number in [%g, %g]", low, high);
+      return -1;
+    }
+    *(double*)base = v;
+    return 0;
+  }
+  case FIELD_BYTES: {
+    unsigned long long v;
+    if (dccl_parse_bytes(value, &v) != 0 || (double)v < low || (double)v > high) {
+      snprintf(why, why_size, "expected a byte count (e.g. 512K) in [%g, %g]", low, high);
+      return -1;
+    }
+    *(double*)base = (double)v;
+    return 0;
+  }
+  case FIELD_PATH:
+    for (int p = 0; p <= DCCL_PATH_NET; p++)
+      if (strcasecmp(value, path_names[p]) == 0) {
+        *(int*)base = p;
+        return 0;
+      }
+    snprintf(why, why_size, "expected a path type (NVL, NVB, PIX, PXB, PXN, PHB, SYS, NET...)");
+    return -1;
+  }
+  return -1;
+}
+
+/* graph.<algo>.<field>, truth.<link>.<field>[.<protocol>] */
+static int set_pattern_key(dccl_profile* profile, const char* key, const char* value, char* why, size_t why_size) {
+  char copy[128];
+  if (strlen(key) >= sizeof(copy)) return 1;
+  strcpy(copy, key);
+  char* parts[5] = {0};
+  int n = 0;
+  char* save = NULL;
+  for (char* t = strtok_r(copy, ".", &save); t != NULL && n < 5; t = strtok_r(NULL, ".", &save)) parts[n++] = t;
+  if (n == 3 && strcmp(parts[0], "graph") == 0) {
+    int algo = dccl_algo_parse(parts[1]);
+    if (algo < 0) return 1;
+    size_t base = offsetof(dccl_profile, graphs) + (size_t)algo * sizeof(dccl_graph);
+    static const field graph_fields[] = {
+      {"channels", FIELD_INT, offsetof(dccl_graph, channels), 0, DCCL_MAX_CHANNELS},
+      {"bw_intra", FIELD_DOUBLE, offsetof(dccl_graph, bw_intra), 0, 1e4},
+      {"bw_inter", FIELD_DOUBLE, offsetof(dccl_graph, bw_inter), 0, 1e4},
+      {"type_intra", FIELD_PATH, offsetof(dccl_graph, type_intra), 0, 0},
+      {"type_inter", FIELD_PATH, offsetof(dccl_graph, type_inter), 0, 0},
+      {"latency_inter", FIELD_DOUBLE, offsetof(dccl_graph, latency_inter), 0, 1e4},
+      {"same_channels", FIELD_INT, offsetof(dccl_graph, same_channels), 0, 1},
+    };
+    for (size_t i = 0; i < sizeof(graph_fields) / sizeof(graph_fields[0]); i++)
+      if (strcmp(parts[2], graph_fields[i].key) == 0)
+        return set_field(profile, graph_fields[i].type, base + graph_fields[i].offset, graph_fields[i].low,
+                         graph_fields[i].high, value, why, why_size);
+    return 1;
+  }
+  if ((n == 3 || n == 4) && strcmp(parts[0], "truth") == 0) {
+    int link = strcmp(parts[1], "intra") == 0 ? DCCL_LINK_INTRA : strcmp(parts[1], "net") == 0 ? DCCL_LINK_NET : -1;
+    if (link < 0) return 1;
+    size_t truth = offsetof(dccl_profile, truth);
+    if (n == 3) {
+      if (strcmp(parts[2], "link_bw") == 0)
+        return set_field(profile, FIELD_DOUBLE, truth + offsetof(dccl_truth_params, link_bw) + (size_t)link * sizeof(double),
+                         0.001, 1e5, value, why, why_size);
+      if (strcmp(parts[2], "buffer") == 0)
+        return set_field(profile, FIELD_BYTES,
+                         truth + offsetof(dccl_truth_params, buffer_bytes) + (size_t)link * sizeof(double), 1024, 1e12,
+                         value, why, why_size);
+      if (strcmp(parts[2], "congestion") == 0)
+        return set_field(profile, FIELD_DOUBLE,
+                         truth + offsetof(dccl_truth_params, congestion_gain) + (size_t)link * sizeof(double), 0, 100,
+                         value, why, why_size);
+      return 1;
+    }
+    int proto = dccl_proto_parse(parts[3]);
+    if (proto < 0) return 1;
+    size_t cell = ((size_t)link * DCCL_NUM_PROTOS + (size_t)proto) * sizeof(double);
+    if (strcmp(parts[2], "channel_bw") == 0)
+      return set_field(profile, FIELD_DOUBLE, truth + offsetof(dccl_truth_params, channel_bw) + cell, 0.001, 1e4, value,
+                       why, why_size);
+    if (strcmp(parts[2], "step_us") == 0)
+      return set_field(profile, FIELD_DOUBLE, truth + offsetof(dccl_truth_params, step_us) + cell, 0, 1e4, value, why,
+                       why_size);
+    return 1;
+  }
+  return 1; /* unknown */
+}
+
+static void set_defaults(dccl_profile* p) {
+  memset(p, 0, sizeof(*p));
+  p->cpu = DCCL_CPU_INTEL;
+  p->net_device_host = 1;
+  p->tree_pattern = DCCL_TREE_PATTERN_BALANCED;
+  for (int a = 0; a < DCCL_NUM_ALGOS; a++) {
+    p->graphs[a].type_intra = DCCL_PATH_NVL;
+    p->graphs[a].type_inter = DCCL_PATH_PIX;
+    p->graphs[a].same_channels = 1;
+  }
+  dccl_truth_params* t = &p->truth;
+  t->launch_us = 5.0;
+  t->channel_us = 0.15;
+  t->tree_bw = 0.5;
+  t->ring_bw = 1.0;
+  t->pat_bw = 0.8;
+  t->nvls_step_us = 5.0;
+  t->ll128_congestion = 1.0;
+  t->interference_sm = 0.5;
+  t->interference_mem = 0.1;
+  t->interference_channels = 0.0;
+  t->congestion_bw = 0.6;
+  t->congestion_latency = 3.0;
+  t->noise_sigma = 0.03;
+  t->spike_probability = 0.0005;
+  t->spike_scale = 3.0;
+  for (int l = 0; l < 2; l++) {
+    t->buffer_bytes[l] = 4.0 * 1024 * 1024;
+    t->congestion_gain[l] = 0.05;
+  }
+}
+
+int dccl_profile_parse(const char* text, const char* source, dccl_profile* out, char* error, size_t error_size) {
+  set_defaults(out);
+  int have_name = 0, have_link[2] = {0, 0};
+  const char* cursor = text;
+  char line[512];
+  int line_number = 0, too_long = 0;
+  while (dccl_next_scenario_line(&cursor, line, sizeof(line), &line_number, &too_long)) {
+    if (line[0] == '\0') continue;
+    char why[160] = "";
+    char *key, *value;
+    if (too_long || dccl_split_key_value(line, &key, &value) != 0) {
+      snprintf(error, error_size, "%s:%d: expected 'key = value'", source, line_number);
+      return -1;
+    }
+    int rc = 1;
+    if (strcmp(key, "name") == 0) {
+      snprintf(out->name, sizeof(out->name), "%s", value);
+      have_name = 1;
+      rc = 0;
+    } else if (strcmp(key, "description") == 0) {
+      snprintf(out->description, sizeof(out->description), "%s", value);
+      rc = 0;
+    } else if (strcmp(key, "cpu") == 0) {
+      static const char* const cpus[] = {"intel", "amd", "arm", "power"};
+      rc = -1;
+      snprintf(why, sizeof(why), "expected intel, amd, arm or power");
+      for (int i = 0; i < 4; i++)
+        if (strcasecmp(value, cpus[i]) == 0) out->cpu = i, rc = 0;
+    } else if (strcmp(key, "net_device") == 0) {
+      rc = strcasecmp(value, "host") == 0 ? (out->net_device_host = 1, 0)
+           : strcasecmp(value, "offload") == 0 ? (out->net_device_host = 0, 0)
+                                               : (snprintf(why, sizeof(why), "expected host or offload"), -1);
+    } else if (strcmp(key, "tree_pattern") == 0) {
+      rc = strcasecmp(value, "balanced") == 0 ? (out->tree_pattern = DCCL_TREE_PATTERN_BALANCED, 0)
+           : strcasecmp(value, "split") == 0  ? (out->tree_pattern = DCCL_TREE_PATTERN_SPLIT, 0)
+           : strcasecmp(value, "tree") == 0   ? (out->tree_pattern = DCCL_TREE_PATTERN_TREE, 0)
+                                              : (snprintf(why, sizeof(why), "expected balanced, split or tree"), -1);
+    } else {
+      for (size_t i = 0; i < sizeof(scalar_fields) / sizeof(scalar_fields[0]); i++)
+        if (strcmp(key, scalar_fields[i].key) == 0)
+          rc = set_field(out, scalar_fields[i].type, scalar_fields[i].offset, scalar_fields[i].low, scalar_fields[i].high,
+                         value, why, sizeof(why));
+      if (rc == 1) rc = set_pattern_key(out, key, value, why, sizeof(why));
+      if (rc == 0 && strcmp(key, "truth.intra.link_bw") == 0) have_link[0] = 1;
+      if (rc == 0 && strcmp(key, "truth.net.link_bw") == 0) have_link[1] = 1;
+    }
+    if (rc == 1) {
+      snprintf(error, error_size, "%s:%d: unknown key '%s'", source, line_number, key);
+      return -1;
+    }
+    if (rc != 0) {
+      snprintf(error, error_size, "%s:%d: %s: %s", source, line_number, key, why);
+      return -1;
+    }
+  }
+  const char* missing = !have_name                      ? "name"
+                        : out->n_nodes == 0             ? "nodes"
+                        : out->ranks_per_node == 0      ? "ranks_per_node"
+                        : out->compute_capability == 0  ? "compute_capability"
+                        : out->channels == 0            ? "channels"
+                        : out->graphs[DCCL_ALGO_RING].channels == 0 ? "graph.ring.channels"
+                        : !have_link[0] && out->ranks_per_node > 1 ? "truth.intra.link_bw"
+                        : !have_link[1] && out->n_nodes > 1 ? "truth.net.link_bw"
+                                                            : NULL;
+  if (missing != NULL) {
+    snprintf(error, error_size, "%s: required key '%s' is missing", source, missing);
+    return -1;
+  }
+  for (int l = 0; l < 2; l++)
+    for (int p = 0; p < DCCL_NUM_PROTOS; p++)
+      if ((l == DCCL_LINK_INTRA ? out->ranks_per_node > 1 : out->n_nodes > 1) && out->truth.channel_bw[l][p] <= 0) {
+        snprintf(error, error_size, "%s: truth.%s.channel_bw.%s is missing", source, l == 0 ? "intra" : "net",
+                 dccl_proto_name(p));
+        return -1;
+      }
+  out->n_ranks = out->n_nodes * out->ranks_per_node;
+  return 0;
+}
+
+int dccl_profile_load(const char* path, dccl_profile* out, char* error, size_t error_size) {
+  char reason[256];
+  char* text = dccl_read_text_file(path, 1u << 20, reason, sizeof(reason));
+  if (text == NULL) {
+    snprintf(error, error_size, "cannot read profile %s: %s", path, reason);
+    return -1;
+  }
+  int rc = dccl_profile_parse(text, path, out, error, error_size);
+  free(text);
+  return rc;
+}
+
+int dccl_profile_find(const char* name_or_path, dccl_profile* out, char* error, size_t error_size) {
+  char path[1024];
+  char* text = dccl_scenario_read("profiles", name_or_path, ".profile", path, sizeof(path), error, error_size);
+  if (text == NULL) return -1;
+  int rc = dccl_profile_parse(text, path, out, error, error_size);
+  free(text);
+  return rc;
+}

@@ -1,0 +1,97 @@
+/* sim/profile.h: a hardware profile of the simulated cluster, read from a text file under
+ * scenarios/profiles/ (format in scenarios/README.md).
+ *
+ * A profile has two parts. The NCCL part is what NCCL's topology search would report on that
+ * machine (channels, per-channel bandwidths and path types of each algorithm's graph): the simulator
+ * feeds it to NCCL's own cost model to get the cost table NCCL would compute. The truth part
+ * describes how the machine really behaves (link capacities, per-channel protocol throughput, per-step
+ * synchronisation costs, fabric buffering, quirks): the simulator uses it for "true" latencies. */
+#ifndef DYNAMICCL_SIM_PROFILE_H
+#define DYNAMICCL_SIM_PROFILE_H
+
+#include <stddef.h>
+
+#include "../core/types.h"
+
+/* NCCL's path types (graph.h PATH_*), ordered from closest to farthest. */
+enum {
+  DCCL_PATH_LOC = 0,
+  DCCL_PATH_NVL = 1,
+  DCCL_PATH_NVB = 2,
+  DCCL_PATH_C2C = 3,
+  DCCL_PATH_PIX = 4,
+  DCCL_PATH_PXB = 5,
+  DCCL_PATH_P2C = 6,
+  DCCL_PATH_PXN = 7,
+  DCCL_PATH_PHB = 8,
+  DCCL_PATH_SYS = 9,
+  DCCL_PATH_NET = 10
+};
+
+enum { DCCL_CPU_INTEL = 0, DCCL_CPU_AMD = 1, DCCL_CPU_ARM = 2, DCCL_CPU_POWER = 3 };
+enum { DCCL_TREE_PATTERN_BALANCED = 1, DCCL_TREE_PATTERN_SPLIT = 2, DCCL_TREE_PATTERN_TREE = 3 };
+enum { DCCL_LINK_INTRA = 0, DCCL_LINK_NET = 1 };
+
+/* One algorithm's topology graph as NCCL's search reports it (NCCL_DEBUG=INFO, "Pattern ..."). */
+typedef struct dccl_graph {
+  int channels;          /* graph->nChannels */
+  double bw_intra;       /* GB/s per channel inside a node */
+  double bw_inter;       /* GB/s per channel across nodes */
+  int type_intra;        /* PATH_* of intra-node hops */
+  int type_inter;        /* PATH_* of GPU-to-NIC hops */
+  double latency_inter;  /* extra network latency, us */
+  int same_channels;
+} dccl_graph;
+
+/* How the machine really behaves. Index [link][protocol]: link is DCCL_LINK_INTRA or DCCL_LINK_NET. */
+typedef struct dccl_truth_params {
+  double launch_us;                         /* kernel launch and setup per collective */
+  double channel_us;                        /* extra setup and barrier cost per additional channel */
+  double link_bw[2];                        /* wire GB/s per rank, one direction */
+  double channel_bw[2][DCCL_NUM_PROTOS];    /* payload GB/s one channel sustains at full threads */
+  double step_us[2][DCCL_NUM_PROTOS];       /* synchronisation cost of one pipeline step */
+  double buffer_bytes[2];                   /* bytes in flight per rank the fabric absorbs */
+  double congestion_gain[2];                /* slowdown growth once in-flight bytes exceed the buffer */
+  double tree_bw;                           /* tree's per-channel throughput relative to ring */
+  double ring_bw;                           /* ring throughput factor (e.g. cross-socket PCIe rings) */
+  double pat_bw;                            /* PAT throughput relative to ring */
+  double nvls_bw;                           /* NVLink-SHARP bus bandwidth, GB/s */
+  double nvls_step_us;
+  double collnet_bw;                        /* in-network reduction bandwidth per rank, GB/s */
+  double ll128_congestion;                  /* LL128 extra slowdown per unit of network congestion */
+  double interference_sm;                   /* per-channel throughput lost at full compute interference */
+  double interference_mem;                  /* link bandwidth lost at full compute interference */
+  double interference_channels;             /* extra loss per channel used, at full interference */
+  double congestion_bw;                     /* network bandwidth lost at full congestion */
+  double congestion_latency;                /* network step latency growth at full congestion */
+  double noise_sigma;                       /* log-normal sigma of measurement noise */
+  double spike_probability;                 /* chance of an outlier measurement */
+  double spike_scale;                       /* outliers are up to this many times slower */
+} dccl_truth_params;
+
+typedef struct dccl_profile {
+  char name[64];
+  char description[256];
+  int n_nodes, ranks_per_node, n_ranks;
+  int compute_capability; /* e.g. 90 for Hopper */
+  int cpu;                /* DCCL_CPU_* */
+  int channels;           /* comm->nChannels */
+  int nvls_channels;      /* comm->nvlsChannels */
+  int nvls_support, collnet_support, nvswitches;
+  int net_device_host;    /* 1: host network device (PAT allowed) */
+  int tree_pattern;
+  dccl_graph graphs[DCCL_NUM_ALGOS];
+  dccl_truth_params truth;
+} dccl_profile;
+
+/* Parses profile text. Unknown keys, bad values and missing required keys are errors, reported with
+ * the line number in `error`. Returns 0 on success. */
+int dccl_profile_parse(const char* text, const char* source, dccl_profile* out, char* error, size_t error_size);
+int dccl_profile_load(const char* path, dccl_profile* out, char* error, size_t error_size);
+
+/* Finds a profile by name in scenarios/profiles/ (or by path). */
+int dccl_profile_find(const char* name_or_path, dccl_profile* out, char* error, size_t error_size);
+
+const char* dccl_path_name(int path_type);
+
+#endif

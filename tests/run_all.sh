@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# tests/run_all.sh: runs every test binary of the given build folders and prints one closing
+# "N passed, N failed" line summing their own closing lines. Exits non-zero if any test failed or
+# any binary crashed.
+set -u
+passed=0
+failed=0
+status=0
+for build in "$@"; do
+  for test in "$build"/tests/test_*; do
+    [ -x "$test" ] || continue
+    name="$build/$(basename "$test")"
+    start=$(date +%s.%N)
+    output=$("$test" 2> "$test.log")
+    rc=$?
+    seconds=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+    line=$(printf '%s\n' "$output" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -n 1)
+    if [ -z "$line" ]; then
+      echo "$name: crashed or printed no summary (exit $rc); log: $test.log"
+      tail -n 20 "$test.log" | sed 's/^/    /'
+      failed=$((failed + 1))
+      status=1
+      continue
+    fi
+    p=${line%% passed*}
+    f=${line#*passed, }
+    f=${f%% failed*}
+    passed=$((passed + p))
+    failed=$((failed + f))
+    echo "$name: $line (${seconds}s)"
+    if [ "$rc" -ne 0 ] || [ "$f" -ne 0 ]; then
+      status=1
+      grep -E 'FAIL|ERROR|runtime error' "$test.log" | head -n 20 | sed 's/^/    /'
+    fi
+  done
+done
+echo "total: $passed passed, $failed failed"
+exit $status

@@ -1,0 +1,317 @@
+/* tests/test_emulator.c: the plugin library driven end to end by the NCCL emulator, for every tuner
+ * ABI (v2-v6) and profiler ABI (none, v4-v6): ranks always agree, the default policy reproduces NCCL's
+ * own choices exactly, a fixed table is applied exactly, and the profiler half measures every
+ * collective with the GPU duration the emulated NCCL reported. Also in process mode. */
+#include <libgen.h>
+#include <unistd.h>
+
+#include "../emu/emulator.h"
+#include "../emu/plugin_loader.h"
+#include "../persist/table_text.h"
+#include "test.h"
+
+static char plugin_path[1200];
+static char temp_dir[64];
+static dccl_sim sim;
+static dccl_workload workload;
+
+static void load_scenario(const char* profile_name, const char* workload_text) {
+  char path[512], error[512];
+  dccl_profile profile;
+  snprintf(path, sizeof(path), "%s/scenarios/profiles/%s.profile", DYNAMICCL_SOURCE_DIR, profile_name);
+  if (dccl_profile_load(path, &profile, error, sizeof(error)) != 0 ||
+      dccl_workload_parse(workload_text, "test", &workload, error, sizeof(error)) != 0 ||
+      dccl_sim_init(&sim, &profile, NULL, 3, dccl_workload_total_calls(&workload), error, sizeof(error)) != 0) {
+    fprintf(stderr, "%s\n", error);
+    exit(1);
+  }
+}
+static void unload_scenario(void) {
+  dccl_sim_free(&sim);
+  dccl_workload_free(&workload);
+}
+
+static void clear_environment(void) {
+  unsetenv("DYNAMICCL_MODE");
+  unsetenv("DYNAMICCL_TABLE_FILE");
+  unsetenv("DYNAMICCL_RULES_FILE");
+  unsetenv("DYNAMICCL_TRACE_FILE");
+  unsetenv("DYNAMICCL_PROFILE");
+}
+
+static const char* sweep_text =
+  "sweep allreduce 1K 256M x2 gap=5us\n"
+  "sweep allgather 1K 256M x2\n"
+  "sweep reducescatter 1K 256M x2 pipeops=2\n"
+  "sweep broadcast 1K 16M\n"
+  "sweep reduce 1K 16M regbuff=1\n"
+  "repeat 2\n";
+
+/* The oracle's best action for each power-of-two size, as a fixed table. */
+static void oracle_table(dccl_table* table, int tune_chunk) {
+  dccl_action_space_options options = {32, tune_chunk};
+  dccl_oracle oracle;
+  dccl_oracle_init(&oracle, &sim, &options);
+  dccl_table_fill(table, DCCL_ACTION_NCCL);
+  dccl_conditions calm = {0, 0};
+  for (int coll = 0; coll < DCCL_NUM_COLLS; coll++)
+    for (int bin = 10; bin <= 28; bin++) {
+      dccl_call call = {0, coll, (size_t)1 << bin, 0, 1, 0};
+      dccl_oracle_answer a;
+      dccl_oracle_query(&oracle, &call, &calm, &a);
+      dccl_table_set_range(table, coll, bin, bin, a.best);
+    }
+  dccl_oracle_free(&oracle);
+}
+
+static void test_every_abi_combination(void) {
+  load_scenario("h100-2x8-ib", sweep_text);
+  static dccl_table table_chunked, table_plain;
+  oracle_table(&table_chunked, 1);
+  oracle_table(&table_plain, 0);
+  char table_path[256], error[512];
+  snprintf(table_path, sizeof(table_path), "%s/oracle.table", temp_dir);
+  for (int tuner = 2; tuner <= 6; tuner++)
+    for (int profiler = 3; profiler <= 6; profiler++) { /* 3: a release without a v4+ profiler */
+      for (int fixed = 0; fixed <= 1; fixed++) {
+        clear_environment();
+        const dccl_table* table = tuner == 6 ? &table_chunked : &table_plain;
+        if (fixed) {
+          CHECK(dccl_table_text_save(table_path, table, error, sizeof(error)) == 0);
+          setenv("DYNAMICCL_MODE", "fixed", 1);
+          setenv("DYNAMICCL_TABLE_FILE", table_path, 1);
+        }
+        setenv("DYNAMICCL_PROFILE", "on", 1);
+        dccl_emu_config config;
+        dccl_emu_config_defaults(&config);
+        config.plugin_path = plugin_path;
+        config.max_tuner = tuner;
+        config.max_profiler = profiler;
+        config.ranks = 3;
+        config.oracle = 1;
+        config.oracle_options.tune_chunk = tuner == 6;
+        config.check_default = !fixed;
+        config.expected = fixed ? table : NULL;
+        dccl_emu_result r;
+        CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
+        CHECK_EQ_INT(r.tuner_version, tuner);
+        CHECK_EQ_INT(r.profiler_version, profiler >= 4 ? profiler : 0);
+        CHECK_EQ_INT((int)r.calls, (int)dccl_workload_total_calls(&workload));
+        CHECK_MSG(r.rank_mismatches == 0, "tuner v%d profiler v%d: %llu mismatches", tuner, profiler,
+                  (unsigned long long)r.rank_mismatches);
+        CHECK_EQ_INT((int)r.failed_calls, 0);
+        CHECK_EQ_INT((int)r.plugin_warnings, 0);
+        if (!fixed) {
+          CHECK_MSG(r.default_mismatches == 0, "tuner v%d: default policy changed %llu executions", tuner,
+                    (unsigned long long)r.default_mismatches);
+          CHECK_NEAR(r.total_true_us / r.total_default_us, 1.0, 1e-12);
+        } else {
+          CHECK_MSG(r.expected_mismatches == 0, "tuner v%d: %llu executions differ from the table", tuner,
+                    (unsigned long long)r.expected_mismatches);
+          /* The oracle's table at the sizes it was computed for is the oracle, up to the v2 caveat. */
+          if (tuner >= 3) CHECK_NEAR(r.total_true_us / r.total_oracle_us, 1.0, 1e-9);
+          CHECK(r.total_true_us <= r.total_default_us * (1 + 1e-12));
+        }
+      }
+    }
+  clear_environment();
+  unload_scenario();
+}
+
+/* Every shipped workload on every shipped profile: NCCL's own choices, exactly, and ranks agree. */
+static void test_default_policy_on_every_workload(void) {
+  const char* profiles[] = {"nvlink-h100x8", "pcie-8gpu", "h100-2x8-ib", "h100-4x8-ib", "roce-16x1", "sockets-1gpu-4ranks"};
+  const char* workloads[] = {"sweep", "mixed", "llama-8b-tp8"};
+  clear_environment();
+  for (size_t p = 0; p < sizeof(profiles) / sizeof(profiles[0]); p++)
+    for (size_t w = 0; w < sizeof(workloads) / sizeof(workloads[0]); w++) {
+      char path[512], error[512];
+      dccl_profile profile;
+      snprintf(path, sizeof(path), "%s/scenarios/profiles/%s.profile", DYNAMICCL_SOURCE_DIR, profiles[p]);
+      CHECK(dccl_profile_load(path, &profile, error, sizeof(error)) == 0);
+      snprintf(path, sizeof(path), "%s/scenarios/workloads/%s.workload", DYNAMICCL_SOURCE_DIR, workloads[w]);
+      CHECK(dccl_workload_find(path, &workload, error, sizeof(error)) == 0);
+      CHECK(dccl_sim_init(&sim, &profile, NULL, 1, 2500, error, sizeof(error)) == 0);
+      dccl_emu_config config;
+      dccl_emu_config_defaults(&config);
+      config.plugin_path = plugin_path;
+      config.ranks = profile.n_ranks < 2 ? profile.n_ranks : 2;
+      config.calls = 2500;
+      config.oracle = 0;
+      config.check_default = 1;
+      dccl_emu_result r;
+      CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
+      CHECK_MSG(r.default_mismatches == 0 && r.rank_mismatches == 0 && r.failed_calls == 0, "%s on %s", workloads[w],
+                profiles[p]);
+      unload_scenario();
+    }
+}
+
+/* Reads a trace CSV: per collective kind, the durations in sequence order. */
+static int read_trace(const char* path, double durations[5][4096], int counts[5]) {
+  FILE* f = fopen(path, "r");
+  if (f == NULL) return -1;
+  char line[512];
+  memset(counts, 0, 5 * sizeof(int));
+  if (fgets(line, sizeof(line), f) == NULL) {
+    fclose(f);
+    return -1;
+  }
+  while (fgets(line, sizeof(line), f)) {
+    int rank, channels, measured;
+    unsigned long long seq, bytes, start, duration;
+    char coll[32], algo[32], proto[32];
+    if (sscanf(line, "%d,%llu,%31[^,],%llu,%31[^,],%31[^,],%d,%d,%llu,%llu", &rank, &seq, coll, &bytes, algo, proto,
+               &channels, &measured, &start, &duration) != 10) {
+      fclose(f);
+      return -1;
+    }
+    int c = dccl_coll_parse(coll);
+    if (c < 0 || seq != (unsigned long long)counts[c] || channels != measured || counts[c] >= 4096) {
+      fclose(f);
+      return -1;
+    }
+    durations[c][counts[c]++] = (double)duration / 1000.0;
+  }
+  fclose(f);
+  return 0;
+}
+
+static double trace_durations[5][4096];
+
+/* The trace every rank writes holds exactly the measured duration the emulated NCCL gave each call. */
+static void check_trace_against_call_log(int ranks) {
+  char path[300];
+  snprintf(path, sizeof(path), "%s/calls.csv", temp_dir);
+  FILE* f = fopen(path, "r");
+  CHECK(f != NULL);
+  if (f == NULL) return;
+  static double expected[5][4096];
+  int expected_counts[5] = {0};
+  char line[512];
+  CHECK(fgets(line, sizeof(line), f) != NULL);
+  while (fgets(line, sizeof(line), f)) {
+    char coll[32];
+    double measured;
+    unsigned long long call, bytes, chunk;
+    char algo[32], proto[32];
+    int channels;
+    double true_us;
+    if (sscanf(line, "%llu,%31[^,],%llu,%31[^,],%31[^,],%d,%llu,%lf,%lf", &call, coll, &bytes, algo, proto, &channels,
+               &chunk, &true_us, &measured) != 9)
+      continue;
+    int c = dccl_coll_parse(coll);
+    expected[c][expected_counts[c]++] = measured;
+  }
+  fclose(f);
+  for (int rank = 0; rank < ranks; rank++) {
+    int counts[5];
+    snprintf(path, sizeof(path), "%s/trace.%d.csv", temp_dir, rank);
+    CHECK_MSG(read_trace(path, trace_durations, counts) == 0, "rank %d trace unreadable", rank);
+    for (int c = 0; c < 5; c++) {
+      CHECK_EQ_INT(counts[c], expected_counts[c]);
+      if (rank != 0) continue; /* other ranks see the same calls with their own small jitter */
+      for (int i = 0; i < counts[c] && i < expected_counts[c]; i++)
+        CHECK_MSG(fabs(trace_durations[c][i] - expected[c][i]) <= 0.0011, "%s #%d: traced %.4f us, emulated %.4f us",
+                  dccl_coll_name(c), i, trace_durations[c][i], expected[c][i]);
+    }
+  }
+}
+
+static void run_with_trace(int processes) {
+  load_scenario("pcie-8gpu", sweep_text);
+  clear_environment();
+  char trace[300], calls[300], error[512];
+  snprintf(trace, sizeof(trace), "%s/trace.%%r.csv", temp_dir);
+  snprintf(calls, sizeof(calls), "%s/calls.csv", temp_dir);
+  setenv("DYNAMICCL_TRACE_FILE", trace, 1);
+  dccl_emu_config config;
+  dccl_emu_config_defaults(&config);
+  config.plugin_path = plugin_path;
+  config.ranks = 4;
+  config.processes = processes;
+  config.call_log = calls;
+  config.gpu_queue_depth = 64;
+  config.check_default = 1;
+  dccl_emu_result r;
+  CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
+  CHECK_EQ_INT((int)r.rank_mismatches, 0);
+  CHECK_EQ_INT((int)r.default_mismatches, 0);
+  check_trace_against_call_log(4);
+  clear_environment();
+  unload_scenario();
+}
+
+static void test_trace_matches_gpu_durations_threads(void) { run_with_trace(0); }
+static void test_trace_matches_gpu_durations_processes(void) { run_with_trace(1); }
+
+static void test_release_mapping(void) {
+  int tuner, profiler;
+  CHECK(dccl_nccl_release_abis("2.27", &tuner, &profiler) == 0 && tuner == 4 && profiler == 4);
+  CHECK(dccl_nccl_release_abis("2.28", &tuner, &profiler) == 0 && tuner == 5 && profiler == 5);
+  CHECK(dccl_nccl_release_abis("2.30", &tuner, &profiler) == 0 && tuner == 6 && profiler == 6);
+  CHECK(dccl_nccl_release_abis("2.21", &tuner, &profiler) == 0 && tuner == 2 && profiler == 0);
+  CHECK(dccl_nccl_release_abis("3.0", &tuner, &profiler) != 0);
+  dccl_loaded_plugin plugin;
+  char error[512];
+  CHECK(dccl_plugin_load(plugin_path, 5, 2, &plugin, error, sizeof(error)) == 0);
+  CHECK(plugin.tuner_version == 5 && plugin.profiler_version == 0); /* no v1-v3 profiler is exported */
+  dccl_plugin_unload(&plugin);
+  CHECK(dccl_plugin_load("/nonexistent.so", 6, 6, &plugin, error, sizeof(error)) != 0);
+}
+
+/* Ranks that disagree are detected: rank 1 gets another table than rank 0 (real NCCL would hang) and
+ * the emulator counts every call. */
+static char table_a[300], table_b[300];
+static void per_rank_table(int rank, void* argument) {
+  (void)argument;
+  setenv("DYNAMICCL_TABLE_FILE", rank == 1 ? table_b : table_a, 1);
+}
+
+static void test_disagreement_is_detected(void) {
+  load_scenario("nvlink-h100x8", "allreduce 1M x50\n");
+  clear_environment();
+  char error[512];
+  snprintf(table_a, sizeof(table_a), "%s/a.table", temp_dir);
+  snprintf(table_b, sizeof(table_b), "%s/b.table", temp_dir);
+  FILE* f = fopen(table_a, "w");
+  fputs("allreduce,0,-1,ring/simple\n", f);
+  fclose(f);
+  f = fopen(table_b, "w");
+  fputs("allreduce,0,-1,ring/ll128\n", f);
+  fclose(f);
+  setenv("DYNAMICCL_MODE", "fixed", 1);
+  dccl_emu_config config;
+  dccl_emu_config_defaults(&config);
+  config.plugin_path = plugin_path;
+  config.ranks = 3;
+  config.processes = 1;
+  dccl_emu_result r;
+  setenv("DYNAMICCL_TABLE_FILE", table_a, 1);
+  CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
+  CHECK_EQ_INT((int)r.rank_mismatches, 0);
+  config.rank_setup = per_rank_table;
+  CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
+  CHECK_EQ_INT((int)r.rank_mismatches, 50);
+  clear_environment();
+  unload_scenario();
+}
+
+int main(int argc, char** argv) {
+  (void)argc;
+  char self[1024];
+  snprintf(self, sizeof(self), "%s", argv[0]);
+  snprintf(plugin_path, sizeof(plugin_path), "%s/../libnccl-tuner-dynamiccl.so", dirname(self));
+  snprintf(temp_dir, sizeof(temp_dir), "/tmp/dccl-emu-XXXXXX");
+  if (mkdtemp(temp_dir) == NULL) return 1;
+  RUN(test_every_abi_combination);
+  RUN(test_default_policy_on_every_workload);
+  RUN(test_trace_matches_gpu_durations_threads);
+  RUN(test_trace_matches_gpu_durations_processes);
+  RUN(test_release_mapping);
+  RUN(test_disagreement_is_detected);
+  char command[128];
+  snprintf(command, sizeof(command), "rm -rf %s", temp_dir);
+  if (system(command) != 0) fprintf(stderr, "could not remove %s\n", temp_dir);
+  TEST_SUMMARY();
+}

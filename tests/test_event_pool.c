@@ -1,0 +1,238 @@
+/* tests/test_event_pool.c: profiler event assembly: one measurement per collective from its
+ * channel stamps, whatever the order of events and threads; stale, foreign and extra events are
+ * ignored; a pool that wraps abandons stuck records instead of corrupting live ones. */
+#include <pthread.h>
+
+#include "../core/types.h"
+#include "../plugin/event_pool.h"
+#include "test.h"
+
+static dccl_measurement_queue queue;
+static dccl_event_pool pool;
+
+static void setup(uint32_t capacity) {
+  dccl_queue_init(&queue, 1024);
+  dccl_event_pool_init(&pool, capacity, 7, 8, &queue);
+  dccl_event_pool_register(7, &pool);
+}
+static void teardown(void) {
+  dccl_event_pool_unregister(7);
+  dccl_event_pool_free(&pool);
+  dccl_queue_free(&queue);
+}
+
+static dccl_coll_event allreduce(uint64_t seq, int channels) {
+  dccl_coll_event e = {seq, "AllReduce", 1024, "ncclFloat32", (uint8_t)channels, "RING", "LL128"};
+  return e;
+}
+
+static void test_one_collective(void) {
+  setup(64);
+  dccl_coll_event e = allreduce(42, 3);
+  void* coll = dccl_event_coll_start(&pool, &e);
+  CHECK(coll != NULL);
+  dccl_event_stop(coll); /* NCCL stops the Coll event before the kernel runs */
+  uint64_t starts[3] = {1000, 1010, 990}, stops[3] = {5000, 5200, 5100};
+  void* ch[3];
+  for (int c = 0; c < 3; c++) ch[c] = dccl_event_channel_start(&pool, coll, starts[c]);
+  for (int c = 2; c >= 0; c--) {
+    dccl_event_channel_stop_time(ch[c], stops[c]);
+    dccl_event_stop(ch[c]);
+  }
+  dccl_measurement m;
+  CHECK(dccl_queue_pop(&queue, &m));
+  CHECK_EQ_INT((int)m.seq, 42);
+  CHECK_EQ_INT((int)m.bytes, 4096);
+  CHECK_EQ_INT((int)m.duration_ns, 5200 - 990);
+  CHECK_EQ_INT((int)m.gpu_start_ns, 990);
+  CHECK_EQ_INT(m.coll, DCCL_COLL_ALLREDUCE);
+  CHECK_EQ_INT(m.algo, DCCL_ALGO_RING);
+  CHECK_EQ_INT(m.proto, DCCL_PROTO_LL128);
+  CHECK_EQ_INT(m.channels, 3);
+  CHECK_EQ_INT(m.channels_measured, 3);
+  CHECK(!dccl_queue_pop(&queue, &m));
+  /* Events after completion (late duplicates) are ignored and counted. */
+  dccl_event_stop(ch[0]);
+  dccl_event_stop(coll);
+  CHECK(atomic_load(&pool.counters.stale_events) >= 2);
+  CHECK(!dccl_queue_pop(&queue, &m));
+  teardown();
+}
+
+static void test_allgather_bytes_count_all_ranks(void) {
+  setup(64);
+  dccl_coll_event e = {1, "AllGather", 100, "ncclBfloat16", 1, "RING", "SIMPLE"};
+  void* coll = dccl_event_coll_start(&pool, &e);
+  void* ch = dccl_event_channel_start(&pool, coll, 10);
+  dccl_event_channel_stop_time(ch, 20);
+  dccl_event_stop(ch);
+  dccl_event_stop(coll); /* here the Coll stop comes last */
+  dccl_measurement m;
+  CHECK(dccl_queue_pop(&queue, &m));
+  CHECK_EQ_INT((int)m.bytes, 100 * 2 * 8);
+  teardown();
+}
+
+static void test_unknown_and_foreign_events(void) {
+  setup(64);
+  dccl_coll_event bad = {1, "AlltoAll", 10, "ncclFloat32", 2, "RING", "SIMPLE"};
+  CHECK(dccl_event_coll_start(&pool, &bad) == NULL);
+  dccl_coll_event no_channels = allreduce(2, 0);
+  CHECK(dccl_event_coll_start(&pool, &no_channels) == NULL);
+  dccl_coll_event bad_type = {3, "AllReduce", 10, "float", 2, "RING", "SIMPLE"};
+  CHECK(dccl_event_coll_start(&pool, &bad_type) == NULL);
+  CHECK_EQ_INT((int)atomic_load(&pool.counters.unknown_events), 3);
+  /* Handles that are not ours must never be dereferenced. */
+  int local;
+  CHECK(dccl_event_channel_start(&pool, &local, 5) == NULL);
+  CHECK(dccl_event_channel_start(&pool, NULL, 5) == NULL);
+  dccl_event_stop((void*)(uintptr_t)0xDEADBEEF00000001ULL);
+  dccl_event_channel_stop_time((void*)(uintptr_t)0x1234, 99);
+  dccl_event_stop(NULL);
+  dccl_measurement m;
+  CHECK(!dccl_queue_pop(&queue, &m));
+  teardown();
+}
+
+static void test_unusable_stamps_dropped(void) {
+  setup(64);
+  dccl_coll_event e = allreduce(9, 1);
+  void* coll = dccl_event_coll_start(&pool, &e);
+  void* ch = dccl_event_channel_start(&pool, coll, 500);
+  dccl_event_channel_stop_time(ch, 400); /* stop before start */
+  dccl_event_stop(ch);
+  dccl_event_stop(coll);
+  dccl_measurement m;
+  CHECK(!dccl_queue_pop(&queue, &m));
+  CHECK_EQ_INT((int)atomic_load(&pool.counters.unusable), 1);
+  teardown();
+}
+
+/* Collectives whose kernels never report: after a full round the allocator abandons them; their late
+ * events are then stale, and fresh collectives keep being measured correctly. */
+static void test_wraparound_abandons_stuck_records(void) {
+  setup(4);
+  void* stuck[4];
+  for (int i = 0; i < 4; i++) {
+    dccl_coll_event e = allreduce((uint64_t)i, 1);
+    stuck[i] = dccl_event_coll_start(&pool, &e);
+    dccl_event_stop(stuck[i]);
+  }
+  /* The next round finds every record busy: untracked, and each record abandoned. */
+  for (int i = 0; i < 4; i++) {
+    dccl_coll_event e = allreduce(100 + (uint64_t)i, 1);
+    CHECK(dccl_event_coll_start(&pool, &e) == NULL);
+  }
+  CHECK_EQ_INT((int)atomic_load(&pool.counters.abandoned), 4);
+  /* The late kernel of an abandoned collective is ignored. */
+  CHECK(dccl_event_channel_start(&pool, stuck[0], 1) == NULL);
+  /* The round after, records are reused and measured. */
+  dccl_coll_event e = allreduce(200, 1);
+  void* coll = dccl_event_coll_start(&pool, &e);
+  CHECK(coll != NULL);
+  void* ch = dccl_event_channel_start(&pool, coll, 1000);
+  dccl_event_channel_stop_time(ch, 3000);
+  dccl_event_stop(ch);
+  dccl_event_stop(coll);
+  dccl_measurement m;
+  CHECK(dccl_queue_pop(&queue, &m));
+  CHECK_EQ_INT((int)m.seq, 200);
+  CHECK_EQ_INT((int)m.duration_ns, 2000);
+  teardown();
+}
+
+/* A host thread starts collectives while a proxy thread reports their channels, as in NCCL. */
+#define COLLECTIVES 20000
+typedef struct pipeline {
+  void* handles[COLLECTIVES];
+  _Atomic int published;
+  _Atomic int reported; /* collectives whose channels the proxy has reported */
+} pipeline;
+static pipeline line;
+
+static void* proxy(void* unused) {
+  (void)unused;
+  for (int i = 0; i < COLLECTIVES; i++) {
+    while (atomic_load_explicit(&line.published, memory_order_acquire) <= i) {
+    }
+    void* coll = line.handles[i];
+    if (coll == NULL) continue;
+    for (int c = 0; c < 4; c++) {
+      void* ch = dccl_event_channel_start(&pool, coll, (uint64_t)i * 10000 + (uint64_t)c);
+      dccl_event_channel_stop_time(ch, (uint64_t)i * 10000 + 5000 + (uint64_t)c);
+      dccl_event_stop(ch);
+    }
+    atomic_store_explicit(&line.reported, i + 1, memory_order_release);
+  }
+  return NULL;
+}
+
+static void test_host_and_proxy_threads(void) {
+  setup(256);
+  pthread_t thread;
+  pthread_create(&thread, NULL, proxy, NULL);
+  uint64_t measured = 0, wrong = 0;
+  dccl_measurement m;
+  for (int i = 0; i < COLLECTIVES; i++) {
+    /* The GPU queue bounds how far the host runs ahead (128 kernels here, below the pool's 256). */
+    while (i - atomic_load_explicit(&line.reported, memory_order_acquire) >= 128) {
+    }
+    dccl_coll_event e = allreduce((uint64_t)i, 4);
+    line.handles[i] = dccl_event_coll_start(&pool, &e);
+    dccl_event_stop(line.handles[i]);
+    atomic_store_explicit(&line.published, i + 1, memory_order_release);
+    while (dccl_queue_pop(&queue, &m)) {
+      measured++;
+      if (m.duration_ns != 5003 || m.channels_measured != 4) wrong++;
+    }
+  }
+  pthread_join(thread, NULL);
+  while (dccl_queue_pop(&queue, &m)) {
+    measured++;
+    if (m.duration_ns != 5003 || m.channels_measured != 4) wrong++;
+  }
+  CHECK_EQ_INT((int)wrong, 0);
+  /* Within the pool's reach every collective is measured, exactly once. */
+  CHECK_EQ_INT((int)measured, COLLECTIVES);
+  CHECK_EQ_INT((int)atomic_load(&pool.counters.pool_busy), 0);
+  teardown();
+}
+
+/* A host far ahead of its kernels: collectives are measured, abandoned or untracked, and the counters
+ * account for every one of them. */
+static void test_accounting_when_host_runs_ahead(void) {
+  setup(64);
+  atomic_store(&line.published, 0);
+  atomic_store(&line.reported, 0);
+  pthread_t thread;
+  pthread_create(&thread, NULL, proxy, NULL);
+  for (int i = 0; i < COLLECTIVES; i++) {
+    dccl_coll_event e = allreduce((uint64_t)i, 4);
+    line.handles[i] = dccl_event_coll_start(&pool, &e);
+    dccl_event_stop(line.handles[i]);
+    atomic_store_explicit(&line.published, i + 1, memory_order_release);
+  }
+  pthread_join(thread, NULL);
+  uint64_t measured = 0;
+  dccl_measurement m;
+  while (dccl_queue_pop(&queue, &m)) measured++;
+  dccl_event_counters* c = &pool.counters;
+  uint64_t accounted = measured + atomic_load(&c->pool_busy) + atomic_load(&c->abandoned) + atomic_load(&queue.dropped) +
+                       atomic_load(&c->unusable);
+  /* Records still busy at the end (never completed, never recycled) are the only remainder. */
+  CHECK_MSG(accounted <= COLLECTIVES && COLLECTIVES - accounted <= 64, "accounted %llu of %d",
+            (unsigned long long)accounted, COLLECTIVES);
+  CHECK(measured > 0);
+  teardown();
+}
+
+int main(void) {
+  RUN(test_one_collective);
+  RUN(test_allgather_bytes_count_all_ranks);
+  RUN(test_unknown_and_foreign_events);
+  RUN(test_unusable_stamps_dropped);
+  RUN(test_wraparound_abandons_stuck_records);
+  RUN(test_host_and_proxy_threads);
+  RUN(test_accounting_when_host_runs_ahead);
+  TEST_SUMMARY();
+}

@@ -1,0 +1,500 @@
+/* tests/test_plugin.c: the built plugin library through its exported ABI symbols only: exported
+ * symbols, default and fixed policies, rule pins, getChunkSize, tuner/profiler pairing, logging
+ * through NCCL's logger, and fail-open behaviour on bad input. */
+#include <dlfcn.h>
+#include <libgen.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <unistd.h>
+
+#include "../abi/nccl_profiler_abi.h"
+#include "../abi/nccl_tuner_abi.h"
+#include "test.h"
+
+static void* library;
+static const ncclTuner_v2_t* tuner2;
+static const ncclTuner_v3_t* tuner3;
+static const ncclTuner_v4_t* tuner4;
+static const ncclTuner_v5_t* tuner5;
+static const ncclTuner_v6_t* tuner6;
+static const ncclProfiler_v4_t* profiler4;
+static const ncclProfiler_v5_t* profiler5;
+static const ncclProfiler_v6_t* profiler6;
+
+/* ---- an NCCL-like logger that records lines ---- */
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char logged[1 << 16];
+static size_t logged_length;
+static int logged_warnings;
+static unsigned long logged_flags_union;
+
+static void logger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line, const char* fmt, ...) {
+  (void)file;
+  (void)line;
+  char message[2048];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(message, sizeof(message), fmt, args);
+  va_end(args);
+  pthread_mutex_lock(&log_lock);
+  if (level == NCCL_LOG_WARN) logged_warnings++;
+  logged_flags_union |= flags;
+  size_t n = strlen(message);
+  if (logged_length + n + 2 < sizeof(logged)) {
+    memcpy(logged + logged_length, message, n);
+    logged_length += n;
+    logged[logged_length++] = '\n';
+    logged[logged_length] = '\0';
+  }
+  pthread_mutex_unlock(&log_lock);
+}
+static void log_reset(void) {
+  pthread_mutex_lock(&log_lock);
+  logged_length = 0;
+  logged[0] = '\0';
+  logged_warnings = 0;
+  logged_flags_union = 0;
+  pthread_mutex_unlock(&log_lock);
+}
+static int count_occurrences(const char* needle) {
+  int n = 0;
+  for (const char* p = logged; (p = strstr(p, needle)) != NULL; p++) n++;
+  return n;
+}
+
+static void clear_environment(void) {
+  const char* names[] = {"DYNAMICCL_MODE", "DYNAMICCL_TABLE_FILE", "DYNAMICCL_RULES_FILE", "DYNAMICCL_PROFILE",
+                         "DYNAMICCL_TRACE_FILE", "DYNAMICCL_EPOCH_CALLS"};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) unsetenv(names[i]);
+}
+
+static char temp_dir[64];
+static void write_file(const char* name, const char* content, char* path, size_t size) {
+  snprintf(path, size, "%s/%s", temp_dir, name);
+  FILE* f = fopen(path, "w");
+  fputs(content, f);
+  fclose(f);
+}
+
+/* A cost table as NCCL builds it for AllReduce on 2 nodes: ring and tree with every protocol,
+ * NVLS-tree Simple; everything else ignored. */
+static void make_cost_table(float* cost) {
+  for (int i = 0; i < 21; i++) cost[i] = -1.0f;
+  cost[0 * 3 + 0] = 20.0f; /* tree/ll */
+  cost[0 * 3 + 1] = 25.0f;
+  cost[0 * 3 + 2] = 60.0f;
+  cost[1 * 3 + 0] = 30.0f; /* ring/ll */
+  cost[1 * 3 + 1] = 35.0f;
+  cost[1 * 3 + 2] = 90.0f;
+  cost[5 * 3 + 2] = 45.0f; /* nvls_tree/simple */
+}
+
+static void* init_v6(uint64_t comm_id, int n_ranks, int n_nodes) {
+  void* context = NULL;
+  ncclNvlDomainInfo_v5_t domains = {1, 8, 8};
+  ncclTunerConstants_v5_t constants;
+  memset(&constants, 0, sizeof(constants));
+  CHECK_EQ_INT(tuner6->init(&context, comm_id, (size_t)n_ranks, (size_t)n_nodes, logger, &domains, &constants), ncclSuccess);
+  return context;
+}
+
+static void test_exports_exactly_the_abi(void) {
+  CHECK(tuner2 && tuner3 && tuner4 && tuner5 && tuner6 && profiler4 && profiler5 && profiler6);
+  const char* hidden[] = {"dccl_tuner_decide", "dccl_registry_attach_tuner", "dccl_event_stop", "dccl_log_write",
+                          "ncclProfilerPlugin_v4", "ncclTunerPlugin_v7", "ncclProfiler_v3"};
+  for (size_t i = 0; i < sizeof(hidden) / sizeof(hidden[0]); i++)
+    CHECK_MSG(dlsym(library, hidden[i]) == NULL, "%s is exported", hidden[i]);
+  CHECK(strcmp(tuner6->name, "DynamICCL") == 0 && strcmp(profiler6->name, "DynamICCL") == 0);
+  CHECK(tuner6->getChunkSize != NULL);
+}
+
+static void test_default_mode_leaves_everything_untouched(void) {
+  clear_environment();
+  void* context = init_v6(1, 16, 2);
+  CHECK(context != NULL);
+  for (size_t bytes = 1; bytes < (1ULL << 34); bytes *= 3) {
+    float cost[21], original[21];
+    make_cost_table(cost);
+    memcpy(original, cost, sizeof(cost));
+    int channels = 0;
+    for (int coll = 0; coll < 5; coll++) {
+      CHECK_EQ_INT(tuner6->getCollInfo(context, (ncclFunc_t)coll, bytes, 1, (float**)cost, 7, 3, 0, &channels), ncclSuccess);
+      CHECK(memcmp(cost, original, sizeof(cost)) == 0);
+      CHECK_EQ_INT(channels, 0);
+    }
+  }
+  size_t chunk = 12345;
+  tuner6->getChunkSize(context, ncclFuncAllReduce, 1 << 20, 1, 2, 8, &chunk);
+  CHECK_EQ_INT((int)chunk, 12345);
+  CHECK_EQ_INT(tuner6->finalize(context), ncclSuccess);
+}
+
+static void test_fixed_mode_applies_table(void) {
+  clear_environment();
+  char path[256];
+  write_file("fixed.table",
+             "allreduce,0,65535,tree/ll128\n"
+             "allreduce,65536,-1,ring/simple/ch=8/chunk=256K\n"
+             "allreduce,1G,-1,nvls/simple\n", /* NVLS is ignored in this cost table */
+             path, sizeof(path));
+  setenv("DYNAMICCL_MODE", "fixed", 1);
+  setenv("DYNAMICCL_TABLE_FILE", path, 1);
+  setenv("DYNAMICCL_EPOCH_CALLS", "1", 1);
+  log_reset();
+  void* context = init_v6(2, 16, 2);
+  CHECK(strstr(logged, "fixed decision table") != NULL);
+  float cost[21], original[21];
+  int channels = 0;
+  make_cost_table(cost);
+  memcpy(original, cost, sizeof(cost));
+  tuner6->getCollInfo(context, ncclFuncAllReduce, 4096, 1, (float**)cost, 7, 3, 0, &channels);
+  CHECK(cost[0 * 3 + 1] == 0.0f);
+  for (int i = 0; i < 21; i++)
+    if (i != 1) CHECK(cost[i] == original[i]);
+  CHECK_EQ_INT(channels, 0);
+
+  make_cost_table(cost);
+  channels = 0;
+  tuner6->getCollInfo(context, ncclFuncAllReduce, 1 << 20, 1, (float**)cost, 7, 3, 0, &channels);
+  CHECK(cost[1 * 3 + 2] == 0.0f);
+  CHECK_EQ_INT(channels, 8);
+  size_t chunk = 2 << 20;
+  tuner6->getChunkSize(context, ncclFuncAllReduce, 1 << 20, 1, 2, 8, &chunk);
+  CHECK_EQ_INT((int)chunk, 256 * 1024);
+  chunk = 2 << 20; /* NCCL chose something else: leave its chunk alone */
+  tuner6->getChunkSize(context, ncclFuncAllReduce, 1 << 20, 0, 2, 8, &chunk);
+  CHECK_EQ_INT((int)chunk, 2 << 20);
+
+  /* An action the cost table ignores: NCCL's choice stays, reported once. */
+  log_reset();
+  for (int i = 0; i < 3; i++) {
+    make_cost_table(cost);
+    memcpy(original, cost, sizeof(cost));
+    channels = 0;
+    tuner6->getCollInfo(context, ncclFuncAllReduce, 2ULL << 30, 1, (float**)cost, 7, 3, 0, &channels);
+    CHECK(memcmp(cost, original, sizeof(cost)) == 0);
+    CHECK_EQ_INT(channels, 0);
+  }
+  CHECK_EQ_INT(count_occurrences("cannot run allreduce"), 1);
+  tuner6->finalize(context);
+  clear_environment();
+}
+
+static void test_rule_pins_override_policy(void) {
+  clear_environment();
+  char table[256], rules[256];
+  write_file("pin.table", "allreduce,0,-1,tree/ll\n", table, sizeof(table));
+  write_file("pins.csv",
+             "# NVLS first: ignored in this cost table, so the next matching pin applies\n"
+             "allreduce,0,-1,nvls,simple,-1,-1,-1\n"
+             "allreduce,1024,8191,ring,ll128,4,2,16\n"
+             "allreduce,0,-1,ring,simple,2,4,-1\n", /* other node count: never applies here */
+             rules, sizeof(rules));
+  setenv("DYNAMICCL_MODE", "fixed", 1);
+  setenv("DYNAMICCL_TABLE_FILE", table, 1);
+  setenv("DYNAMICCL_RULES_FILE", rules, 1);
+  setenv("DYNAMICCL_EPOCH_CALLS", "1", 1);
+  log_reset();
+  void* context = init_v6(3, 16, 2);
+  CHECK(strstr(logged, "2 of 3 apply") != NULL);
+  float cost[21];
+  int channels = 0;
+  make_cost_table(cost);
+  tuner6->getCollInfo(context, ncclFuncAllReduce, 4096, 1, (float**)cost, 7, 3, 0, &channels);
+  CHECK(cost[1 * 3 + 1] == 0.0f); /* pinned ring/ll128 */
+  CHECK(cost[0 * 3 + 0] == 20.0f); /* the table's tree/ll was overridden */
+  CHECK_EQ_INT(channels, 4);
+  make_cost_table(cost);
+  channels = 0;
+  tuner6->getCollInfo(context, ncclFuncAllReduce, 1 << 20, 1, (float**)cost, 7, 3, 0, &channels);
+  CHECK(cost[0 * 3 + 0] == 0.0f); /* no pin matches: the table decides */
+  tuner6->finalize(context);
+  clear_environment();
+}
+
+static void test_v2_answers_directly(void) {
+  clear_environment();
+  char table[256];
+  write_file("v2.table", "allreduce,0,-1,ring/ll128/ch=4\nallgather,0,-1,nvls/simple\n", table, sizeof(table));
+  setenv("DYNAMICCL_MODE", "fixed", 1);
+  setenv("DYNAMICCL_TABLE_FILE", table, 1);
+  setenv("DYNAMICCL_EPOCH_CALLS", "1", 1);
+  void* context = NULL;
+  CHECK_EQ_INT(tuner2->init(8, 1, logger, &context), ncclSuccess);
+  int algorithm = -1, protocol = -1, channels = 0;
+  tuner2->getCollInfo(context, ncclFuncAllReduce, 1 << 20, 0, 1, 1, &algorithm, &protocol, &channels);
+  CHECK(algorithm == 1 && protocol == 1 && channels == 4);
+  algorithm = protocol = -1;
+  channels = 0;
+  /* NVLS without NVLS support: leave NCCL's choice. */
+  tuner2->getCollInfo(context, ncclFuncAllGather, 1 << 20, 0, 0, 1, &algorithm, &protocol, &channels);
+  CHECK(algorithm == -1 && protocol == -1 && channels == 0);
+  tuner2->getCollInfo(context, ncclFuncAllReduce, 1 << 20, 0, 1, 1, NULL, NULL, NULL); /* no crash */
+  CHECK_EQ_INT(tuner2->destroy(context), ncclSuccess);
+  clear_environment();
+}
+
+/* Bad input of every kind: NCCL's choice kept, success returned, one message per kind. */
+static void test_bad_input_fails_open(void) {
+  clear_environment();
+  char table[256];
+  write_file("any.table", "allreduce,0,-1,ring/simple\nallgather,0,-1,ring/simple\n", table, sizeof(table));
+  setenv("DYNAMICCL_MODE", "fixed", 1);
+  setenv("DYNAMICCL_TABLE_FILE", table, 1);
+  setenv("DYNAMICCL_EPOCH_CALLS", "1", 1);
+  log_reset();
+  void* context = init_v6(4, 16, 2);
+  float cost[21], original[21];
+  int channels = 0;
+  for (int repeat = 0; repeat < 3; repeat++) {
+    /* NaN where our action is */
+    make_cost_table(cost);
+    cost[1 * 3 + 2] = NAN;
+    memcpy(original, cost, sizeof(cost));
+    CHECK_EQ_INT(tuner6->getCollInfo(context, ncclFuncAllReduce, 1 << 20, 1, (float**)cost, 7, 3, 0, &channels), ncclSuccess);
+    CHECK(isnan(cost[1 * 3 + 2]) && cost[0] == original[0] && channels == 0);
+    /* every entry ignored */
+    for (int i = 0; i < 21; i++) cost[i] = -1.0f;
+    CHECK_EQ_INT(tuner6->getCollInfo(context, ncclFuncAllGather, 1 << 20, 1, (float**)cost, 7, 3, 0, &channels), ncclSuccess);
+    for (int i = 0; i < 21; i++) CHECK(cost[i] == -1.0f);
+    /* collectives NCCL does not tune through getCollInfo */
+    make_cost_table(cost);
+    memcpy(original, cost, sizeof(cost));
+    CHECK_EQ_INT(tuner6->getCollInfo(context, (ncclFunc_t)7, 1024, 1, (float**)cost, 7, 3, 0, &channels), ncclSuccess);
+    CHECK_EQ_INT(tuner6->getCollInfo(context, (ncclFunc_t)-3, 1024, 1, (float**)cost, 7, 3, 0, &channels), ncclSuccess);
+    CHECK(memcmp(cost, original, sizeof(cost)) == 0);
+    /* missing or absurd table arguments */
+    CHECK_EQ_INT(tuner6->getCollInfo(context, ncclFuncAllReduce, 1024, 1, NULL, 7, 3, 0, &channels), ncclSuccess);
+    CHECK_EQ_INT(tuner6->getCollInfo(context, ncclFuncAllReduce, 1024, 1, (float**)cost, 7, 3, 0, NULL), ncclSuccess);
+    CHECK_EQ_INT(tuner6->getCollInfo(context, ncclFuncAllReduce, 1024, 1, (float**)cost, 0, 3, 0, &channels), ncclSuccess);
+    CHECK_EQ_INT(tuner6->getCollInfo(context, ncclFuncAllReduce, 1024, 1, (float**)cost, 7, -1, 0, &channels), ncclSuccess);
+    /* smaller tables than NCCL's: our ring/simple entry (1,2) lies outside a 1 x 3 table */
+    float small[3] = {5.0f, 6.0f, 7.0f};
+    CHECK_EQ_INT(tuner6->getCollInfo(context, ncclFuncAllReduce, 1024, 1, (float**)small, 1, 3, 0, &channels), ncclSuccess);
+    CHECK(small[0] == 5.0f && small[1] == 6.0f && small[2] == 7.0f);
+    /* sizes at the extremes */
+    make_cost_table(cost);
+    CHECK_EQ_INT(tuner6->getCollInfo(context, ncclFuncAllReduce, 0, 1, (float**)cost, 7, 3, 0, &channels), ncclSuccess);
+    make_cost_table(cost);
+    CHECK_EQ_INT(tuner6->getCollInfo(context, ncclFuncAllReduce, SIZE_MAX, 0, (float**)cost, 7, 3, 1, &channels), ncclSuccess);
+    CHECK(cost[1 * 3 + 2] == 0.0f);
+    size_t chunk = 77;
+    CHECK_EQ_INT(tuner6->getChunkSize(context, (ncclFunc_t)9, 10, 1, 2, 1, &chunk), ncclSuccess);
+    CHECK_EQ_INT(tuner6->getChunkSize(context, ncclFuncAllReduce, 10, 1, 2, 1, NULL), ncclSuccess);
+    CHECK_EQ_INT((int)chunk, 77);
+  }
+  /* Each kind of problem is reported once, as a warning. */
+  CHECK_EQ_INT(count_occurrences("NaN entr"), 1);
+  CHECK_EQ_INT(count_occurrences("has no usable entry"), 1);
+  CHECK_EQ_INT(count_occurrences("does not tune"), 1);
+  CHECK_EQ_INT(count_occurrences("unusable cost table"), 1);
+  CHECK(logged_warnings >= 4);
+  tuner6->finalize(context);
+  /* NULL contexts (a failed init) are harmless everywhere. */
+  float untouched[21];
+  make_cost_table(untouched);
+  CHECK_EQ_INT(tuner6->getCollInfo(NULL, ncclFuncAllReduce, 1, 1, (float**)untouched, 7, 3, 0, &channels), ncclSuccess);
+  CHECK_EQ_INT(tuner6->finalize(NULL), ncclSuccess);
+  CHECK_EQ_INT(profiler6->finalize(NULL), ncclSuccess);
+  clear_environment();
+}
+
+static void test_unreadable_or_corrupt_table_falls_back(void) {
+  clear_environment();
+  char garbage[256];
+  write_file("garbage.table", "\x7f" "ELF\x01\x02\x03 not a table at all\nallreduce,,,\n", garbage, sizeof(garbage));
+  const char* tables[] = {"/nonexistent/table", garbage};
+  for (int t = 0; t < 2; t++) {
+    setenv("DYNAMICCL_MODE", "fixed", 1);
+    setenv("DYNAMICCL_TABLE_FILE", tables[t], 1);
+    log_reset();
+    void* context = init_v6(5, 16, 2);
+    CHECK(context != NULL);
+    CHECK(logged_warnings > 0);
+    float cost[21], original[21];
+    int channels = 0;
+    make_cost_table(cost);
+    memcpy(original, cost, sizeof(cost));
+    tuner6->getCollInfo(context, ncclFuncAllReduce, 4096, 1, (float**)cost, 7, 3, 0, &channels);
+    CHECK(memcmp(cost, original, sizeof(cost)) == 0);
+    tuner6->finalize(context);
+  }
+  clear_environment();
+}
+
+static void test_logging_goes_through_nccls_logger(void) {
+  clear_environment();
+  setenv("DYNAMICCL_MODE", "nonsense", 1);
+  log_reset();
+  void* context = init_v6(6, 8, 1);
+  tuner6->finalize(context);
+  CHECK(strstr(logged, "DynamICCL: DYNAMICCL_MODE='nonsense'") != NULL);
+  CHECK(strstr(logged, "DynamICCL: tuner v6 attached") != NULL);
+  CHECK((logged_flags_union & NCCL_TUNING) != 0);
+  clear_environment();
+}
+
+/* ---- pairing ---- */
+typedef struct pairing_job {
+  int rank;
+  int tuner_version;
+  uint64_t comm_id;
+  char trace[256];
+} pairing_job;
+
+static void* rank_init_and_trace(void* argument) {
+  pairing_job* job = argument;
+  void *profiler_context = NULL, *tuner_context = NULL;
+  int mask = 0;
+  profiler6->init(&profiler_context, job->comm_id, &mask, "test", 2, 16, job->rank, logger);
+  if (job->tuner_version == 4) tuner4->init(16, 2, logger, &tuner_context);
+  else tuner_context = init_v6(job->comm_id, 16, 2);
+  /* One collective through both halves. */
+  float cost[21];
+  int channels = 0;
+  make_cost_table(cost);
+  tuner6->getCollInfo(tuner_context, ncclFuncAllReduce, 4096, 1, (float**)cost, 7, 3, 0, &channels);
+  ncclProfilerEventDescr_v6_t d;
+  memset(&d, 0, sizeof(d));
+  d.type = ncclProfileColl;
+  d.coll.seqNumber = 0;
+  d.coll.func = "AllReduce";
+  d.coll.count = 1024;
+  d.coll.datatype = "ncclFloat32";
+  d.coll.nChannels = 1;
+  d.coll.algo = "TREE";
+  d.coll.proto = "LL";
+  void* coll = NULL;
+  profiler6->startEvent(profiler_context, &coll, &d);
+  profiler6->stopEvent(coll);
+  memset(&d, 0, sizeof(d));
+  d.type = ncclProfileKernelCh;
+  d.parentObj = coll;
+  d.kernelCh.pTimer = 1000;
+  void* channel = NULL;
+  profiler6->startEvent(profiler_context, &channel, &d);
+  ncclProfilerEventStateArgs_v6_t args;
+  args.kernelCh.pTimer = 1000 + 1000 * (uint64_t)(job->rank + 1);
+  profiler6->recordEventState(channel, NCCL_PROFILER_KERNEL_CH_STOP, &args);
+  profiler6->stopEvent(channel);
+  if (job->tuner_version == 4) tuner4->destroy(tuner_context);
+  else tuner6->finalize(tuner_context);
+  profiler6->finalize(profiler_context);
+  return NULL;
+}
+
+static void test_pairing_by_init_thread(void) {
+  clear_environment();
+  char pattern[256];
+  snprintf(pattern, sizeof(pattern), "%s/trace.%%r.csv", temp_dir);
+  setenv("DYNAMICCL_TRACE_FILE", pattern, 1);
+  /* Two ranks of one communicator in one process (same commId), tuner v6 and v4, concurrently. */
+  for (int version = 4; version <= 6; version += 2) {
+    log_reset();
+    pairing_job jobs[2] = {{0, version, 77, ""}, {1, version, 77, ""}};
+    pthread_t threads[2];
+    for (int r = 0; r < 2; r++) pthread_create(&threads[r], NULL, rank_init_and_trace, &jobs[r]);
+    for (int r = 0; r < 2; r++) pthread_join(threads[r], NULL);
+    CHECK_EQ_INT(count_occurrences("(same init thread)"), 2);
+    CHECK(strstr(logged, "rank 0 (same init thread)") != NULL && strstr(logged, "rank 1 (same init thread)") != NULL);
+    for (int r = 0; r < 2; r++) {
+      char path[300], error[256];
+      snprintf(path, sizeof(path), "%s/trace.%d.csv", temp_dir, r);
+      FILE* f = fopen(path, "r");
+      CHECK_MSG(f != NULL, "%s missing", path);
+      if (f == NULL) continue;
+      char line[512];
+      int lines = 0, duration_ok = 0;
+      while (fgets(line, sizeof(line), f)) {
+        lines++;
+        char expected[64];
+        snprintf(expected, sizeof(expected), ",%d\n", 1000 * (r + 1));
+        if (strstr(line, "allreduce,4096,tree,ll,1,1,1000") != NULL && strstr(line, expected) != NULL) duration_ok = 1;
+      }
+      fclose(f);
+      (void)error;
+      CHECK_EQ_INT(lines, 2);
+      CHECK_MSG(duration_ok, "rank %d's trace lacks its own measurement", r);
+    }
+  }
+  clear_environment();
+}
+
+typedef struct tuner_init_job {
+  uint64_t comm_id;
+  void* context;
+} tuner_init_job;
+
+static void* tuner_init_thread(void* argument) {
+  tuner_init_job* job = argument;
+  job->context = init_v6(job->comm_id, 8, 1);
+  return NULL;
+}
+
+/* A tuner initialised on a thread without a pending profiler context pairs by commId only when exactly
+ * one unpaired profiler context has it; with two candidates it runs without measurements. */
+static void test_pairing_by_comm_id_or_none(void) {
+  clear_environment();
+  void *p0 = NULL, *p1 = NULL, *p2 = NULL;
+  int mask = 0;
+  profiler6->init(&p0, 88, &mask, "a", 1, 8, 0, logger);
+  profiler6->init(&p1, 88, &mask, "b", 1, 8, 1, logger);
+  profiler6->init(&p2, 99, &mask, "c", 1, 8, 5, logger);
+  pthread_t thread;
+  tuner_init_job ambiguous = {88, NULL}, unique = {99, NULL};
+  log_reset();
+  pthread_create(&thread, NULL, tuner_init_thread, &ambiguous);
+  pthread_join(thread, NULL);
+  CHECK(strstr(logged, "no profiler context to pair with") != NULL);
+  log_reset();
+  pthread_create(&thread, NULL, tuner_init_thread, &unique);
+  pthread_join(thread, NULL);
+  CHECK(strstr(logged, "paired with profiler context of rank 5 (commId)") != NULL);
+  tuner6->finalize(ambiguous.context);
+  tuner6->finalize(unique.context);
+  profiler6->finalize(p0);
+  profiler6->finalize(p1);
+  profiler6->finalize(p2);
+  clear_environment();
+}
+
+int main(int argc, char** argv) {
+  (void)argc;
+  char self[1024];
+  snprintf(self, sizeof(self), "%s", argv[0]);
+  char path[1100];
+  snprintf(path, sizeof(path), "%s/../libnccl-tuner-dynamiccl.so", dirname(self));
+  library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (library == NULL) {
+    fprintf(stderr, "cannot load %s: %s\n", path, dlerror());
+    printf("0 passed, 1 failed\n");
+    return 1;
+  }
+  tuner2 = dlsym(library, "ncclTunerPlugin_v2");
+  tuner3 = dlsym(library, "ncclTunerPlugin_v3");
+  tuner4 = dlsym(library, "ncclTunerPlugin_v4");
+  tuner5 = dlsym(library, "ncclTunerPlugin_v5");
+  tuner6 = dlsym(library, "ncclTunerPlugin_v6");
+  profiler4 = dlsym(library, "ncclProfiler_v4");
+  profiler5 = dlsym(library, "ncclProfiler_v5");
+  profiler6 = dlsym(library, "ncclProfiler_v6");
+  snprintf(temp_dir, sizeof(temp_dir), "/tmp/dccl-plugin-XXXXXX");
+  if (mkdtemp(temp_dir) == NULL) return 1;
+
+  RUN(test_exports_exactly_the_abi);
+  RUN(test_default_mode_leaves_everything_untouched);
+  RUN(test_fixed_mode_applies_table);
+  RUN(test_rule_pins_override_policy);
+  RUN(test_v2_answers_directly);
+  RUN(test_bad_input_fails_open);
+  RUN(test_unreadable_or_corrupt_table_falls_back);
+  RUN(test_logging_goes_through_nccls_logger);
+  RUN(test_pairing_by_init_thread);
+  RUN(test_pairing_by_comm_id_or_none);
+  dlclose(library);
+  char command[128];
+  snprintf(command, sizeof(command), "rm -rf %s", temp_dir);
+  if (system(command) != 0) fprintf(stderr, "could not remove %s\n", temp_dir);
+  TEST_SUMMARY();
+}

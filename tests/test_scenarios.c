@@ -1,0 +1,179 @@
+/* tests/test_scenarios.c: the scenario file formats (profiles, workloads, conditions): every shipped
+ * file parses; mistakes are rejected with file and line; schedules expand as documented. */
+#include <dirent.h>
+
+#include "../sim/sim.h"
+#include "test.h"
+
+static int ends_with(const char* s, const char* suffix) {
+  size_t a = strlen(s), b = strlen(suffix);
+  return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+static void test_every_shipped_scenario_parses(void) {
+  const char* kinds[] = {"profiles", "workloads", "conditions"};
+  int files = 0;
+  for (int k = 0; k < 3; k++) {
+    char dir_path[512];
+    snprintf(dir_path, sizeof(dir_path), "%s/scenarios/%s", DYNAMICCL_SOURCE_DIR, kinds[k]);
+    DIR* dir = opendir(dir_path);
+    CHECK_MSG(dir != NULL, "%s", dir_path);
+    if (dir == NULL) continue;
+    struct dirent* entry;
+    while ((entry = readdir(dir)) != NULL) {
+      if (entry->d_name[0] == '.') continue;
+      char path[1024], error[512];
+      snprintf(path, sizeof(path), "%s/%s", dir_path, entry->d_name);
+      int rc = -1;
+      if (k == 0 && ends_with(entry->d_name, ".profile")) {
+        dccl_profile p;
+        rc = dccl_profile_load(path, &p, error, sizeof(error));
+        if (rc == 0) {
+          char expected[128];
+          snprintf(expected, sizeof(expected), "%s.profile", p.name);
+          CHECK_MSG(strcmp(expected, entry->d_name) == 0, "%s: name '%s' differs from the file name", path, p.name);
+        }
+      } else if (k == 1 && ends_with(entry->d_name, ".workload")) {
+        dccl_workload w;
+        rc = dccl_workload_find(path, &w, error, sizeof(error));
+        if (rc == 0) dccl_workload_free(&w);
+      } else if (k == 2 && ends_with(entry->d_name, ".conditions")) {
+        dccl_schedule s;
+        rc = dccl_schedule_find(path, &s, error, sizeof(error));
+      } else {
+        CHECK_MSG(0, "unexpected file %s", path);
+        continue;
+      }
+      CHECK_MSG(rc == 0, "%s: %s", path, error);
+      files++;
+    }
+    closedir(dir);
+  }
+  CHECK(files >= 12);
+}
+
+static void test_profile_errors(void) {
+  char error[512];
+  dccl_profile p;
+  const char* base = "name = x\nnodes = 1\nranks_per_node = 2\ncompute_capability = 90\nchannels = 2\n"
+                     "graph.ring.channels = 2\ntruth.intra.link_bw = 10\ntruth.intra.channel_bw.ll = 1\n"
+                     "truth.intra.channel_bw.ll128 = 1\ntruth.intra.channel_bw.simple = 1\n";
+  CHECK(dccl_profile_parse(base, "p", &p, error, sizeof(error)) == 0);
+  CHECK_EQ_INT(p.n_ranks, 2);
+  char text[2048];
+  snprintf(text, sizeof(text), "%sgraph.ring.bandwidth = 4\n", base);
+  CHECK(dccl_profile_parse(text, "p", &p, error, sizeof(error)) != 0);
+  CHECK_MSG(strstr(error, "p:11: unknown key 'graph.ring.bandwidth'") != NULL, "%s", error);
+  snprintf(text, sizeof(text), "%snodes = zero\n", base);
+  CHECK(dccl_profile_parse(text, "p", &p, error, sizeof(error)) != 0 && strstr(error, "p:11: nodes") != NULL);
+  snprintf(text, sizeof(text), "%sgraph.ring.type_intra = WIRE\n", base);
+  CHECK(dccl_profile_parse(text, "p", &p, error, sizeof(error)) != 0 && strstr(error, "path type") != NULL);
+  snprintf(text, sizeof(text), "%snoise.sigma = 7\n", base);
+  CHECK(dccl_profile_parse(text, "p", &p, error, sizeof(error)) != 0);
+  snprintf(text, sizeof(text), "%sjust some words\n", base);
+  CHECK(dccl_profile_parse(text, "p", &p, error, sizeof(error)) != 0 && strstr(error, "key = value") != NULL);
+  CHECK(dccl_profile_parse("name = y\nnodes = 2\n", "q", &p, error, sizeof(error)) != 0);
+  CHECK(strstr(error, "required key") != NULL);
+  /* Two nodes need network truth parameters. */
+  snprintf(text, sizeof(text), "%snodes = 2\n", base);
+  CHECK(dccl_profile_parse(text, "p", &p, error, sizeof(error)) != 0 && strstr(error, "truth.net.link_bw") != NULL);
+}
+
+static void test_workloads(void) {
+  char error[512];
+  dccl_workload w;
+  const char* text = "name = w\nallreduce 1K x3 gap=10us pipeops=2\nsweep allgather 1K 8K x2 gap=1ms regbuff=1\nrepeat 4\n";
+  CHECK(dccl_workload_parse(text, "w", &w, error, sizeof(error)) == 0);
+  CHECK_EQ_INT(w.n_ops, 5);
+  CHECK_EQ_INT((int)w.calls_per_iteration, 3 + 4 * 2);
+  CHECK_EQ_INT((int)dccl_workload_total_calls(&w), 44);
+  dccl_workload_cursor cursor;
+  dccl_workload_start(&cursor, &w, 0);
+  dccl_call call;
+  int n = 0;
+  while (dccl_workload_next(&cursor, &call)) {
+    CHECK_EQ_INT((int)call.index, n);
+    int in_iteration = n % 11;
+    if (in_iteration < 3) {
+      CHECK(call.coll == DCCL_COLL_ALLREDUCE && call.bytes == 1024 && call.pipe_ops == 2 && call.gap_us == 10);
+    } else {
+      CHECK(call.coll == DCCL_COLL_ALLGATHER && call.reg_buff == 1 && call.gap_us == 1000);
+      CHECK_EQ_INT((int)call.bytes, 1024 << ((in_iteration - 3) / 2));
+    }
+    n++;
+  }
+  CHECK_EQ_INT(n, 44);
+  dccl_workload_start(&cursor, &w, 7);
+  n = 0;
+  while (dccl_workload_next(&cursor, &call)) n++;
+  CHECK_EQ_INT(n, 7);
+  dccl_workload_free(&w);
+
+  const char* bad[] = {"allreduce\n", "allreduce 1K x0\n", "allreduce 1K gap=soon\n", "frobnicate 1K\n",
+                       "sweep allgather 8K 1K\n", "repeat 0\n", "allreduce 1K colour=red\n", "# nothing\n"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    CHECK_MSG(dccl_workload_parse(bad[i], "bad", &w, error, sizeof(error)) != 0, "accepted: %s", bad[i]);
+    CHECK(strstr(error, "bad") != NULL);
+  }
+}
+
+static void test_schedules(void) {
+  char error[512];
+  dccl_schedule s;
+  const char* text = "name = mix\ncongestion step at=100 level=0.5 until=200\ncongestion step at=150 level=0.8\n"
+                     "interference ramp from=0 to=40 start=0 end=1 steps=4\n";
+  CHECK(dccl_schedule_parse(text, "s", &s, error, sizeof(error)) == 0);
+  CHECK(strcmp(s.name, "mix") == 0);
+  CHECK(dccl_schedule_build(&s, 1, 1000) == 0);
+  dccl_conditions c;
+  size_t hint = 0;
+  dccl_schedule_at(&s, 0, &hint, &c);
+  CHECK(c.congestion == 0 && fabs(c.interference - 0.125) < 1e-12);
+  dccl_schedule_at(&s, 35, &hint, &c);
+  CHECK(fabs(c.interference - 0.875) < 1e-12);
+  dccl_schedule_at(&s, 50, &hint, &c);
+  CHECK(c.interference == 0 && c.congestion == 0);
+  dccl_schedule_at(&s, 120, &hint, &c);
+  CHECK(c.congestion == 0.5);
+  dccl_schedule_at(&s, 160, &hint, &c);
+  CHECK(c.congestion == 0.8); /* overlapping events combine by maximum */
+  dccl_schedule_at(&s, 999, &hint, &c);
+  CHECK(c.congestion == 0.8);
+  dccl_schedule_at(&s, 120, NULL, &c); /* random access */
+  CHECK(c.congestion == 0.5);
+  dccl_schedule_free(&s);
+
+  /* On/off episodes: duty cycle close to on / (on + off), reproducible per seed. */
+  CHECK(dccl_schedule_parse("congestion onoff level=0.7 on=200 off=600\n", "o", &s, error, sizeof(error)) == 0);
+  CHECK(dccl_schedule_build(&s, 42, 2000000) == 0);
+  uint64_t on = 0;
+  hint = 0;
+  for (uint64_t call = 0; call < 2000000; call += 10) {
+    dccl_schedule_at(&s, call, &hint, &c);
+    on += c.congestion > 0;
+  }
+  double duty = on / 200000.0;
+  CHECK_MSG(fabs(duty - 0.25) < 0.03, "duty cycle %.3f", duty);
+  size_t segments = s.n_segments;
+  CHECK(segments > 100);
+  CHECK(dccl_schedule_build(&s, 42, 2000000) == 0 && s.n_segments == segments);
+  CHECK(dccl_schedule_build(&s, 43, 2000000) == 0 && s.n_segments != segments);
+  dccl_schedule_free(&s);
+
+  const char* bad[] = {"congestion\n", "traffic step at=1 level=1\n", "congestion step level=0.5\n",
+                       "congestion step at=5 level=1.5\n", "congestion ramp from=10 to=5 start=0 end=1\n",
+                       "congestion onoff level=0.5 on=0 off=10\n", "congestion step at=5 level=0.5 colour=3\n",
+                       "congestion wobble level=0.3\n"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    CHECK_MSG(dccl_schedule_parse(bad[i], "bad", &s, error, sizeof(error)) != 0, "accepted: %s", bad[i]);
+    CHECK(strstr(error, "bad:1:") != NULL);
+  }
+}
+
+int main(void) {
+  RUN(test_every_shipped_scenario_parses);
+  RUN(test_profile_errors);
+  RUN(test_workloads);
+  RUN(test_schedules);
+  TEST_SUMMARY();
+}

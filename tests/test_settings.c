@@ -1,0 +1,105 @@
+/* tests/test_settings.c: environment parsing with defaults and reported bad values; the README's
+ * settings table lists exactly the variables the code documents. */
+#include "../core/settings.h"
+#include "../core/text_file.h"
+#include "test.h"
+
+static void clear_environment(void) {
+  for (const dccl_setting_doc* d = dccl_setting_docs; d->name != NULL; d++) unsetenv(d->name);
+}
+
+static void test_defaults(void) {
+  clear_environment();
+  dccl_settings s;
+  dccl_settings_load(&s, NULL);
+  CHECK_EQ_INT(s.mode, DCCL_MODE_DEFAULT);
+  CHECK_EQ_INT(s.profile, DCCL_PROFILE_AUTO);
+  CHECK_EQ_INT((int)s.queue_capacity, 4096);
+  CHECK_EQ_INT((int)s.event_pool, 1024);
+  CHECK_EQ_INT((int)s.epoch_calls, 64);
+  CHECK(s.table_file[0] == '\0' && s.rules_file[0] == '\0' && s.trace_file[0] == '\0');
+}
+
+static void test_values_and_rounding(void) {
+  clear_environment();
+  setenv("DYNAMICCL_MODE", "FIXED", 1);
+  setenv("DYNAMICCL_TABLE_FILE", "/tmp/t.table", 1);
+  setenv("DYNAMICCL_PROFILE", "off", 1);
+  setenv("DYNAMICCL_QUEUE_CAPACITY", "1000", 1);
+  setenv("DYNAMICCL_EPOCH_CALLS", "100", 1);
+  dccl_settings s;
+  dccl_settings_load(&s, NULL);
+  CHECK_EQ_INT(s.mode, DCCL_MODE_FIXED);
+  CHECK(strcmp(s.table_file, "/tmp/t.table") == 0);
+  CHECK_EQ_INT(s.profile, DCCL_PROFILE_OFF);
+  CHECK_EQ_INT((int)s.queue_capacity, 1024); /* rounded up to a power of two */
+  CHECK_EQ_INT((int)s.epoch_calls, 128);
+  clear_environment();
+}
+
+static void test_bad_values_reported_and_defaulted(void) {
+  clear_environment();
+  setenv("DYNAMICCL_MODE", "turbo", 1);
+  setenv("DYNAMICCL_PROFILE", "maybe", 1);
+  setenv("DYNAMICCL_QUEUE_CAPACITY", "12abc", 1);
+  setenv("DYNAMICCL_EPOCH_CALLS", "0", 1);
+  setenv("DYNAMICCL_EVENT_POOL", "99999999", 1);
+  test_log_reset();
+  dccl_log_set_sink(test_log_capture);
+  dccl_settings s;
+  dccl_settings_load(&s, NULL);
+  dccl_log_set_sink(NULL);
+  CHECK_EQ_INT(s.mode, DCCL_MODE_DEFAULT);
+  CHECK_EQ_INT(s.profile, DCCL_PROFILE_AUTO);
+  CHECK_EQ_INT((int)s.queue_capacity, 4096);
+  CHECK_EQ_INT((int)s.epoch_calls, 64);
+  CHECK_EQ_INT((int)s.event_pool, 1024);
+  CHECK(strstr(test_log_buffer, "DYNAMICCL_MODE='turbo'") != NULL);
+  CHECK(strstr(test_log_buffer, "DYNAMICCL_PROFILE='maybe'") != NULL);
+  CHECK(strstr(test_log_buffer, "DYNAMICCL_QUEUE_CAPACITY='12abc'") != NULL);
+  CHECK(strstr(test_log_buffer, "DYNAMICCL_EPOCH_CALLS='0'") != NULL);
+  CHECK(strstr(test_log_buffer, "DYNAMICCL_EVENT_POOL='99999999'") != NULL);
+  clear_environment();
+}
+
+static void test_overlong_path_ignored(void) {
+  clear_environment();
+  static char long_path[DCCL_PATH_MAX + 10];
+  memset(long_path, 'a', sizeof(long_path) - 1);
+  long_path[sizeof(long_path) - 1] = '\0';
+  setenv("DYNAMICCL_RULES_FILE", long_path, 1);
+  dccl_log_set_sink(test_log_capture);
+  dccl_settings s;
+  dccl_settings_load(&s, NULL);
+  dccl_log_set_sink(NULL);
+  CHECK(s.rules_file[0] == '\0');
+  clear_environment();
+}
+
+/* Every documented variable appears in the README's table, and the table names no other. */
+static void test_readme_documents_every_setting(void) {
+  char error[256];
+  char* readme = dccl_read_text_file(DYNAMICCL_SOURCE_DIR "/README.md", 1 << 20, error, sizeof(error));
+  CHECK_MSG(readme != NULL, "README.md: %s", error);
+  if (readme == NULL) return;
+  int documented = 0;
+  for (const dccl_setting_doc* d = dccl_setting_docs; d->name != NULL; d++) {
+    char row[128];
+    snprintf(row, sizeof(row), "| `%s` |", d->name);
+    CHECK_MSG(strstr(readme, row) != NULL, "README lacks a settings row for %s", d->name);
+    documented++;
+  }
+  int rows = 0;
+  for (const char* p = readme; (p = strstr(p, "| `DYNAMICCL_")) != NULL; p++) rows++;
+  CHECK_EQ_INT(rows, documented);
+  free(readme);
+}
+
+int main(void) {
+  RUN(test_defaults);
+  RUN(test_values_and_rounding);
+  RUN(test_bad_values_reported_and_defaulted);
+  RUN(test_overlong_path_ignored);
+  RUN(test_readme_documents_every_setting);
+  TEST_SUMMARY();
+}

@@ -1,0 +1,148 @@
+/* tests/test_table_text.c: the decision-table text format (parse, report, round trip) and atomic
+ * replacement that never loses the previous file. */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../core/text_file.h"
+#include "../persist/atomic_file.h"
+#include "../persist/table_text.h"
+#include "test.h"
+
+static dccl_table table, again;
+
+static void test_parse_and_later_lines_win(void) {
+  const char* text =
+    "# fixed table\n"
+    "allreduce,0,65535,tree/ll\n"
+    "allreduce,65536,-1,ring/simple/ch=16/chunk=512K\n"
+    "allreduce,1M,1M,ring/ll128\n"
+    "allgather,1024,4095,ring/ll/ch=2,2,1\n";
+  dccl_table_fill(&table, DCCL_ACTION_NCCL);
+  test_log_reset();
+  dccl_log_set_sink(test_log_capture);
+  CHECK_EQ_INT(dccl_table_text_parse(text, "t", 16, 2, &table, NULL), 0);
+  dccl_log_set_sink(NULL);
+  CHECK_EQ_INT(dccl_action_algo(dccl_table_get(&table, dccl_cell_for_call(DCCL_COLL_ALLREDUCE, 100, 1, 0))), DCCL_ALGO_TREE);
+  dccl_action big = dccl_table_get(&table, dccl_cell_for_call(DCCL_COLL_ALLREDUCE, 1u << 30, 3, 1));
+  CHECK_EQ_INT(dccl_action_channels(big), 16);
+  CHECK_EQ_INT((int)dccl_action_chunk_bytes(big), 512 * 1024);
+  /* line 4 overrode the 1M bin (and reported the widening to a whole bin) */
+  CHECK_EQ_INT(dccl_action_proto(dccl_table_get(&table, dccl_cell_for_call(DCCL_COLL_ALLREDUCE, 1500000, 1, 0))),
+               DCCL_PROTO_LL128);
+  CHECK(strstr(test_log_buffer, "t:4: byte range widened") != NULL);
+  /* numPipeOps 2 and regBuff 1 select one cell family only */
+  CHECK(!dccl_action_is_nccl(dccl_table_get(&table, dccl_cell_for_call(DCCL_COLL_ALLGATHER, 2048, 2, 1))));
+  CHECK(dccl_action_is_nccl(dccl_table_get(&table, dccl_cell_for_call(DCCL_COLL_ALLGATHER, 2048, 1, 1))));
+  CHECK(dccl_action_is_nccl(dccl_table_get(&table, dccl_cell_for_call(DCCL_COLL_ALLGATHER, 2048, 2, 0))));
+  /* untouched collectives keep NCCL's choice */
+  CHECK(dccl_action_is_nccl(dccl_table_get(&table, dccl_cell_for_call(DCCL_COLL_BROADCAST, 2048, 1, 0))));
+}
+
+static void test_bad_lines_and_shape_checks(void) {
+  const char* text =
+    "allreduce,0,100\n"                    /* 1: too few fields */
+    "allreduce,0,100,ring/warp\n"          /* 2: bad action */
+    "allgather,0,100,tree/ll\n"            /* 3: tree cannot run allgather */
+    "allreduce,0,100,nvls_tree/simple\n"   /* 4: NVLS-tree needs 2+ nodes (this shape has 1) */
+    "allreduce,500,100,ring/ll\n"          /* 5: inverted range */
+    "allgather,0,100,pat/simple\n"         /* 6: PAT needs one rank per node */
+    "allreduce,0,-1,ring/ll,0\n"           /* 7: numPipeOps 0 */
+    "allreduce,0,-1,ring/ll,1,2\n"         /* 8: regBuff 2 */
+    "allreduce,0,100,ring/ll\n";           /* 9: fine */
+  dccl_table_fill(&table, DCCL_ACTION_NCCL);
+  test_log_reset();
+  dccl_log_set_sink(test_log_capture);
+  CHECK_EQ_INT(dccl_table_text_parse(text, "bad", 8, 1, &table, NULL), 8);
+  dccl_log_set_sink(NULL);
+  for (int line = 1; line <= 8; line++) {
+    char needle[32];
+    snprintf(needle, sizeof(needle), "bad:%d:", line);
+    CHECK_MSG(strstr(test_log_buffer, needle) != NULL, "line %d not reported", line);
+  }
+  CHECK_EQ_INT(dccl_action_proto(dccl_table_get(&table, dccl_cell_for_call(DCCL_COLL_ALLREDUCE, 64, 1, 0))), DCCL_PROTO_LL);
+}
+
+static void test_format_round_trip(void) {
+  dccl_table_fill(&table, DCCL_ACTION_NCCL);
+  dccl_table_set_range(&table, DCCL_COLL_ALLREDUCE, 0, 15, dccl_action_make(DCCL_ALGO_TREE, DCCL_PROTO_LL, 2, 0));
+  dccl_table_set_range(&table, DCCL_COLL_ALLREDUCE, 16, DCCL_SIZE_BINS - 1,
+                       dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 0, 19));
+  dccl_table_set(&table, dccl_cell_index(DCCL_COLL_ALLGATHER, 20, 2, 1), dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_LL128, 8, 0));
+  char* text = dccl_table_text_format(&table);
+  CHECK(text != NULL);
+  dccl_table_fill(&again, DCCL_ACTION_NCCL);
+  CHECK_EQ_INT(dccl_table_text_parse(text, "roundtrip", 16, 2, &again, NULL), 0);
+  for (int cell = 0; cell < DCCL_TABLE_CELLS; cell++)
+    CHECK_MSG(dccl_table_get(&table, cell) == dccl_table_get(&again, cell), "cell %d differs", cell);
+  free(text);
+}
+
+static void test_atomic_save_keeps_old_file_on_failure(void) {
+  char dir[] = "/tmp/dccl-test-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  char path[256], error[256];
+  snprintf(path, sizeof(path), "%s/policy.table", dir);
+  dccl_table_fill(&table, DCCL_ACTION_NCCL);
+  dccl_table_set_range(&table, DCCL_COLL_ALLREDUCE, 0, 47, dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_LL, 0, 0));
+  CHECK(dccl_table_text_save(path, &table, error, sizeof(error)) == 0);
+  char* before = dccl_read_text_file(path, 1 << 20, error, sizeof(error));
+  CHECK(before != NULL && strstr(before, "allreduce,0,-1,ring/ll") != NULL);
+  /* Occupy the temporary file's name with a directory: the save must fail (as root too) and leave
+   * the old file intact. */
+  char blocker[300];
+  snprintf(blocker, sizeof(blocker), "%s.tmp.%ld", path, (long)getpid());
+  CHECK(mkdir(blocker, 0700) == 0);
+  dccl_table_set_range(&table, DCCL_COLL_ALLREDUCE, 0, 47, dccl_action_make(DCCL_ALGO_TREE, DCCL_PROTO_LL, 0, 0));
+  CHECK(dccl_table_text_save(path, &table, error, sizeof(error)) != 0);
+  rmdir(blocker);
+  char* after = dccl_read_text_file(path, 1 << 20, error, sizeof(error));
+  CHECK(after != NULL && before != NULL && strcmp(before, after) == 0);
+  free(before);
+  free(after);
+  /* A later save succeeds and replaces the content. */
+  CHECK(dccl_table_text_save(path, &table, error, sizeof(error)) == 0);
+  after = dccl_read_text_file(path, 1 << 20, error, sizeof(error));
+  CHECK(after != NULL && strstr(after, "allreduce,0,-1,tree/ll") != NULL);
+  free(after);
+  /* No temporary files are left behind either way. */
+  char probe[300];
+  snprintf(probe, sizeof(probe), "%s/policy.table.tmp.%ld", dir, (long)getpid());
+  CHECK(access(probe, F_OK) != 0);
+  unlink(path);
+  rmdir(dir);
+}
+
+static void test_atomic_write_into_missing_directory(void) {
+  char error[256];
+  CHECK(dccl_atomic_write("/nonexistent-dir/x", "abc", 3, error, sizeof(error)) != 0);
+  CHECK(strstr(error, "cannot create") != NULL);
+}
+
+static void test_read_text_file_limits(void) {
+  char path[] = "/tmp/dccl-text-XXXXXX", error[256];
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  CHECK(write(fd, "abc\0def", 7) == 7);
+  close(fd);
+  CHECK(dccl_read_text_file(path, 100, error, sizeof(error)) == NULL);
+  CHECK(strstr(error, "NUL") != NULL);
+  fd = open(path, O_WRONLY | O_TRUNC);
+  CHECK(write(fd, "0123456789", 10) == 10);
+  close(fd);
+  CHECK(dccl_read_text_file(path, 9, error, sizeof(error)) == NULL);
+  char* ok = dccl_read_text_file(path, 10, error, sizeof(error));
+  CHECK(ok != NULL && strcmp(ok, "0123456789") == 0);
+  free(ok);
+  unlink(path);
+}
+
+int main(void) {
+  RUN(test_parse_and_later_lines_win);
+  RUN(test_bad_lines_and_shape_checks);
+  RUN(test_format_round_trip);
+  RUN(test_atomic_save_keeps_old_file_on_failure);
+  RUN(test_atomic_write_into_missing_directory);
+  RUN(test_read_text_file_limits);
+  TEST_SUMMARY();
+}

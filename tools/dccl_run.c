@@ -1,0 +1,174 @@
+/* tools/dccl_run.c: `dccl run`: emulates NCCL driving the plugin on a simulated scenario and prints
+ * latencies per collective against NCCL's default and the oracle. */
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../emu/emulator.h"
+#include "../emu/plugin_loader.h"
+#include "cli.h"
+
+static void usage(FILE* out) {
+  fprintf(out,
+          "usage: dccl run --profile NAME --workload NAME [options]\n"
+          "Emulates NCCL driving the DynamICCL plugin on the simulated cluster and prints latencies per\n"
+          "collective, compared with NCCL's default and with the oracle (ratios of noise-free latencies).\n"
+          "  --profile NAME        hardware profile (scenarios/profiles/)\n"
+          "  --workload NAME       workload (scenarios/workloads/)\n"
+          "  --conditions NAME     congestion/interference schedule (scenarios/conditions/; default calm)\n"
+          "  --policy P            default or fixed (sets DYNAMICCL_MODE; default: default)\n"
+          "  --table FILE          decision table for --policy fixed (DYNAMICCL_TABLE_FILE)\n"
+          "  --rules FILE          NCCL example-tuner CSV pins (DYNAMICCL_RULES_FILE)\n"
+          "  --trace FILE          write measured collectives (DYNAMICCL_TRACE_FILE, %%r = rank)\n"
+          "  --nccl RELEASE        emulate this NCCL release's ABIs: 2.21 .. 2.30 (default 2.30)\n"
+          "  --plugin PATH|none    plugin library (default: libnccl-tuner-dynamiccl.so beside dccl)\n"
+          "  --ranks N             ranks to emulate (default 2; at most the profile's ranks)\n"
+          "  --processes           run ranks as processes instead of threads\n"
+          "  --calls N             stop after N calls (default: the whole workload)\n"
+          "  --seed S              simulator seed (default 1)\n"
+          "  --max-channels N      largest channel count the oracle tries (default 32)\n"
+          "  --call-log FILE       per-call CSV of rank 0\n"
+          "  --verbose             print the plugin's log lines\n"
+          "Exit status: 0 when all ranks agreed on every call, 1 when they did not (real NCCL would hang),\n"
+          "2 on usage errors.\n");
+}
+
+static void default_plugin_path(char* path, size_t size) {
+  char exe[1024];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n > 0) {
+    exe[n] = '\0';
+    snprintf(path, size, "%s/libnccl-tuner-dynamiccl.so", dirname(exe));
+  } else {
+    snprintf(path, size, "build/libnccl-tuner-dynamiccl.so");
+  }
+}
+
+static void print_row(const char* name, const dccl_emu_collective_stats* s, int oracle) {
+  if (s->calls == 0) return;
+  printf("  %-14s %9llu %12.2f", name, (unsigned long long)s->calls, s->true_us / (double)s->calls);
+  if (oracle) printf(" %12.2f %12.2f %9.3f %9.3f", s->default_us / s->calls, s->oracle_us / s->calls,
+                     s->true_us / s->default_us, s->true_us / s->oracle_us);
+  printf("\n");
+}
+
+int dccl_cli_run(int argc, char** argv) {
+  const char *profile_name = NULL, *workload_name = NULL, *conditions_name = NULL, *policy = "default";
+  const char *table = NULL, *rules = NULL, *trace = NULL, *release = "2.30", *plugin = NULL, *call_log = NULL;
+  long long ranks = 2, calls = 0, seed = 1, max_channels = 32;
+  int processes = 0, verbose = 0;
+  for (int i = 0; i < argc; i++) {
+    const char* a = argv[i];
+    int more = i + 1 < argc;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      usage(stdout);
+      return 0;
+    } else if (strcmp(a, "--profile") == 0 && more) profile_name = argv[++i];
+    else if (strcmp(a, "--workload") == 0 && more) workload_name = argv[++i];
+    else if (strcmp(a, "--conditions") == 0 && more) conditions_name = argv[++i];
+    else if (strcmp(a, "--policy") == 0 && more) policy = argv[++i];
+    else if (strcmp(a, "--table") == 0 && more) table = argv[++i];
+    else if (strcmp(a, "--rules") == 0 && more) rules = argv[++i];
+    else if (strcmp(a, "--trace") == 0 && more) trace = argv[++i];
+    else if (strcmp(a, "--nccl") == 0 && more) release = argv[++i];
+    else if (strcmp(a, "--plugin") == 0 && more) plugin = argv[++i];
+    else if (strcmp(a, "--call-log") == 0 && more) call_log = argv[++i];
+    else if (strcmp(a, "--processes") == 0) processes = 1;
+    else if (strcmp(a, "--verbose") == 0) verbose = 1;
+    else if (strcmp(a, "--ranks") == 0 && more) {
+      if (dccl_cli_int(argv[++i], 1, 4096, &ranks) != 0) return dccl_cli_fail("bad --ranks");
+    } else if (strcmp(a, "--calls") == 0 && more) {
+      if (dccl_cli_int(argv[++i], 1, (long long)1 << 40, &calls) != 0) return dccl_cli_fail("bad --calls");
+    } else if (strcmp(a, "--seed") == 0 && more) {
+      if (dccl_cli_int(argv[++i], 0, (long long)1 << 62, &seed) != 0) return dccl_cli_fail("bad --seed");
+    } else if (strcmp(a, "--max-channels") == 0 && more) {
+      if (dccl_cli_int(argv[++i], 1, 64, &max_channels) != 0) return dccl_cli_fail("bad --max-channels");
+    } else {
+      fprintf(stderr, "dccl run: unknown or incomplete option '%s'\n", a);
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (profile_name == NULL || workload_name == NULL) {
+    usage(stderr);
+    return 2;
+  }
+  if (strcmp(policy, "default") != 0 && strcmp(policy, "fixed") != 0) return dccl_cli_fail("--policy must be default or fixed");
+  if (strcmp(policy, "fixed") == 0 && table == NULL) return dccl_cli_fail("--policy fixed needs --table FILE");
+
+  char error[512];
+  dccl_profile profile;
+  dccl_workload workload;
+  dccl_schedule schedule;
+  if (dccl_profile_find(profile_name, &profile, error, sizeof(error)) != 0) return dccl_cli_fail(error);
+  if (dccl_workload_find(workload_name, &workload, error, sizeof(error)) != 0) return dccl_cli_fail(error);
+  memset(&schedule, 0, sizeof(schedule));
+  if (conditions_name != NULL && dccl_schedule_find(conditions_name, &schedule, error, sizeof(error)) != 0) {
+    dccl_workload_free(&workload);
+    return dccl_cli_fail(error);
+  }
+  dccl_emu_config config;
+  dccl_emu_config_defaults(&config);
+  if (dccl_nccl_release_abis(release, &config.max_tuner, &config.max_profiler) != 0) {
+    dccl_workload_free(&workload);
+    return dccl_cli_fail("unknown --nccl release (2.21 .. 2.30)");
+  }
+  char plugin_path[1100];
+  if (plugin == NULL) default_plugin_path(plugin_path, sizeof(plugin_path));
+  else snprintf(plugin_path, sizeof(plugin_path), "%s", plugin);
+  config.plugin_path = strcmp(plugin_path, "none") == 0 ? NULL : plugin_path;
+  config.ranks = (int)ranks;
+  config.processes = processes;
+  config.calls = (uint64_t)calls;
+  config.verbose = verbose;
+  config.call_log = call_log;
+  config.oracle_options.max_channels = (int)max_channels;
+  config.oracle_options.tune_chunk = config.max_tuner >= 6;
+
+  setenv("DYNAMICCL_MODE", policy, 1);
+  if (table != NULL) setenv("DYNAMICCL_TABLE_FILE", table, 1);
+  if (rules != NULL) setenv("DYNAMICCL_RULES_FILE", rules, 1);
+  if (trace != NULL) setenv("DYNAMICCL_TRACE_FILE", trace, 1);
+
+  uint64_t total = dccl_workload_total_calls(&workload);
+  if (calls > 0 && (uint64_t)calls < total) total = (uint64_t)calls;
+  static dccl_sim sim;
+  if (dccl_sim_init(&sim, &profile, conditions_name ? &schedule : NULL, (uint64_t)seed, total, error, sizeof(error)) != 0) {
+    dccl_workload_free(&workload);
+    return dccl_cli_fail(error);
+  }
+  dccl_emu_result result;
+  int rc = dccl_emu_run(&config, &sim, &workload, &result, error, sizeof(error));
+  if (rc != 0) {
+    dccl_sim_free(&sim);
+    dccl_workload_free(&workload);
+    return dccl_cli_fail(error);
+  }
+
+  printf("profile %s (%d ranks on %d nodes), workload %s, conditions %s, seed %lld\n", profile.name, profile.n_ranks,
+         profile.n_nodes, workload.name, conditions_name ? schedule.name : "calm", seed);
+  printf("NCCL %s ABIs: tuner v%d, profiler v%d (0 = none); %d rank%s as %s; policy %s%s%s\n", release,
+         result.tuner_version, result.profiler_version, config.ranks, config.ranks == 1 ? "" : "s",
+         processes ? "processes" : "threads", config.plugin_path ? policy : "none (NCCL alone)", table ? ", table " : "",
+         table ? table : "");
+  printf("\n  %-14s %9s %12s %12s %12s %9s %9s\n", "collective", "calls", "mean us", "NCCL us", "oracle us", "vs NCCL",
+         "vs oracle");
+  dccl_emu_collective_stats total_stats = {result.calls, result.total_true_us, result.total_default_us,
+                                           result.total_oracle_us};
+  for (int c = 0; c < DCCL_NUM_COLLS; c++) print_row(dccl_coll_name(c), &result.by_collective[c], config.oracle);
+  print_row("all", &total_stats, config.oracle);
+  printf("\n  latency per call (rank 0): p50 %.2f us, p99 %.2f us noise-free; p50 %.2f us, p99 %.2f us measured\n",
+         result.p50_true_us, result.p99_true_us, result.p50_measured_us, result.p99_measured_us);
+  printf("  'vs NCCL' = total latency / NCCL default's under the same conditions (< 1: faster than NCCL);\n"
+         "  'vs oracle' = total latency / the best valid action's (>= 1).\n");
+  printf("  rank agreement: %llu of %llu calls mismatched%s; %llu calls failed; %llu plugin warnings; %.2f s\n",
+         (unsigned long long)result.rank_mismatches, (unsigned long long)result.calls,
+         result.rank_mismatches ? " (REAL NCCL WOULD HANG)" : "", (unsigned long long)result.failed_calls,
+         (unsigned long long)result.plugin_warnings, result.wall_seconds);
+  dccl_sim_free(&sim);
+  dccl_workload_free(&workload);
+  return result.rank_mismatches == 0 && result.failed_calls == 0 ? 0 : 1;
+}
