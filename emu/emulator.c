@@ -359,6 +359,14 @@ static void summarise(const shared_state* s, const dccl_emu_config* cfg, dccl_em
     out->p50_measured_us = percentile(sorted, s->calls, 0.5);
     out->p99_measured_us = percentile(sorted, s->calls, 0.99);
     out->mean_true_us = out->total_true_us / (double)s->calls;
+    for (int c = 0; c < DCCL_NUM_COLLS; c++) {
+      uint64_t n = 0;
+      for (uint64_t k = 0; k < s->calls; k++)
+        if (s->collectives[k] == c) sorted[n++] = s->true_us[k];
+      qsort(sorted, n, sizeof(double), compare_doubles);
+      out->by_collective[c].p50_true_us = percentile(sorted, n, 0.5);
+      out->by_collective[c].p99_true_us = percentile(sorted, n, 0.99);
+    }
   }
   free(sorted);
 }

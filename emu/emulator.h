@@ -40,7 +40,8 @@ typedef struct dccl_emu_config {
 
 typedef struct dccl_emu_collective_stats {
   uint64_t calls;
-  double true_us, default_us, oracle_us;
+  double true_us, default_us, oracle_us; /* totals */
+  double p50_true_us, p99_true_us;
 } dccl_emu_collective_stats;
 
 typedef struct dccl_emu_result {

@@ -49,7 +49,8 @@ static void default_plugin_path(char* path, size_t size) {
 
 static void print_row(const char* name, const dccl_emu_collective_stats* s, int oracle) {
   if (s->calls == 0) return;
-  printf("  %-14s %9llu %12.2f", name, (unsigned long long)s->calls, s->true_us / (double)s->calls);
+  printf("  %-14s %9llu %11.2f %11.2f %11.2f", name, (unsigned long long)s->calls, s->true_us / (double)s->calls,
+         s->p50_true_us, s->p99_true_us);
   if (oracle) printf(" %12.2f %12.2f %9.3f %9.3f", s->default_us / s->calls, s->oracle_us / s->calls,
                      s->true_us / s->default_us, s->true_us / s->oracle_us);
   printf("\n");
@@ -154,15 +155,16 @@ int dccl_cli_run(int argc, char** argv) {
          result.tuner_version, result.profiler_version, config.ranks, config.ranks == 1 ? "" : "s",
          processes ? "processes" : "threads", config.plugin_path ? policy : "none (NCCL alone)", table ? ", table " : "",
          table ? table : "");
-  printf("\n  %-14s %9s %12s %12s %12s %9s %9s\n", "collective", "calls", "mean us", "NCCL us", "oracle us", "vs NCCL",
-         "vs oracle");
-  dccl_emu_collective_stats total_stats = {result.calls, result.total_true_us, result.total_default_us,
-                                           result.total_oracle_us};
+  printf("\n  %-14s %9s %11s %11s %11s %12s %12s %9s %9s\n", "collective", "calls", "mean us", "p50 us", "p99 us",
+         "NCCL us", "oracle us", "vs NCCL", "vs oracle");
+  dccl_emu_collective_stats total_stats = {result.calls,       result.total_true_us, result.total_default_us,
+                                           result.total_oracle_us, result.p50_true_us, result.p99_true_us};
   for (int c = 0; c < DCCL_NUM_COLLS; c++) print_row(dccl_coll_name(c), &result.by_collective[c], config.oracle);
   print_row("all", &total_stats, config.oracle);
-  printf("\n  latency per call (rank 0): p50 %.2f us, p99 %.2f us noise-free; p50 %.2f us, p99 %.2f us measured\n",
-         result.p50_true_us, result.p99_true_us, result.p50_measured_us, result.p99_measured_us);
-  printf("  'vs NCCL' = total latency / NCCL default's under the same conditions (< 1: faster than NCCL);\n"
+  printf("\n  latencies of rank 0, noise-free; measured (with noise): p50 %.2f us, p99 %.2f us\n", result.p50_measured_us,
+         result.p99_measured_us);
+  printf("  'NCCL us', 'oracle us' = mean latency of NCCL's default and of the best action under the same conditions;\n"
+         "  'vs NCCL' = total latency / NCCL default's (< 1: faster than NCCL);\n"
          "  'vs oracle' = total latency / the best valid action's (>= 1).\n");
   printf("  rank agreement: %llu of %llu calls mismatched%s; %llu calls failed; %llu plugin warnings; %.2f s\n",
          (unsigned long long)result.rank_mismatches, (unsigned long long)result.calls,
