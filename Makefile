@@ -21,8 +21,8 @@ LDFLAGS += -pthread $(SAN_LDFLAGS)
 LDLIBS = -lm -ldl
 
 # Layers, one folder each.
-PLUGIN_SRCS := $(wildcard core/*.c) $(wildcard persist/*.c) $(wildcard plugin/*.c)
-ABI_SRCS    := $(wildcard abi/*.c)
+PLUGIN_SRCS := $(wildcard abi/*.c) $(wildcard core/*.c) $(wildcard nn/*.c) $(wildcard agents/*.c) $(wildcard persist/*.c) \
+               $(wildcard plugin/*.c)
 SIM_SRCS    := $(wildcard sim/*.c)
 EMU_SRCS    := $(wildcard emu/*.c)
 TEST_SRCS   := $(wildcard tests/test_*.c)
@@ -69,11 +69,12 @@ $(EMU_LIB): $(call obj,$(EMU_SRCS))
 	@rm -f $@
 	$(Q)ar rcs $@ $^
 
-# The plugin exports only the ABI structs: everything else is hidden or local.
-$(TUNER_SO): $(call obj,$(ABI_SRCS)) $(PLUGIN_LIB)
+# The plugin exports only the ABI structs (abi/*.c): everything else is hidden or local. The same
+# archive, ABI structs included, is linked statically into the tools and tests ("builtin" plugin).
+$(TUNER_SO): $(PLUGIN_LIB)
 	@$(if $(Q),echo "  LINK    $@",true)
-	$(Q)$(CC) -shared -o $@ $(call obj,$(ABI_SRCS)) -Wl,--whole-archive $(PLUGIN_LIB) -Wl,--no-whole-archive \
-	  -Wl,--exclude-libs,ALL -Wl,-z,defs $(LDFLAGS) $(LDLIBS)
+	$(Q)$(CC) -shared -o $@ -Wl,--whole-archive $(PLUGIN_LIB) -Wl,--no-whole-archive \
+	  -Wl,-z,defs $(LDFLAGS) $(LDLIBS)
 $(PROFILER_SO): $(TUNER_SO)
 	$(Q)ln -sf $(notdir $(TUNER_SO)) $@
 

@@ -13,11 +13,18 @@ void dccl_cell_decode(int cell, int* coll, int* size_bin, int* pipe_bucket, int*
 }
 
 void dccl_table_fill(dccl_table* table, dccl_action action) {
-  for (int i = 0; i < DCCL_TABLE_CELLS; i++) dccl_table_set(table, i, action);
+  for (int i = 0; i < DCCL_TABLE_CELLS; i++) {
+    dccl_table_set(table, i, action);
+    dccl_table_set_explore(table, i, DCCL_ACTION_NCCL, 0);
+  }
 }
 
 void dccl_table_copy(dccl_table* dst, const dccl_table* src) {
-  for (int i = 0; i < DCCL_TABLE_CELLS; i++) dccl_table_set(dst, i, dccl_table_get(src, i));
+  for (int i = 0; i < DCCL_TABLE_CELLS; i++) {
+    dccl_table_set(dst, i, dccl_table_get(src, i));
+    dccl_table_set_explore(dst, i, atomic_load_explicit(&src->explore[i], memory_order_relaxed),
+                           atomic_load_explicit(&src->explore_mask[i], memory_order_relaxed));
+  }
   dst->epoch = src->epoch;
 }
 
@@ -61,6 +68,12 @@ void dccl_table_store_publish(dccl_table_store* store, dccl_table* table, uint64
                                               memory_order_acquire))
       return;
   }
+}
+
+const dccl_table* dccl_table_store_latest(dccl_table_store* store) {
+  uint32_t state = atomic_load_explicit(&store->state, memory_order_acquire);
+  uint32_t pending = state >> 8;
+  return &store->slots[pending != 0 ? pending - 1 : (state & 0xFFu)];
 }
 
 const dccl_table* dccl_table_store_current(dccl_table_store* store) {

@@ -5,6 +5,11 @@
  * a cell holds one packed dccl_action (0 = NCCL's choice). Lookup is O(1): an index computation and
  * one relaxed atomic load.
  *
+ * Exploration is part of the table: a cell may also hold an exploration action and an 8-bit mask.
+ * The hot path counts the calls of every cell; call number n of a cell runs the exploration action
+ * when bit (n mod 8) of the mask is set. All ranks make the same calls, so they count alike and
+ * explore on the same calls.
+ *
  * Publication works in epochs of calls. The hot path of a communicator counts its getCollInfo calls;
  * call number n belongs to epoch n / epoch_calls. A publisher (a policy, later the learner or the
  * coordination layer) fills a free slot and publishes it for an epoch e; the hot path switches to it
@@ -32,6 +37,8 @@
 typedef struct dccl_table {
   uint64_t epoch; /* first epoch this table applies to */
   _Atomic uint32_t cells[DCCL_TABLE_CELLS];
+  _Atomic uint32_t explore[DCCL_TABLE_CELLS];     /* exploration action (may be NCCL's choice) */
+  _Atomic uint8_t explore_mask[DCCL_TABLE_CELLS]; /* which of every 8 calls of the cell explore */
 } dccl_table;
 
 static inline int dccl_size_bin(size_t bytes) {
@@ -58,6 +65,18 @@ static inline dccl_action dccl_table_get(const dccl_table* table, int cell) {
 static inline void dccl_table_set(dccl_table* table, int cell, dccl_action action) {
   atomic_store_explicit(&table->cells[cell], action, memory_order_relaxed);
 }
+static inline void dccl_table_set_explore(dccl_table* table, int cell, dccl_action action, uint8_t mask) {
+  atomic_store_explicit(&table->explore[cell], action, memory_order_relaxed);
+  atomic_store_explicit(&table->explore_mask[cell], mask, memory_order_relaxed);
+}
+/* The action for call number `cell_call` of a cell (its per-cell call counter). */
+static inline dccl_action dccl_table_action(const dccl_table* table, int cell, uint32_t cell_call) {
+  uint8_t mask = atomic_load_explicit(&table->explore_mask[cell], memory_order_relaxed);
+  if (mask != 0 && ((mask >> (cell_call & 7u)) & 1u))
+    return atomic_load_explicit(&table->explore[cell], memory_order_relaxed);
+  return atomic_load_explicit(&table->cells[cell], memory_order_relaxed);
+}
+/* Sets every cell to `action`, without exploration. */
 void dccl_table_fill(dccl_table* table, dccl_action action);
 void dccl_table_copy(dccl_table* dst, const dccl_table* src);
 /* Sets every cell of one collective whose size bin lies in [first_bin, last_bin], for all pipeline
@@ -82,8 +101,15 @@ void dccl_table_store_init(dccl_table_store* store, const dccl_table* initial, u
 dccl_table* dccl_table_store_begin(dccl_table_store* store);
 /* Publishes a filled slot for `epoch`; replaces a pending table that the hot path has not taken. */
 void dccl_table_store_publish(dccl_table_store* store, dccl_table* table, uint64_t epoch);
-/* The table the hot path uses now (publisher-side observation, e.g. to copy and modify). */
+/* The table the hot path uses now (publisher-side observation). */
 const dccl_table* dccl_table_store_current(dccl_table_store* store);
+/* The newest published table: the pending one if the hot path has not taken it yet, else the
+ * current one. A publisher that changes a few cells copies this one, so no change is lost. */
+const dccl_table* dccl_table_store_latest(dccl_table_store* store);
+/* The first epoch that has not begun after `calls` calls: where a table published now can apply. */
+static inline uint64_t dccl_table_store_next_epoch(const dccl_table_store* store, uint64_t calls) {
+  return calls == 0 ? 0 : ((calls - 1) >> store->epoch_shift) + 1;
+}
 
 /* Hot-path side: the table for call number `call`. Switches to a pending table when `call` starts
  * an epoch at or past the pending table's epoch. Lock-free, no allocation. */

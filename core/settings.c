@@ -8,18 +8,37 @@
 #include <strings.h>
 
 const dccl_setting_doc dccl_setting_docs[] = {
-  {"DYNAMICCL_MODE", "default", "`default`: NCCL's own choice, cost table untouched; `fixed`: decisions from DYNAMICCL_TABLE_FILE"},
+  {"DYNAMICCL_MODE", "default", "`default`: NCCL's own choice, cost table untouched; `fixed`: decisions from DYNAMICCL_TABLE_FILE; `learn`: the agents explore and learn online; `frozen`: exploit the saved policy only (same decisions on every rank, no feedback)"},
   {"DYNAMICCL_TABLE_FILE", "(none)", "decision table for `fixed` mode (format: docs/formats.md)"},
   {"DYNAMICCL_RULES_FILE", "(none)", "NCCL example-tuner CSV rules, applied as hard pins over any policy"},
-  {"DYNAMICCL_PROFILE", "auto", "`on`/`off`: subscribe to NCCL profiler events; `auto`: on when a trace file is set"},
+  {"DYNAMICCL_PROFILE", "auto", "`on`/`off`: subscribe to NCCL profiler events; `auto`: on when learning or when a trace file is set"},
   {"DYNAMICCL_TRACE_FILE", "(none)", "CSV of every measured collective; `%r` is replaced by the rank, `%p` by the pid"},
   {"DYNAMICCL_QUEUE_CAPACITY", "4096", "measurements buffered per communicator for the background thread (64..1048576)"},
   {"DYNAMICCL_EVENT_POOL", "1024", "collectives tracked in flight per communicator by the profiler half (64..65536)"},
   {"DYNAMICCL_EPOCH_CALLS", "64", "getCollInfo calls per decision-table epoch; new tables apply from an epoch boundary (1..1048576)"},
   {"DYNAMICCL_LOG_STDERR", "0", "`1`: also print log lines on stderr when NCCL gave no logger (tools, tests)"},
+  {"DYNAMICCL_POLICY_DIR", "(none)", "folder of saved policies, one file per topology fingerprint (loaded at start, saved periodically and at exit)"},
+  {"DYNAMICCL_POLICY_FILE", "(none)", "an explicit policy file; overrides DYNAMICCL_POLICY_DIR"},
+  {"DYNAMICCL_SAVE_SECONDS", "300", "seconds between periodic policy saves in `learn` mode (0: only at exit)"},
+  {"DYNAMICCL_COORD", "(none)", "`solo`: only this process tunes (single-rank jobs, the emulator); learning on a multi-rank communicator needs cross-rank coordination, otherwise it runs `frozen`"},
+  {"DYNAMICCL_GUARD_PCT", "3", "a learned action slower than NCCL's own choice by more than this (percent, recent window) falls back to NCCL's"},
+  {"DYNAMICCL_GAMMA", "0", "DQN discount (0..0.9); 0: the reward is immediate"},
+  {"DYNAMICCL_EPSILON", "0.3", "initial exploration rate of a new decision cell (0..1)"},
+  {"DYNAMICCL_EPSILON_MIN", "0.01", "exploration rate floor (0..1)"},
+  {"DYNAMICCL_TRIGGER", "lstm", "congestion detector: `lstm` (LSTM forecast + CUSUM), `cusum` (plain CUSUM), `off`"},
+  {"DYNAMICCL_CUSUM_K", "0.5", "CUSUM allowance, in standard deviations"},
+  {"DYNAMICCL_CUSUM_H", "12", "CUSUM alarm threshold, in standard deviations"},
+  {"DYNAMICCL_MAX_CHANNELS", "32", "largest explicit channel count the agents try (1..64)"},
+  {"DYNAMICCL_MODEL_INTENSITY", "(estimated)", "compute-to-communication time ratio of the job, when known (else estimated from gaps between collectives)"},
+  {"DYNAMICCL_BATCH_SIZE", "(unknown)", "local batch size, when known (a state feature)"},
+  {"DYNAMICCL_LEARN_FOR", "0", "learn for this many measured collectives, then hold the decisions (the learn-once baseline; 0: never hold)"},
+  {"DYNAMICCL_SEED", "(from the communicator id)", "seed of the agents' random generators"},
   {NULL, NULL, NULL}};
 
-const char* dccl_mode_name(dccl_mode mode) { return mode == DCCL_MODE_FIXED ? "fixed" : "default"; }
+const char* dccl_mode_name(dccl_mode mode) {
+  static const char* const names[] = {"default", "fixed", "learn", "frozen"};
+  return mode >= 0 && mode <= DCCL_MODE_FROZEN ? names[mode] : "default";
+}
 
 static void copy_path(const char* name, const char* value, char* out, const dccl_logger* logger) {
   out[0] = '\0';
@@ -29,6 +48,20 @@ static void copy_path(const char* name, const char* value, char* out, const dccl
     return;
   }
   strcpy(out, value);
+}
+
+/* Reads a number in [low, high]; returns `fallback` (with a warning) when malformed. */
+static double read_number(const char* name, double low, double high, double fallback, const dccl_logger* logger) {
+  const char* text = getenv(name);
+  if (text == NULL || text[0] == '\0') return fallback;
+  errno = 0;
+  char* end = NULL;
+  double value = strtod(text, &end);
+  if (errno != 0 || end == text || *end != '\0' || !(value >= low && value <= high)) {
+    DCCL_WARN(logger, "%s='%s' is not a number in [%g, %g]; using %g", name, text, low, high, fallback);
+    return fallback;
+  }
+  return value;
 }
 
 /* Reads an integer in [low, high]; returns `fallback` (with a warning) when malformed. */
@@ -60,7 +93,9 @@ void dccl_settings_load(dccl_settings* settings, const dccl_logger* logger) {
   if (mode != NULL && mode[0] != '\0') {
     if (strcasecmp(mode, "default") == 0) settings->mode = DCCL_MODE_DEFAULT;
     else if (strcasecmp(mode, "fixed") == 0) settings->mode = DCCL_MODE_FIXED;
-    else DCCL_WARN(logger, "DYNAMICCL_MODE='%s' is not one of default, fixed; using default", mode);
+    else if (strcasecmp(mode, "learn") == 0) settings->mode = DCCL_MODE_LEARN;
+    else if (strcasecmp(mode, "frozen") == 0) settings->mode = DCCL_MODE_FROZEN;
+    else DCCL_WARN(logger, "DYNAMICCL_MODE='%s' is not one of default, fixed, learn, frozen; using default", mode);
   }
 
   copy_path("DYNAMICCL_TABLE_FILE", getenv("DYNAMICCL_TABLE_FILE"), settings->table_file, logger);
@@ -81,4 +116,32 @@ void dccl_settings_load(dccl_settings* settings, const dccl_logger* logger) {
   settings->event_pool =
     (unsigned)round_up_power_of_two((unsigned long long)read_integer("DYNAMICCL_EVENT_POOL", 64, 1 << 16, 1024, logger));
   settings->epoch_calls = round_up_power_of_two((unsigned long long)read_integer("DYNAMICCL_EPOCH_CALLS", 1, 1 << 20, 64, logger));
+
+  copy_path("DYNAMICCL_POLICY_DIR", getenv("DYNAMICCL_POLICY_DIR"), settings->policy_dir, logger);
+  copy_path("DYNAMICCL_POLICY_FILE", getenv("DYNAMICCL_POLICY_FILE"), settings->policy_file, logger);
+  const char* coordination = getenv("DYNAMICCL_COORD");
+  if (coordination != NULL && coordination[0] != '\0') {
+    if (strcmp(coordination, "solo") == 0) strcpy(settings->coordination, "solo");
+    else DCCL_WARN(logger, "DYNAMICCL_COORD='%s' is not supported (only 'solo' so far); ignored", coordination);
+  }
+  settings->save_seconds = read_number("DYNAMICCL_SAVE_SECONDS", 0, 1e7, 300, logger);
+  settings->guard_pct = read_number("DYNAMICCL_GUARD_PCT", 0, 100, 3, logger);
+  settings->gamma = read_number("DYNAMICCL_GAMMA", 0, 0.9, 0, logger);
+  settings->epsilon = read_number("DYNAMICCL_EPSILON", 0, 1, 0.3, logger);
+  settings->epsilon_min = read_number("DYNAMICCL_EPSILON_MIN", 0, 1, 0.01, logger);
+  settings->cusum_k = read_number("DYNAMICCL_CUSUM_K", 0, 10, 0.5, logger);
+  settings->cusum_h = read_number("DYNAMICCL_CUSUM_H", 0.5, 1000, 12, logger);
+  settings->max_channels = (int)read_integer("DYNAMICCL_MAX_CHANNELS", 1, 64, 32, logger);
+  settings->model_intensity = read_number("DYNAMICCL_MODEL_INTENSITY", 0, 1e6, -1, logger);
+  settings->batch_size = read_number("DYNAMICCL_BATCH_SIZE", 1, 1e9, 0, logger);
+  settings->learn_for = (uint64_t)read_integer("DYNAMICCL_LEARN_FOR", 0, (long long)1 << 50, 0, logger);
+  settings->seed = (uint64_t)read_integer("DYNAMICCL_SEED", 0, INT64_MAX, 0, logger);
+  settings->trigger = DCCL_TRIGGER_LSTM;
+  const char* trigger = getenv("DYNAMICCL_TRIGGER");
+  if (trigger != NULL && trigger[0] != '\0') {
+    if (strcasecmp(trigger, "lstm") == 0) settings->trigger = DCCL_TRIGGER_LSTM;
+    else if (strcasecmp(trigger, "cusum") == 0) settings->trigger = DCCL_TRIGGER_CUSUM;
+    else if (strcasecmp(trigger, "off") == 0) settings->trigger = DCCL_TRIGGER_OFF;
+    else DCCL_WARN(logger, "DYNAMICCL_TRIGGER='%s' is not one of lstm, cusum, off; using lstm", trigger);
+  }
 }

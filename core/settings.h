@@ -9,8 +9,12 @@
 
 typedef enum {
   DCCL_MODE_DEFAULT = 0, /* NCCL's own choice, cost table untouched */
-  DCCL_MODE_FIXED = 1    /* decisions from DYNAMICCL_TABLE_FILE */
+  DCCL_MODE_FIXED = 1,   /* decisions from DYNAMICCL_TABLE_FILE */
+  DCCL_MODE_LEARN = 2,   /* the agents explore and learn online */
+  DCCL_MODE_FROZEN = 3   /* a saved policy, exploited without exploration or learning */
 } dccl_mode;
+
+typedef enum { DCCL_TRIGGER_OFF = 0, DCCL_TRIGGER_CUSUM = 1, DCCL_TRIGGER_LSTM = 2 } dccl_trigger_setting;
 
 typedef enum { DCCL_PROFILE_AUTO = -1, DCCL_PROFILE_OFF = 0, DCCL_PROFILE_ON = 1 } dccl_profile_setting;
 
@@ -25,6 +29,21 @@ typedef struct dccl_settings {
   unsigned queue_capacity; /* measurements buffered per communicator (power of two) */
   unsigned event_pool;     /* collectives tracked in flight per communicator (power of two) */
   uint64_t epoch_calls;    /* calls per decision-table epoch (power of two) */
+  /* learning */
+  char policy_dir[DCCL_PATH_MAX];
+  char policy_file[DCCL_PATH_MAX];
+  char coordination[64];   /* "solo": this rank alone tunes (until cross-rank coordination exists) */
+  double save_seconds;
+  double guard_pct;
+  double gamma;
+  double epsilon, epsilon_min;
+  double cusum_k, cusum_h;
+  dccl_trigger_setting trigger;
+  int max_channels;
+  double model_intensity;  /* < 0: estimate */
+  double batch_size;       /* 0: unknown */
+  uint64_t learn_for;      /* > 0: learn this many measurements, then hold (the learn-once baseline) */
+  uint64_t seed;           /* 0: derived from the communicator id */
 } dccl_settings;
 
 /* Fills `settings` from the environment; reports invalid values through `logger`. */

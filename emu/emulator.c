@@ -18,6 +18,7 @@
 
 #include "../abi/nccl_profiler_abi.h"
 #include "nccl_calls.h"
+#include "plugin_loader.h"
 
 /* ---- the plugin's logger, as NCCL's ---- */
 static _Atomic int log_verbosity;
@@ -65,6 +66,7 @@ typedef struct shared_state {
   double* default_us;          /* rank 0, per call (oracle mode) */
   double* oracle_us;           /* rank 0, per call (oracle mode) */
   uint8_t* collectives;        /* rank 0, per call */
+  uint8_t* size_bins;          /* rank 0, per call */
   _Atomic uint64_t default_mismatches, expected_mismatches, failed_calls, plugin_warnings;
   _Atomic int tuner_version, profiler_version;
   _Atomic int rank_failures;
@@ -121,6 +123,18 @@ static int expected_execution(const dccl_sim* sim, const dccl_call* call, dccl_a
   return dccl_sim_execute(sim, call, action, out);
 }
 
+/* The kernel-channel events of one kernel, as NCCL's proxy thread reports them. */
+static void report_kernel(rank_context* r, const kernel* k) {
+  /* Channels start a few tens of ns apart; the last one to finish ends at start + duration. */
+  for (int c = 0; c < k->channels; c++) {
+    uint64_t start = k->gpu_start_ns + (uint64_t)c * 40;
+    uint64_t stop = k->gpu_start_ns + k->duration_ns - (uint64_t)(k->channels - 1 - c) * 25;
+    if (stop <= start) stop = start + 1;
+    void* h = dccl_emu_profiler_channel_start(r->plugin, r->profiler_context, r->rank, k->coll_handle, c, start);
+    dccl_emu_profiler_channel_stop(r->plugin, h, stop);
+  }
+}
+
 static void* proxy_main(void* argument) {
   rank_context* r = argument;
   kernel_queue* q = &r->queue;
@@ -135,14 +149,7 @@ static void* proxy_main(void* argument) {
     }
     kernel k = q->items[tail % q->capacity];
     atomic_store_explicit(&q->tail, tail + 1, memory_order_release);
-    /* Channels start a few tens of ns apart; the last one to finish ends at start + duration. */
-    for (int c = 0; c < k.channels; c++) {
-      uint64_t start = k.gpu_start_ns + (uint64_t)c * 40;
-      uint64_t stop = k.gpu_start_ns + k.duration_ns - (uint64_t)(k.channels - 1 - c) * 25;
-      if (stop <= start) stop = start + 1;
-      void* h = dccl_emu_profiler_channel_start(r->plugin, r->profiler_context, r->rank, k.coll_handle, c, start);
-      dccl_emu_profiler_channel_stop(r->plugin, h, stop);
-    }
+    report_kernel(r, &k);
   }
   return NULL;
 }
@@ -186,7 +193,7 @@ static int run_rank(rank_context* r) {
 
   pthread_t proxy;
   int proxy_running = 0;
-  if (r->profiling) {
+  if (r->profiling && !cfg->synchronous) {
     r->queue.capacity = (size_t)(cfg->gpu_queue_depth > 0 ? cfg->gpu_queue_depth : 256);
     r->queue.items = calloc(r->queue.capacity, sizeof(kernel));
     if (r->queue.items == NULL || pthread_create(&proxy, NULL, proxy_main, r) != 0) {
@@ -204,7 +211,11 @@ static int run_rank(rank_context* r) {
   dccl_workload_cursor cursor;
   dccl_workload_start(&cursor, r->workload, shared->calls);
   dccl_call call;
+  uint64_t sync_every = cfg->sync_every > 0 ? cfg->sync_every : 64;
   while (dccl_workload_next(&cursor, &call)) {
+    if (cfg->synchronous && cfg->sync_step != NULL && r->tuner_context != NULL && call.index % sync_every == 0 &&
+        call.index > 0)
+      cfg->sync_step(r->tuner_context);
     dccl_conditions conditions;
     dccl_sim_conditions(sim, call.index, &hint, &conditions);
     float cost[DCCL_NUM_ALGOS * DCCL_NUM_PROTOS];
@@ -255,7 +266,8 @@ static int run_rank(rank_context* r) {
       dccl_emu_profiler_stop(plugin, handle); /* NCCL stops the Coll event right after enqueueing */
       if (handle != NULL && kernel_events) {
         kernel k = {handle, e.channels, gpu_clock_ns, duration_ns};
-        queue_kernel(&r->queue, &k);
+        if (cfg->synchronous) report_kernel(r, &k);
+        else queue_kernel(&r->queue, &k);
       }
     }
     gpu_clock_ns += duration_ns;
@@ -264,6 +276,7 @@ static int run_rank(rank_context* r) {
       shared->true_us[call.index] = true_us;
       shared->measured_us[call.index] = measured_us;
       shared->collectives[call.index] = (uint8_t)call.coll;
+      shared->size_bins[call.index] = (uint8_t)dccl_size_bin(call.bytes);
       double default_us = NAN, oracle_us = NAN;
       dccl_oracle_answer answer;
       if (use_oracle) {
@@ -320,6 +333,71 @@ static double percentile(double* sorted, uint64_t n, double q) {
   return sorted[index];
 }
 
+#define STREAMS (DCCL_NUM_COLLS * DCCL_SIZE_BINS)
+#define CONVERGENCE_WINDOW 10
+
+/* Steady-state and convergence metrics from rank 0's per-call latencies (oracle mode). */
+static void summarise_steady(const shared_state* s, const dccl_emu_config* cfg, dccl_emu_result* out) {
+  if (!cfg->oracle || cfg->steady_fraction <= 0 || s->calls == 0) return;
+  double fraction = cfg->steady_fraction < 1 ? cfg->steady_fraction : 1;
+  out->steady_from = s->calls - (uint64_t)ceil(fraction * (double)s->calls);
+  double* window = calloc((size_t)STREAMS * CONVERGENCE_WINDOW, sizeof(double));
+  uint64_t* stream_calls = calloc(STREAMS, sizeof(uint64_t));
+  uint64_t* last_bad = calloc(STREAMS, sizeof(uint64_t));
+  double* sorted = calloc(STREAMS, sizeof(double));
+  if (!window || !stream_calls || !last_bad || !sorted) goto done;
+  for (uint64_t c = 0; c < s->calls; c++) {
+    int stream = s->collectives[c] % DCCL_NUM_COLLS * DCCL_SIZE_BINS + s->size_bins[c] % DCCL_SIZE_BINS;
+    double ratio = s->oracle_us[c] > 0 ? s->true_us[c] / s->oracle_us[c] : 1;
+    uint64_t n = stream_calls[stream]++;
+    window[stream * CONVERGENCE_WINDOW + n % CONVERGENCE_WINDOW] = ratio;
+    if (n + 1 >= CONVERGENCE_WINDOW) {
+      double mean = 0;
+      for (int k = 0; k < CONVERGENCE_WINDOW; k++) mean += window[stream * CONVERGENCE_WINDOW + k];
+      if (mean / CONVERGENCE_WINDOW > 1.05) last_bad[stream] = n + 1;
+    } else if (ratio > 1.05) {
+      last_bad[stream] = n + 1;
+    }
+    if (c >= out->steady_from) {
+      out->steady_true_us += s->true_us[c];
+      out->steady_default_us += s->default_us[c];
+      out->steady_oracle_us += s->oracle_us[c];
+      dccl_emu_stream_stats* st = &out->stream[stream];
+      st->steady_calls++;
+      st->steady_true_us += s->true_us[c];
+      st->steady_default_us += s->default_us[c];
+      st->steady_oracle_us += s->oracle_us[c];
+    }
+  }
+  int n_converge = 0;
+  for (int stream = 0; stream < STREAMS; stream++) {
+    if (stream_calls[stream] == 0) continue;
+    dccl_emu_stream_stats* st = &out->stream[stream];
+    st->calls = stream_calls[stream];
+    st->convergence_calls = last_bad[stream];
+    sorted[n_converge++] = (double)last_bad[stream];
+    if (st->steady_default_us <= 0) continue;
+    out->streams++;
+    double ratio = st->steady_true_us / st->steady_default_us;
+    if (ratio > 1.02) out->streams_over_2pct++;
+    if (ratio > out->worst_stream_vs_default) {
+      out->worst_stream_vs_default = ratio;
+      out->worst_stream_coll = stream / DCCL_SIZE_BINS;
+      out->worst_stream_bin = stream % DCCL_SIZE_BINS;
+    }
+  }
+  if (n_converge > 0) {
+    qsort(sorted, (size_t)n_converge, sizeof(double), compare_doubles);
+    out->convergence_median_calls = sorted[n_converge / 2];
+    out->convergence_max_calls = sorted[n_converge - 1];
+  }
+done:
+  free(window);
+  free(stream_calls);
+  free(last_bad);
+  free(sorted);
+}
+
 static void summarise(const shared_state* s, const dccl_emu_config* cfg, dccl_emu_result* out) {
   out->calls = s->calls;
   out->default_mismatches = atomic_load(&s->default_mismatches);
@@ -369,11 +447,12 @@ static void summarise(const shared_state* s, const dccl_emu_config* cfg, dccl_em
     }
   }
   free(sorted);
+  summarise_steady(s, cfg, out);
 }
 
 /* Lays out the shared state in one block (anonymous shared memory in process mode). */
 static shared_state* allocate_shared(uint64_t calls, int ranks, int process_mode, size_t* size_out) {
-  size_t size = sizeof(shared_state) + calls * (size_t)ranks * sizeof(uint64_t) + 4 * calls * sizeof(double) + calls + 64;
+  size_t size = sizeof(shared_state) + calls * (size_t)ranks * sizeof(uint64_t) + 4 * calls * sizeof(double) + 2 * calls + 64;
   void* block = process_mode ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)
                              : calloc(1, size);
   if (block == NULL || block == MAP_FAILED) return NULL;
@@ -391,6 +470,8 @@ static shared_state* allocate_shared(uint64_t calls, int ranks, int process_mode
   s->oracle_us = (double*)cursor;
   cursor += calls * sizeof(double);
   s->collectives = (uint8_t*)cursor;
+  cursor += calls;
+  s->size_bins = (uint8_t*)cursor;
   s->calls = calls;
   s->ranks = ranks;
   *size_out = size;
@@ -406,6 +487,10 @@ static double now_seconds(void) {
 int dccl_emu_run(const dccl_emu_config* cfg, const dccl_sim* sim, const dccl_workload* workload, dccl_emu_result* result,
                  char* error, size_t error_size) {
   memset(result, 0, sizeof(*result));
+  if (cfg->builtin != NULL && cfg->processes) {
+    snprintf(error, error_size, "a builtin plugin runs with ranks as threads only");
+    return -1;
+  }
   if (cfg->ranks < 1 || cfg->ranks > sim->profile.n_ranks) {
     snprintf(error, error_size, "cannot emulate %d ranks of a %d-rank communicator", cfg->ranks, sim->profile.n_ranks);
     return -1;
@@ -443,7 +528,12 @@ int dccl_emu_run(const dccl_emu_config* cfg, const dccl_sim* sim, const dccl_wor
   if (!cfg->processes) {
     dccl_loaded_plugin plugin;
     int loaded = 0;
-    if (cfg->plugin_path != NULL) {
+    if (cfg->builtin != NULL) {
+      dccl_plugin_builtin(cfg->builtin, cfg->max_tuner, cfg->max_profiler, &plugin);
+      loaded = 2;
+      atomic_store(&shared->tuner_version, plugin.tuner_version);
+      atomic_store(&shared->profiler_version, plugin.profiler_version);
+    } else if (cfg->plugin_path != NULL) {
       if (dccl_plugin_load(cfg->plugin_path, cfg->max_tuner, cfg->max_profiler, &plugin, error, error_size) != 0) {
         free(contexts);
         goto fail;
@@ -461,7 +551,7 @@ int dccl_emu_run(const dccl_emu_config* cfg, const dccl_sim* sim, const dccl_wor
     }
     for (int r = 0; r < started; r++) pthread_join(threads[r], NULL);
     free(threads);
-    if (loaded) dccl_plugin_unload(&plugin);
+    if (loaded == 1) dccl_plugin_unload(&plugin);
     if (started < cfg->ranks) {
       snprintf(error, error_size, "could not start %d rank threads", cfg->ranks);
       free(contexts);

@@ -19,7 +19,15 @@
 #include "../sim/sim.h"
 
 typedef struct dccl_emu_config {
-  const char* plugin_path;      /* NULL: NCCL alone, no plugin */
+  const char* plugin_path;      /* NULL: NCCL alone, no plugin (unless builtin is set) */
+  /* A plugin linked into this program (threads mode): its ABI structs, used instead of plugin_path. */
+  const struct dccl_builtin_plugin* builtin;
+  /* Deterministic runs: kernel events are delivered on the host thread right after each call (no
+   * proxy thread), and every sync_every calls (default 64) each rank calls sync_step(tuner context),
+   * which runs the plugin's background pass (see dccl_plugin_sync_step). */
+  int synchronous;
+  void (*sync_step)(void* tuner_context);
+  uint64_t sync_every;
   int max_tuner, max_profiler;  /* newest ABI versions the emulated NCCL knows (6, 6 for NCCL 2.30) */
   int ranks;                    /* ranks emulated (ranks 0..ranks-1 of the communicator) */
   int processes;                /* 1: one process per rank; 0: threads of this process */
@@ -32,6 +40,8 @@ typedef struct dccl_emu_config {
   int check_default;            /* count executions that differ from NCCL alone */
   const dccl_table* expected;   /* count executions that differ from this table's decisions */
   const char* call_log;         /* per-call CSV of rank 0, or NULL */
+  /* Steady-state metrics cover the last steady_fraction of the calls (0: none). */
+  double steady_fraction;
   /* Process mode only: called in each rank's process before the plugin is loaded (e.g. to give ranks
    * different settings and provoke the disagreement the emulator must detect). */
   void (*rank_setup)(int rank, void* argument);
@@ -43,6 +53,14 @@ typedef struct dccl_emu_collective_stats {
   double true_us, default_us, oracle_us; /* totals */
   double p50_true_us, p99_true_us;
 } dccl_emu_collective_stats;
+
+/* One (collective, size bin) stream of rank 0. */
+typedef struct dccl_emu_stream_stats {
+  uint64_t calls;                      /* whole run */
+  uint64_t steady_calls;
+  double steady_true_us, steady_default_us, steady_oracle_us;
+  uint64_t convergence_calls;          /* see convergence_median_calls */
+} dccl_emu_stream_stats;
 
 typedef struct dccl_emu_result {
   int tuner_version, profiler_version;
@@ -57,6 +75,17 @@ typedef struct dccl_emu_result {
   double mean_true_us, p50_true_us, p99_true_us;
   double p50_measured_us, p99_measured_us;
   dccl_emu_collective_stats by_collective[DCCL_NUM_COLLS];
+  /* Steady state (oracle mode, steady_fraction > 0). A "stream" is one (collective, size bin). */
+  uint64_t steady_from;                 /* first call counted */
+  double steady_true_us, steady_default_us, steady_oracle_us;
+  int streams;                          /* streams with calls in the steady window */
+  double worst_stream_vs_default;       /* max over streams of steady true / default latency */
+  int worst_stream_coll, worst_stream_bin;
+  int streams_over_2pct;                /* streams slower than NCCL's default by more than 2% */
+  /* Calls of a stream until every later window of 10 of its calls is within 5% of the oracle
+   * (median and max over streams; "never" counts as the stream's call count). */
+  double convergence_median_calls, convergence_max_calls;
+  dccl_emu_stream_stats stream[DCCL_NUM_COLLS * DCCL_SIZE_BINS]; /* [coll * DCCL_SIZE_BINS + bin] */
   double wall_seconds;
 } dccl_emu_result;
 

@@ -51,3 +51,17 @@ void dccl_plugin_unload(dccl_loaded_plugin* plugin) {
   if (plugin->library != NULL) dlclose(plugin->library);
   memset(plugin, 0, sizeof(*plugin));
 }
+
+void dccl_plugin_builtin(const dccl_builtin_plugin* builtin, int max_tuner, int max_profiler, dccl_loaded_plugin* out) {
+  memset(out, 0, sizeof(*out));
+  for (int v = max_tuner < 6 ? max_tuner : 6; v >= 2 && out->tuner == NULL; v--)
+    if (builtin->tuner[v] != NULL) {
+      out->tuner = builtin->tuner[v];
+      out->tuner_version = v;
+    }
+  for (int v = max_profiler < 6 ? max_profiler : 6; v >= 4 && out->profiler == NULL; v--)
+    if (builtin->profiler[v] != NULL) {
+      out->profiler = builtin->profiler[v];
+      out->profiler_version = v;
+    }
+}

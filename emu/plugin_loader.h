@@ -23,4 +23,13 @@ int dccl_plugin_load(const char* path, int max_tuner, int max_profiler, dccl_loa
                      size_t error_size);
 void dccl_plugin_unload(dccl_loaded_plugin* plugin);
 
+/* A plugin linked into the program: its ABI structs by version (NULL where it has none). */
+typedef struct dccl_builtin_plugin {
+  const void* tuner[7];    /* [v] points to an ncclTuner_v<v>_t */
+  const void* profiler[7]; /* [v] points to an ncclProfiler_v<v>_t */
+} dccl_builtin_plugin;
+
+/* Resolves a builtin plugin the way dccl_plugin_load resolves a library (newest known version). */
+void dccl_plugin_builtin(const dccl_builtin_plugin* builtin, int max_tuner, int max_profiler, dccl_loaded_plugin* out);
+
 #endif

@@ -7,7 +7,12 @@
 #include <unistd.h>
 
 #include "../abi/nccl_profiler_abi.h"
+#include "../persist/policy_file.h"
 #include "../persist/table_text.h"
+
+#include <math.h>
+#include <sys/stat.h>
+#include <time.h>
 
 dccl_comm* dccl_comm_create(uint32_t slot, int comm_id_known, uint64_t comm_id, int n_ranks, int n_nodes,
                             ncclDebugLogger_t logger) {
@@ -71,9 +76,165 @@ static void load_policy(dccl_comm* comm) {
   }
 }
 
+static double now_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void learner_inputs(dccl_comm* comm, dccl_learner_inputs* in) {
+  in->calls = comm->call_log;
+  in->costs = comm->costs;
+  in->measurements = comm->profiling ? &comm->queue : NULL;
+  in->tables = &comm->tables;
+  in->call_counter = &comm->calls;
+  in->logger = &comm->logger;
+}
+
+static size_t learning_memory(const dccl_comm* comm) {
+  if (comm->learner == NULL) return 0;
+  size_t bytes = sizeof(dccl_learner) + dccl_agent_memory_bytes(&comm->learner->agent);
+  if (comm->learner->trigger_ready)
+    bytes += (size_t)DCCL_TRIGGER_STREAMS * sizeof(dccl_trigger_stream) + comm->learner->trigger.params.count * 4 * sizeof(float);
+  if (comm->call_log != NULL) bytes += sizeof(dccl_call_log);
+  if (comm->costs != NULL) bytes += sizeof(dccl_cost_snapshots);
+  return bytes;
+}
+
+static void free_learning(dccl_comm* comm) {
+  if (comm->learner != NULL) {
+    dccl_learner_free(comm->learner);
+    free(comm->learner);
+  }
+  free(comm->call_log);
+  free(comm->costs);
+  comm->learner = NULL;
+  comm->call_log = NULL;
+  comm->costs = NULL;
+  comm->learning = 0;
+}
+
+/* Saves the learned policy (learn mode, something learned, a path configured). */
+static void save_policy(dccl_comm* comm, int at_exit) {
+  if (!comm->learning || comm->policy_path[0] == '\0' || comm->learner->agent.stats.observations == 0) return;
+  dccl_policy_meta meta = {DCCL_POLICY_VERSION, comm->fingerprint, comm->learner->agent.stats.observations,
+                           (uint32_t)comm->n_ranks, (uint32_t)comm->n_nodes,
+                           (uint32_t)comm->learner->options.agent.space.max_channels,
+                           (uint32_t)comm->learner->options.agent.space.tune_chunk};
+  char error[512];
+  if (dccl_policy_save(comm->policy_path, &meta, &comm->learner->agent,
+                       comm->learner->trigger_ready ? &comm->learner->trigger : NULL, error, sizeof(error)) != 0)
+    DCCL_WARN(&comm->logger, "cannot save the policy: %s", error);
+  else if (at_exit)
+    DCCL_INFO(&comm->logger, "policy saved to %s (%llu measurements learned from)", comm->policy_path,
+              (unsigned long long)meta.observations);
+  comm->last_save_seconds = now_seconds();
+}
+
+static void setup_learning(dccl_comm* comm) {
+  const dccl_settings* s = &comm->settings;
+  dccl_mode mode = s->mode;
+  int tune_chunk = comm->tuner_abi >= 6;
+  comm->fingerprint = dccl_policy_fingerprint(comm->n_ranks, comm->n_nodes, s->max_channels, tune_chunk);
+  if (s->policy_file[0] != '\0') {
+    snprintf(comm->policy_path, sizeof(comm->policy_path), "%s", s->policy_file);
+  } else if (s->policy_dir[0] != '\0') {
+    mkdir(s->policy_dir, 0755); /* may exist already */
+    snprintf(comm->policy_path, sizeof(comm->policy_path), "%s/policy-%016llx.bin", s->policy_dir,
+             (unsigned long long)comm->fingerprint);
+  }
+  if (mode == DCCL_MODE_LEARN && !comm->profiling) {
+    DCCL_WARN(&comm->logger,
+              "learning needs GPU-timed measurements, but no profiler half is paired with this communicator (needs "
+              "NCCL >= 2.27 and NCCL_PROFILER_PLUGIN=dynamiccl); running frozen");
+    mode = DCCL_MODE_FROZEN;
+  } else if (mode == DCCL_MODE_LEARN && comm->n_ranks > 1 && strcmp(s->coordination, "solo") != 0) {
+    DCCL_WARN(&comm->logger,
+              "learning on a %d-rank communicator needs cross-rank coordination so that every rank decides alike; "
+              "without it DynamICCL runs frozen (DYNAMICCL_COORD=solo: only this process tunes, e.g. a simulation)",
+              comm->n_ranks);
+    mode = DCCL_MODE_FROZEN;
+  }
+  dccl_learner_options o;
+  memset(&o, 0, sizeof(o));
+  o.learning = mode == DCCL_MODE_LEARN;
+  o.trigger = (int)s->trigger;
+  o.model_intensity = s->model_intensity;
+  dccl_agent_default_options(&o.agent);
+  o.agent.epsilon_start = s->epsilon;
+  o.agent.epsilon_restart = s->epsilon / 2;
+  o.agent.epsilon_min = s->epsilon_min;
+  o.agent.guard = s->guard_pct / 100.0;
+  o.agent.hold_after = s->learn_for;
+  o.agent.q.gamma = s->gamma;
+  o.agent.space.max_channels = s->max_channels;
+  o.agent.space.tune_chunk = tune_chunk;
+  o.agent.n_ranks = comm->n_ranks;
+  o.agent.n_nodes = comm->n_nodes;
+  o.agent.batch_size = s->batch_size;
+  o.agent.model_intensity = s->model_intensity;
+  uint64_t seed = s->seed != 0 ? s->seed : dccl_mix64(comm->comm_id ^ ((uint64_t)(uint32_t)comm->rank << 32));
+  o.agent.seed = seed;
+  dccl_trigger_default_options(&o.trigger_options);
+  o.trigger_options.k = s->cusum_k;
+  o.trigger_options.h = s->cusum_h;
+  o.trigger_options.seed = seed;
+  comm->learner = malloc(sizeof(dccl_learner));
+  if (comm->learner == NULL || dccl_learner_init(comm->learner, &o) != 0) {
+    free(comm->learner);
+    comm->learner = NULL;
+    DCCL_WARN(&comm->logger, "out of memory for the agents; using NCCL's choices");
+    return;
+  }
+  int loaded = 0;
+  if (comm->policy_path[0] != '\0') {
+    char error[512];
+    dccl_policy_meta meta;
+    struct stat st;
+    if (stat(comm->policy_path, &st) != 0) {
+      DCCL_INIT_INFO(&comm->logger, "no saved policy at %s yet: learning from scratch", comm->policy_path);
+    } else if (dccl_policy_load(comm->policy_path, comm->fingerprint, &meta, &comm->learner->agent,
+                                comm->learner->trigger_ready ? &comm->learner->trigger : NULL, error,
+                                sizeof(error)) != 0) {
+      DCCL_WARN(&comm->logger, "ignoring the saved policy (it will not be overwritten until a good save): %s", error);
+    } else {
+      loaded = 1;
+      DCCL_INIT_INFO(&comm->logger, "warm start from %s (%llu measurements)", comm->policy_path,
+                     (unsigned long long)meta.observations);
+    }
+  }
+  if (mode == DCCL_MODE_FROZEN) {
+    if (loaded) {
+      dccl_learner_publish_initial(comm->learner, &comm->tables);
+      comm->policy_active = 1;
+      DCCL_INIT_INFO(&comm->logger, "frozen policy in force");
+    } else {
+      DCCL_WARN(&comm->logger, "frozen mode without a usable saved policy; using NCCL's choices");
+    }
+    free_learning(comm);
+    return;
+  }
+  comm->call_log = calloc(1, sizeof(dccl_call_log));
+  comm->costs = calloc(1, sizeof(dccl_cost_snapshots));
+  if (comm->call_log == NULL || comm->costs == NULL) {
+    free_learning(comm);
+    DCCL_WARN(&comm->logger, "out of memory for the agents; using NCCL's choices");
+    return;
+  }
+  if (loaded) dccl_learner_publish_initial(comm->learner, &comm->tables);
+  comm->learning = 1;
+  comm->policy_active = 1;
+  comm->last_save_seconds = now_seconds();
+  DCCL_INIT_INFO(&comm->logger, "learning: %d actions, trigger %s, %.1f MiB for the agents",
+                 comm->learner->agent.n_actions[DCCL_COLL_ALLREDUCE],
+                 s->trigger == DCCL_TRIGGER_LSTM ? "lstm+cusum" : s->trigger == DCCL_TRIGGER_CUSUM ? "cusum" : "off",
+                 learning_memory(comm) / 1048576.0);
+}
+
 void dccl_comm_attach_tuner(dccl_comm* comm, int abi_version) {
   comm->tuner_abi = abi_version;
   load_policy(comm);
+  if (comm->settings.mode == DCCL_MODE_LEARN || comm->settings.mode == DCCL_MODE_FROZEN) setup_learning(comm);
   DCCL_INIT_INFO(&comm->logger, "tuner v%d attached: comm %016llx rank %d, %d ranks on %d nodes, mode %s", abi_version,
                  (unsigned long long)comm->comm_id, comm->rank, comm->n_ranks, comm->n_nodes,
                  dccl_mode_name(comm->settings.mode));
@@ -108,7 +269,8 @@ int dccl_comm_attach_profiler(dccl_comm* comm, int abi_version, int rank) {
   comm->profiler_abi = abi_version;
   comm->rank = rank;
   const dccl_settings* s = &comm->settings;
-  int want = s->profile == DCCL_PROFILE_ON || (s->profile == DCCL_PROFILE_AUTO && s->trace_file[0] != '\0');
+  int want = s->profile == DCCL_PROFILE_ON ||
+             (s->profile == DCCL_PROFILE_AUTO && (s->trace_file[0] != '\0' || s->mode == DCCL_MODE_LEARN));
   if (want) {
     if (dccl_queue_init(&comm->queue, s->queue_capacity) != 0 ||
         dccl_event_pool_init(&comm->events, s->event_pool, comm->slot, comm->n_ranks, &comm->queue) != 0) {
@@ -128,14 +290,23 @@ int dccl_comm_attach_profiler(dccl_comm* comm, int abi_version, int rank) {
 
 void dccl_comm_drain(dccl_comm* comm) {
   if (!comm->profiling) return;
+  dccl_learner_inputs in;
+  learner_inputs(comm, &in);
+  if (comm->learning) dccl_learner_begin(comm->learner, &in);
   dccl_measurement m;
   while (dccl_queue_pop(&comm->queue, &m)) {
+    if (comm->learning) dccl_learner_take(comm->learner, &in, &m);
     if (comm->trace != NULL) {
       fprintf(comm->trace, "%d,%llu,%s,%llu,%s,%s,%u,%u,%llu,%llu\n", comm->rank, (unsigned long long)m.seq,
               dccl_coll_name(m.coll), (unsigned long long)m.bytes, dccl_algo_name(m.algo), dccl_proto_name(m.proto),
               m.channels, m.channels_measured, (unsigned long long)m.gpu_start_ns, (unsigned long long)m.duration_ns);
       comm->traced++;
     }
+  }
+  if (comm->learning) {
+    dccl_learner_end(comm->learner, &in);
+    if (comm->settings.save_seconds > 0 && now_seconds() - comm->last_save_seconds >= comm->settings.save_seconds)
+      save_policy(comm, 0);
   }
 }
 
@@ -167,6 +338,20 @@ void dccl_comm_destroy(dccl_comm* comm) {
               (unsigned long long)comm->comm_id, comm->rank, load(&comm->calls), load(&c->applied), load(&c->pinned),
               load(&c->nccl_kept), load(&c->unusable), load(&c->bad_input), load(&comm->tables.switches));
   }
+  if (comm->learner != NULL) {
+    dccl_learner* l = comm->learner;
+    dccl_agent_stats* a = &l->agent.stats;
+    DCCL_INFO(&comm->logger,
+              "learner: %llu measurements (%llu unmatched), %llu tables published, %llu congestion onsets, %llu "
+              "recoveries, %llu guard trips, %.1f us of background CPU per 1000 measurements, %.1f MiB",
+              (unsigned long long)l->counters.measurements, (unsigned long long)l->counters.unjoined,
+              (unsigned long long)l->counters.publications, (unsigned long long)l->counters.onsets,
+              (unsigned long long)l->counters.recoveries, (unsigned long long)a->guard_trips,
+              l->counters.measurements ? 1000.0 * l->counters.cpu_ns / 1000.0 / (double)l->counters.measurements : 0.0,
+              learning_memory(comm) / 1048576.0);
+    save_policy(comm, 1);
+  }
+  free_learning(comm);
   dccl_pins_free(&comm->pins);
   free(comm);
 }

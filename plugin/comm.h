@@ -13,6 +13,7 @@
 #include "../core/rules.h"
 #include "../core/settings.h"
 #include "event_pool.h"
+#include "learner.h"
 
 /* Counters of the tuner hot path; single writer (the tuner thread), read at finalize. */
 typedef struct dccl_tuner_counters {
@@ -42,6 +43,7 @@ typedef struct dccl_comm {
 
   /* tuner hot path */
   _Alignas(64) _Atomic uint64_t calls;
+  uint8_t cell_calls[DCCL_TABLE_CELLS]; /* per-cell call counters (exploration slots) */
   _Atomic uint32_t last_action[5]; /* per collective, for getChunkSize */
   dccl_tuner_counters counters;
   atomic_flag warned_bad_collective, warned_bad_table, warned_unusable_action, warned_no_valid_entry,
@@ -51,6 +53,15 @@ typedef struct dccl_comm {
   int profiling;
   dccl_measurement_queue queue;
   dccl_event_pool events;
+
+  /* learning (learn mode: learning = 1; frozen mode: a policy published once, learner freed) */
+  dccl_learner* learner;
+  int learning;
+  dccl_call_log* call_log;
+  dccl_cost_snapshots* costs;
+  char policy_path[DCCL_PATH_MAX + 64];
+  uint64_t fingerprint;
+  double last_save_seconds;
 
   /* background thread */
   int worker_refs; /* guarded by the registry lock */
@@ -71,7 +82,9 @@ dccl_comm* dccl_comm_create(uint32_t slot, int comm_id_known, uint64_t comm_id, 
 void dccl_comm_attach_tuner(dccl_comm* comm, int abi_version);
 /* Sets up measurement for the profiler half; returns the activation mask NCCL should use. */
 int dccl_comm_attach_profiler(dccl_comm* comm, int abi_version, int rank);
-/* Writes pending measurements to the trace file; called by the background thread and at destroy. */
+/* Hands pending measurements to the trace file and the learner, publishes the learner's decisions
+ * when an epoch has begun, and saves the policy when it is time. Called by the background thread
+ * (or, in synchronous simulations, by the emulator) and at destroy. */
 void dccl_comm_drain(dccl_comm* comm);
 /* Logs a summary, closes files, frees everything. */
 void dccl_comm_destroy(dccl_comm* comm);

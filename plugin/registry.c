@@ -17,7 +17,7 @@ static uint32_t incarnations[DCCL_MAX_COMM_SLOTS];
 static int live_count;
 
 static pthread_t worker_thread;
-static int worker_running, worker_stop;
+static int worker_running, worker_stop, manual_worker;
 
 /* The profiler context this thread initialised last and no tuner has claimed. */
 static _Thread_local struct {
@@ -62,7 +62,7 @@ static void* worker_main(void* unused) {
 
 /* Called with the lock held. */
 static void worker_ensure_running(const dccl_logger* logger) {
-  if (worker_running) return;
+  if (worker_running || manual_worker) return;
   worker_stop = 0;
   int rc = pthread_create(&worker_thread, NULL, worker_main, NULL);
   if (rc != 0) {
@@ -205,4 +205,14 @@ int dccl_registry_count(void) {
   int n = live_count;
   pthread_mutex_unlock(&registry_lock);
   return n;
+}
+
+void dccl_registry_set_manual(int manual) {
+  pthread_mutex_lock(&registry_lock);
+  manual_worker = manual;
+  pthread_mutex_unlock(&registry_lock);
+}
+
+void dccl_plugin_sync_step(void* tuner_context) {
+  if (tuner_context != NULL) dccl_comm_drain(tuner_context);
 }

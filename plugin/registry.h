@@ -30,4 +30,11 @@ void dccl_registry_detach(dccl_comm* comm, int half);
 /* Number of live contexts (tests). */
 int dccl_registry_count(void);
 
+/* Simulations driving the statically linked plugin: with manual on, no background thread is started
+ * and the caller runs each communicator's background pass itself, at points of its choosing
+ * (deterministic). Set before the first communicator is initialised. */
+void dccl_registry_set_manual(int manual);
+/* One background pass (measurements, learning, publication) for the communicator of a tuner context. */
+void dccl_plugin_sync_step(void* tuner_context);
+
 #endif

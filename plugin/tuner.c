@@ -68,7 +68,7 @@ static dccl_action choose(dccl_comm* comm, uint64_t call, const call_view* v, si
     }
   }
   const dccl_table* table = dccl_table_store_for_call(&comm->tables, call);
-  dccl_action action = dccl_table_get(table, cell);
+  dccl_action action = dccl_table_action(table, cell, comm->cell_calls[cell]++);
   if (dccl_action_is_nccl(action)) {
     dccl_bump(&comm->counters.nccl_kept);
     return DCCL_ACTION_NCCL;
@@ -80,6 +80,23 @@ static dccl_action choose(dccl_comm* comm, uint64_t call, const call_view* v, si
   }
   dccl_bump(&comm->counters.applied);
   return action;
+}
+
+/* Learning: log the call for the learner; the first call of a cell also leaves NCCL's cost table. */
+static inline void log_call(dccl_comm* comm, const call_view* v, size_t bytes, int num_pipe_ops, int reg_buff,
+                            dccl_action applied) {
+  int cell = dccl_cell_for_call(v->coll, bytes, num_pipe_ops, reg_buff);
+  dccl_call_record record = {bytes, applied, (uint16_t)cell, (uint8_t)v->coll, 0};
+  if (v->cost != NULL && !atomic_load_explicit(&comm->costs->ready[cell], memory_order_relaxed) &&
+      v->num_algo * v->num_proto <= DCCL_COST_ENTRIES) {
+    float* snapshot = comm->costs->cost[cell];
+    for (int i = 0; i < DCCL_COST_ENTRIES; i++) snapshot[i] = -1.0f;
+    for (int a = 0; a < v->num_algo; a++)
+      for (int p = 0; p < v->num_proto; p++) snapshot[a * DCCL_NUM_PROTOS + p] = v->cost[a * v->num_proto + p];
+    atomic_store_explicit(&comm->costs->ready[cell], 1, memory_order_release);
+    record.cost_snapshot = 1;
+  }
+  dccl_call_log_push(comm->call_log, &record);
 }
 
 /* Counts the call (epochs are counted in calls, on every rank alike) and checks the collective. */
@@ -110,6 +127,7 @@ void dccl_tuner_decide(dccl_comm* comm, int coll, size_t bytes, int num_pipe_ops
   call_view v = {cost, num_algo, num_proto, 0, 0, comm->n_ranks, comm->n_nodes, coll};
   dccl_action action = choose(comm, call, &v, bytes, num_pipe_ops, reg_buff);
   atomic_store_explicit(&comm->last_action[coll], action, memory_order_relaxed);
+  if (comm->learning) log_call(comm, &v, bytes, num_pipe_ops, reg_buff, action);
   if (dccl_action_is_nccl(action)) return;
   cost[dccl_action_algo(action) * num_proto + dccl_action_proto(action)] = 0.0f;
   if (dccl_action_channels(action) > 0) *n_channels = dccl_action_channels(action);
@@ -126,6 +144,7 @@ void dccl_tuner_decide_v2(dccl_comm* comm, int coll, size_t bytes, int collnet_s
   }
   call_view v = {NULL, 0, 0, collnet_support, nvls_support, comm->n_ranks, comm->n_nodes, coll};
   dccl_action action = choose(comm, call, &v, bytes, num_pipe_ops, 0);
+  if (comm->learning) log_call(comm, &v, bytes, num_pipe_ops, 0, action);
   if (dccl_action_is_nccl(action)) return;
   *algorithm = dccl_action_algo(action);
   *protocol = dccl_action_proto(action);

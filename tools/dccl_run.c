@@ -7,8 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../abi/builtin.h"
 #include "../emu/emulator.h"
 #include "../emu/plugin_loader.h"
+#include "../plugin/registry.h"
 #include "cli.h"
 
 static void usage(FILE* out) {
@@ -19,12 +21,21 @@ static void usage(FILE* out) {
           "  --profile NAME        hardware profile (scenarios/profiles/)\n"
           "  --workload NAME       workload (scenarios/workloads/)\n"
           "  --conditions NAME     congestion/interference schedule (scenarios/conditions/; default calm)\n"
-          "  --policy P            default or fixed (sets DYNAMICCL_MODE; default: default)\n"
+          "  --policy P            default, fixed, learn, frozen, or hold (learn, then hold after\n"
+          "                        --learn-for measurements: the learn-once baseline); sets DYNAMICCL_MODE\n"
           "  --table FILE          decision table for --policy fixed (DYNAMICCL_TABLE_FILE)\n"
+          "  --policy-file FILE    policy to warm-start from and save to (DYNAMICCL_POLICY_FILE)\n"
+          "  --learn-for N         measurements before --policy hold holds (default: a quarter of the calls)\n"
+          "  --trigger T           Agent-1: lstm, cusum or off (DYNAMICCL_TRIGGER)\n"
+          "  --steady FRACTION     also report the steady state over the last FRACTION of the calls\n"
+          "  --by-stream           with --steady: one line per (collective, size bin)\n"
+          "  --sync-every N        builtin plugin: background pass every N calls (default 64)\n"
           "  --rules FILE          NCCL example-tuner CSV pins (DYNAMICCL_RULES_FILE)\n"
           "  --trace FILE          write measured collectives (DYNAMICCL_TRACE_FILE, %%r = rank)\n"
           "  --nccl RELEASE        emulate this NCCL release's ABIs: 2.21 .. 2.30 (default 2.30)\n"
-          "  --plugin PATH|none    plugin library (default: libnccl-tuner-dynamiccl.so beside dccl)\n"
+          "  --plugin PATH|none|builtin  plugin library (default: libnccl-tuner-dynamiccl.so beside dccl for\n"
+          "                        default/fixed; 'builtin' for learning policies: the plugin linked into\n"
+          "                        dccl, run synchronously so that runs are reproducible)\n"
           "  --ranks N             ranks to emulate (default 2; at most the profile's ranks)\n"
           "  --processes           run ranks as processes instead of threads\n"
           "  --calls N             stop after N calls (default: the whole workload)\n"
@@ -59,8 +70,10 @@ static void print_row(const char* name, const dccl_emu_collective_stats* s, int 
 int dccl_cli_run(int argc, char** argv) {
   const char *profile_name = NULL, *workload_name = NULL, *conditions_name = NULL, *policy = "default";
   const char *table = NULL, *rules = NULL, *trace = NULL, *release = "2.30", *plugin = NULL, *call_log = NULL;
-  long long ranks = 2, calls = 0, seed = 1, max_channels = 32;
-  int processes = 0, verbose = 0;
+  const char *policy_file = NULL, *trigger = NULL;
+  long long ranks = 2, calls = 0, seed = 1, max_channels = 32, learn_for = -1, sync_every = 64;
+  double steady = 0;
+  int processes = 0, verbose = 0, by_stream = 0;
   for (int i = 0; i < argc; i++) {
     const char* a = argv[i];
     int more = i + 1 < argc;
@@ -77,8 +90,18 @@ int dccl_cli_run(int argc, char** argv) {
     else if (strcmp(a, "--nccl") == 0 && more) release = argv[++i];
     else if (strcmp(a, "--plugin") == 0 && more) plugin = argv[++i];
     else if (strcmp(a, "--call-log") == 0 && more) call_log = argv[++i];
+    else if (strcmp(a, "--policy-file") == 0 && more) policy_file = argv[++i];
+    else if (strcmp(a, "--trigger") == 0 && more) trigger = argv[++i];
+    else if (strcmp(a, "--steady") == 0 && more) {
+      if (dccl_cli_level(argv[++i], &steady) != 0) return dccl_cli_fail("bad --steady (a fraction in 0..1)");
+    } else if (strcmp(a, "--learn-for") == 0 && more) {
+      if (dccl_cli_int(argv[++i], 1, (long long)1 << 50, &learn_for) != 0) return dccl_cli_fail("bad --learn-for");
+    } else if (strcmp(a, "--sync-every") == 0 && more) {
+      if (dccl_cli_int(argv[++i], 1, 1 << 20, &sync_every) != 0) return dccl_cli_fail("bad --sync-every");
+    }
     else if (strcmp(a, "--processes") == 0) processes = 1;
     else if (strcmp(a, "--verbose") == 0) verbose = 1;
+    else if (strcmp(a, "--by-stream") == 0) by_stream = 1;
     else if (strcmp(a, "--ranks") == 0 && more) {
       if (dccl_cli_int(argv[++i], 1, 4096, &ranks) != 0) return dccl_cli_fail("bad --ranks");
     } else if (strcmp(a, "--calls") == 0 && more) {
@@ -97,7 +120,9 @@ int dccl_cli_run(int argc, char** argv) {
     usage(stderr);
     return 2;
   }
-  if (strcmp(policy, "default") != 0 && strcmp(policy, "fixed") != 0) return dccl_cli_fail("--policy must be default or fixed");
+  int learning_policy = strcmp(policy, "learn") == 0 || strcmp(policy, "frozen") == 0 || strcmp(policy, "hold") == 0;
+  if (strcmp(policy, "default") != 0 && strcmp(policy, "fixed") != 0 && !learning_policy)
+    return dccl_cli_fail("--policy must be default, fixed, learn, frozen or hold");
   if (strcmp(policy, "fixed") == 0 && table == NULL) return dccl_cli_fail("--policy fixed needs --table FILE");
 
   char error[512];
@@ -118,9 +143,25 @@ int dccl_cli_run(int argc, char** argv) {
     return dccl_cli_fail("unknown --nccl release (2.21 .. 2.30)");
   }
   char plugin_path[1100];
+  if (plugin == NULL && learning_policy) plugin = "builtin";
   if (plugin == NULL) default_plugin_path(plugin_path, sizeof(plugin_path));
   else snprintf(plugin_path, sizeof(plugin_path), "%s", plugin);
   config.plugin_path = strcmp(plugin_path, "none") == 0 ? NULL : plugin_path;
+  static dccl_builtin_plugin builtin;
+  int is_builtin = strcmp(plugin_path, "builtin") == 0;
+  if (is_builtin) {
+    if (processes) {
+      dccl_workload_free(&workload);
+      return dccl_cli_fail("--plugin builtin runs ranks as threads (drop --processes or give a library)");
+    }
+    dccl_builtin_abi(builtin.tuner, builtin.profiler);
+    config.builtin = &builtin;
+    config.plugin_path = NULL;
+    config.synchronous = 1;
+    config.sync_step = dccl_plugin_sync_step;
+    config.sync_every = (uint64_t)sync_every;
+    dccl_registry_set_manual(1);
+  }
   config.ranks = (int)ranks;
   config.processes = processes;
   config.calls = (uint64_t)calls;
@@ -128,14 +169,24 @@ int dccl_cli_run(int argc, char** argv) {
   config.call_log = call_log;
   config.oracle_options.max_channels = (int)max_channels;
   config.oracle_options.tune_chunk = config.max_tuner >= 6;
+  config.steady_fraction = steady;
 
+  uint64_t total = dccl_workload_total_calls(&workload);
+  if (calls > 0 && (uint64_t)calls < total) total = (uint64_t)calls;
+  if (strcmp(policy, "hold") == 0) {
+    char text[32];
+    snprintf(text, sizeof(text), "%llu", learn_for > 0 ? (unsigned long long)learn_for : (unsigned long long)(total / 4 + 1));
+    setenv("DYNAMICCL_LEARN_FOR", text, 1);
+    policy = "learn";
+  }
   setenv("DYNAMICCL_MODE", policy, 1);
+  if (learning_policy && getenv("DYNAMICCL_COORD") == NULL && ranks == 1) setenv("DYNAMICCL_COORD", "solo", 1);
+  if (policy_file != NULL) setenv("DYNAMICCL_POLICY_FILE", policy_file, 1);
+  if (trigger != NULL) setenv("DYNAMICCL_TRIGGER", trigger, 1);
   if (table != NULL) setenv("DYNAMICCL_TABLE_FILE", table, 1);
   if (rules != NULL) setenv("DYNAMICCL_RULES_FILE", rules, 1);
   if (trace != NULL) setenv("DYNAMICCL_TRACE_FILE", trace, 1);
 
-  uint64_t total = dccl_workload_total_calls(&workload);
-  if (calls > 0 && (uint64_t)calls < total) total = (uint64_t)calls;
   static dccl_sim sim;
   if (dccl_sim_init(&sim, &profile, conditions_name ? &schedule : NULL, (uint64_t)seed, total, error, sizeof(error)) != 0) {
     dccl_workload_free(&workload);
@@ -153,7 +204,7 @@ int dccl_cli_run(int argc, char** argv) {
          profile.n_nodes, workload.name, conditions_name ? schedule.name : "calm", seed);
   printf("NCCL %s ABIs: tuner v%d, profiler v%d (0 = none); %d rank%s as %s; policy %s%s%s\n", release,
          result.tuner_version, result.profiler_version, config.ranks, config.ranks == 1 ? "" : "s",
-         processes ? "processes" : "threads", config.plugin_path ? policy : "none (NCCL alone)", table ? ", table " : "",
+         processes ? "processes" : "threads", (config.plugin_path || config.builtin) ? policy : "none (NCCL alone)", table ? ", table " : "",
          table ? table : "");
   printf("\n  %-14s %9s %11s %11s %11s %12s %12s %9s %9s\n", "collective", "calls", "mean us", "p50 us", "p99 us",
          "NCCL us", "oracle us", "vs NCCL", "vs oracle");
@@ -166,6 +217,29 @@ int dccl_cli_run(int argc, char** argv) {
   printf("  'NCCL us', 'oracle us' = mean latency of NCCL's default and of the best action under the same conditions;\n"
          "  'vs NCCL' = total latency / NCCL default's (< 1: faster than NCCL);\n"
          "  'vs oracle' = total latency / the best valid action's (>= 1).\n");
+  if (result.steady_from < result.calls && steady > 0 && config.oracle) {
+    printf("\n  steady state (calls %llu..%llu): %.4f x oracle, %.4f x NCCL; %d streams (collective, size bin), "
+           "%d slower than NCCL by > 2%%, worst %.4f x NCCL (%s, bin 2^%d)\n",
+           (unsigned long long)result.steady_from, (unsigned long long)result.calls, result.steady_true_us / result.steady_oracle_us,
+           result.steady_true_us / result.steady_default_us, result.streams, result.streams_over_2pct,
+           result.worst_stream_vs_default, dccl_coll_name(result.worst_stream_coll), result.worst_stream_bin);
+    if (by_stream) {
+      printf("\n  %-14s %6s %9s %12s %12s %9s %9s %12s\n", "collective", "bytes", "calls", "steady us", "NCCL us",
+             "vs NCCL", "vs oracle", "convergence");
+      for (int k = 0; k < DCCL_NUM_COLLS * DCCL_SIZE_BINS; k++) {
+        const dccl_emu_stream_stats* st = &result.stream[k];
+        if (st->steady_calls == 0) continue;
+        char size[32];
+        dccl_format_bytes(1ULL << (k % DCCL_SIZE_BINS), size, sizeof(size));
+        printf("  %-14s %6s %9llu %12.2f %12.2f %9.4f %9.4f %12llu\n", dccl_coll_name(k / DCCL_SIZE_BINS), size,
+               (unsigned long long)st->calls, st->steady_true_us / st->steady_calls,
+               st->steady_default_us / st->steady_calls, st->steady_true_us / st->steady_default_us,
+               st->steady_true_us / st->steady_oracle_us, (unsigned long long)st->convergence_calls);
+      }
+    }
+    printf("  convergence: a stream's calls until every window of 10 stays within 5%% of the oracle: median %.0f, "
+           "max %.0f\n", result.convergence_median_calls, result.convergence_max_calls);
+  }
   printf("  rank agreement: %llu of %llu calls mismatched%s; %llu calls failed; %llu plugin warnings; %.2f s\n",
          (unsigned long long)result.rank_mismatches, (unsigned long long)result.calls,
          result.rank_mismatches ? " (REAL NCCL WOULD HANG)" : "", (unsigned long long)result.failed_calls,

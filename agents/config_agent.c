@@ -1,0 +1,555 @@
+/* agents/config_agent.c: Agent-2: arm statistics, exploitation by confidence bounds, DQN-guided
+ * exploration, the guardrail, context restarts, and the decisions written into decision tables. */
+#include "config_agent.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TYPICAL_SIGMA 0.05 /* log-latency noise assumed before an arm has two samples */
+#define MIN_SIGMA 0.01
+#define EXPLOIT_MIN_SAMPLES 3
+#define CONFIDENCE_Z 2.0 /* lower bounds at two standard errors: many arms are compared at once */
+#define GUARD_MIN_SAMPLES 8
+#define RECENT_WEIGHT (1.0f / 16)
+#define Q_READY_STEPS 200   /* training steps before the DQN's predictions replace the priors */
+#define Q_REFRESH_STEPS 100
+#define NEIGHBOUR_BONUS 0.02 /* optimism (log latency) for untried neighbours of the incumbent */ /* training steps between refreshes of a cell's cached predictions */
+
+void dccl_agent_default_options(dccl_agent_options* o) {
+  memset(o, 0, sizeof(*o));
+  o->learning = 1;
+  o->epsilon_start = 0.3;
+  o->epsilon_restart = 0.15;
+  o->epsilon_min = 0.01;
+  o->epsilon_halflife = 48;
+  o->guard = 0.03;
+  o->prior_strength = 1.0;
+  o->train_every = 4;
+  dccl_q_default_options(&o->q);
+  o->space.max_channels = 32;
+  o->space.tune_chunk = 0;
+  o->n_ranks = 2;
+  o->n_nodes = 1;
+  o->model_intensity = -1;
+  o->seed = 1;
+}
+
+static int compare_actions(const void* a, const void* b) {
+  dccl_action x = *(const dccl_action*)a, y = *(const dccl_action*)b;
+  return x < y ? -1 : x > y;
+}
+
+int dccl_agent_init(dccl_config_agent* agent, const dccl_agent_options* options) {
+  memset(agent, 0, sizeof(*agent));
+  agent->options = *options;
+  dccl_rng_seed(&agent->rng, options->seed ^ 0xA6E27ULL);
+  for (int coll = 0; coll < DCCL_NUM_COLLS; coll++) {
+    int n = dccl_action_space_build(coll, options->n_ranks, options->n_nodes, &options->space, NULL, 0);
+    agent->actions[coll] = malloc((size_t)(n > 0 ? n : 1) * sizeof(dccl_action));
+    agent->action_features[coll] = malloc((size_t)(n > 0 ? n : 1) * DCCL_ACTION_FEATURES * sizeof(float));
+    if (agent->actions[coll] == NULL || agent->action_features[coll] == NULL) {
+      dccl_agent_free(agent);
+      return -1;
+    }
+    dccl_action_space_build(coll, options->n_ranks, options->n_nodes, &options->space, agent->actions[coll], n);
+    qsort(agent->actions[coll], (size_t)n, sizeof(dccl_action), compare_actions);
+    for (int i = 0; i < n; i++)
+      dccl_action_features(agent->action_features[coll] + (size_t)i * DCCL_ACTION_FEATURES, agent->actions[coll][i]);
+    agent->n_actions[coll] = n;
+    if (n > agent->max_actions) agent->max_actions = n;
+  }
+  size_t arms = (size_t)DCCL_AGENT_MAX_CELLS * DCCL_AGENT_CONTEXTS * agent->max_actions;
+  agent->arm_pool = calloc(arms, sizeof(dccl_arm));
+  agent->q_pool = calloc((size_t)DCCL_AGENT_MAX_CELLS * agent->max_actions, sizeof(float));
+  agent->measured_capacity = arms;
+  agent->measured = agent->max_actions < 32768 ? malloc(arms * sizeof(uint32_t)) : NULL;
+  if (agent->measured == NULL || agent->arm_pool == NULL || agent->q_pool == NULL || dccl_q_init(&agent->q, &options->q, &agent->rng) != 0) {
+    dccl_agent_free(agent);
+    return -1;
+  }
+  for (int c = 0; c < DCCL_TABLE_CELLS; c++) agent->slot_of_cell[c] = -1;
+  for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) agent->cells[s].cell = -1;
+  return 0;
+}
+
+void dccl_agent_free(dccl_config_agent* agent) {
+  for (int coll = 0; coll < DCCL_NUM_COLLS; coll++) {
+    free(agent->actions[coll]);
+    free(agent->action_features[coll]);
+    agent->actions[coll] = NULL;
+    agent->action_features[coll] = NULL;
+  }
+  free(agent->arm_pool);
+  free(agent->q_pool);
+  free(agent->measured);
+  agent->measured = NULL;
+  agent->arm_pool = NULL;
+  agent->q_pool = NULL;
+  dccl_q_free(&agent->q);
+}
+
+size_t dccl_agent_memory_bytes(const dccl_config_agent* agent) {
+  size_t bytes = sizeof(*agent);
+  bytes += (size_t)DCCL_AGENT_MAX_CELLS * DCCL_AGENT_CONTEXTS * agent->max_actions * sizeof(dccl_arm);
+  bytes += (size_t)DCCL_AGENT_MAX_CELLS * agent->max_actions * sizeof(float);
+  bytes += agent->measured_capacity * sizeof(uint32_t);
+  for (int c = 0; c < DCCL_NUM_COLLS; c++)
+    bytes += (size_t)agent->n_actions[c] * (sizeof(dccl_action) + DCCL_ACTION_FEATURES * sizeof(float));
+  bytes += (size_t)agent->options.q.replay_capacity * sizeof(dccl_replay_entry);
+  bytes += 2 * agent->q.online.count * 4 * sizeof(float);
+  bytes += 2 * (size_t)(DCCL_Q_BATCH + DCCL_Q_NEXT_CANDIDATES) * (DCCL_Q_INPUTS + DCCL_Q_HIDDEN1 + DCCL_Q_HIDDEN2 + 1) *
+           2 * sizeof(float);
+  return bytes;
+}
+
+int dccl_agent_action_index(const dccl_config_agent* agent, int coll, dccl_action action) {
+  const dccl_action* list = agent->actions[coll];
+  int lo = 0, hi = agent->n_actions[coll] - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    if (list[mid] == action) return mid;
+    if (list[mid] < action) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
+dccl_agent_cell* dccl_agent_cell_slot(dccl_config_agent* agent, int cell, int create) {
+  if (cell < 0 || cell >= DCCL_TABLE_CELLS) return NULL;
+  int slot = agent->slot_of_cell[cell];
+  if (slot >= 0) return &agent->cells[slot];
+  if (!create) return NULL;
+  for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) {
+    dccl_agent_cell* c = &agent->cells[s];
+    if (c->cell >= 0) continue;
+    memset(c, 0, sizeof(*c));
+    c->cell = cell;
+    int pipe, reg, bin;
+    dccl_cell_decode(cell, &c->info.coll, &bin, &pipe, &reg);
+    c->info.pipe_bucket = pipe;
+    c->info.reg_buff = reg;
+    c->info.log2_bytes = bin;
+    c->info.n_ranks = agent->options.n_ranks;
+    c->info.n_nodes = agent->options.n_nodes;
+    c->info.batch_size = agent->options.batch_size;
+    c->arms = agent->arm_pool + (size_t)s * DCCL_AGENT_CONTEXTS * agent->max_actions;
+    c->q = agent->q_pool + (size_t)s * agent->max_actions;
+    memset(c->arms, 0, (size_t)DCCL_AGENT_CONTEXTS * agent->max_actions * sizeof(dccl_arm));
+    c->exploit = DCCL_ACTION_NCCL;
+    c->epsilon_peak = (float)agent->options.epsilon_start;
+    agent->slot_of_cell[cell] = (int16_t)s;
+    return c;
+  }
+  return NULL;
+}
+
+static inline dccl_arm* arm_of(const dccl_config_agent* agent, dccl_agent_cell* c, int context, int index) {
+  return &c->arms[(size_t)context * agent->max_actions + index];
+}
+
+static void arm_update(dccl_arm* a, float x) {
+  a->count += 1.0f;
+  float delta = x - a->mean;
+  a->mean += delta / a->count;
+  a->m2 += delta * (x - a->mean);
+  a->recent = a->recent_count == 0 ? x : a->recent + RECENT_WEIGHT * (x - a->recent);
+  if (a->recent_count < 65535) a->recent_count++;
+}
+
+static void arm_decay(dccl_arm* a, float keep) {
+  a->count *= keep;
+  a->m2 *= keep;
+  a->recent_count = 0;
+}
+
+static double arm_variance(const dccl_arm* a) {
+  double v = a->count >= 2 ? a->m2 / (a->count - 1) : TYPICAL_SIGMA * TYPICAL_SIGMA;
+  return v > MIN_SIGMA * MIN_SIGMA ? v : MIN_SIGMA * MIN_SIGMA;
+}
+
+void dccl_agent_set_cost(dccl_config_agent* agent, int cell, const float* cost) {
+  dccl_agent_cell* c = dccl_agent_cell_slot(agent, cell, 1);
+  if (c == NULL) return;
+  memcpy(c->info.cost, cost, sizeof(c->info.cost));
+  c->info.cost_known = 1;
+  int coll = c->info.coll;
+  for (int i = 0; i < agent->n_actions[coll]; i++) {
+    dccl_action a = agent->actions[coll][i];
+    float x = cost[dccl_action_algo(a) * DCCL_NUM_PROTOS + dccl_action_proto(a)];
+    int invalid = !(x >= 0.0f) || !isfinite(x);
+    for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) arm_of(agent, c, k, i)->invalid = (uint8_t)invalid;
+  }
+  c->dirty = 1;
+}
+
+/* Records an arm's first sample in the list of measured arms. */
+static void note_measured(dccl_config_agent* agent, const dccl_agent_cell* c, int context, int index) {
+  if (agent->measured_count < agent->measured_capacity)
+    agent->measured[agent->measured_count++] =
+      (uint32_t)(c - agent->cells) << 16 | (uint32_t)context << 15 | (uint32_t)index;
+}
+
+void dccl_agent_index_measured(dccl_config_agent* agent) {
+  agent->measured_count = 0;
+  for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) {
+    const dccl_agent_cell* c = &agent->cells[s];
+    if (c->cell < 0) continue;
+    for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++)
+      for (int i = 0; i < agent->n_actions[c->info.coll]; i++)
+        if (c->arms[(size_t)k * agent->max_actions + i].count > 0) note_measured(agent, c, k, i);
+  }
+}
+
+/* A measured arm drawn uniformly, with its mean reward as the target (gamma = 0: no next state). */
+static int build_summary_sample(dccl_config_agent* agent, float* state, float* action, float* reward, int* next_count) {
+  if (agent->measured_count == 0) return 0;
+  uint32_t packed = agent->measured[dccl_rng_below(&agent->rng, agent->measured_count)];
+  int slot = (int)(packed >> 16), context = (int)(packed >> 15) & 1, index = (int)(packed & 0x7FFF);
+  dccl_agent_cell* c = &agent->cells[slot];
+  if (c->cell < 0 || c->nccl[context].count < 1) return 0;
+  const dccl_arm* a = &c->arms[(size_t)context * agent->max_actions + index];
+  if (a->count < 0.5f || a->invalid) return 0;
+  dccl_dynamic_state d = c->dynamic;
+  d.trigger_state = context ? DCCL_TRIGGER_CONGESTED : DCCL_TRIGGER_NONE;
+  d.latency_ratio = 0;
+  dccl_state_features(state, &c->info, &d);
+  memcpy(action, agent->action_features[c->info.coll] + (size_t)index * DCCL_ACTION_FEATURES,
+         DCCL_ACTION_FEATURES * sizeof(float));
+  double r = c->nccl[context].mean - a->mean;
+  *reward = (float)(r > 3 ? 3 : r < -3 ? -3 : r);
+  *next_count = 0;
+  return 1;
+}
+
+/* Builds one training sample from a replay entry (see dccl_q_sample_builder). */
+static int build_sample(void* argument, const dccl_replay_entry* e, float* state, float* action, float* reward,
+                        float* next_state, float* next_actions, int* next_count) {
+  dccl_config_agent* agent = argument;
+  if (e == NULL) return build_summary_sample(agent, state, action, reward, next_count);
+  dccl_agent_cell* c = &agent->cells[e->cell_slot];
+  if (c->cell != e->cell || c->nccl[e->context].count < 1) return 0;
+  dccl_dynamic_state d = {e->trigger_state, e->cusum_up, e->cusum_down, e->congested_fraction, e->latency_ratio,
+                          e->intensity};
+  dccl_state_features(state, &c->info, &d);
+  if (e->action == DCCL_REPLAY_NCCL) dccl_action_features(action, DCCL_ACTION_NCCL);
+  else memcpy(action, agent->action_features[c->info.coll] + (size_t)e->action * DCCL_ACTION_FEATURES,
+              DCCL_ACTION_FEATURES * sizeof(float));
+  double r = c->nccl[e->context].mean - e->log_latency;
+  *reward = (float)(r > 3 ? 3 : r < -3 ? -3 : r);
+  *next_count = 0;
+  if (agent->options.q.gamma > 0) {
+    /* Next state: the cell now; candidates: NCCL's choice and the best-measured arms. */
+    dccl_state_features(next_state, &c->info, &c->dynamic);
+    dccl_action_features(next_actions, DCCL_ACTION_NCCL);
+    int n = 1, coll = c->info.coll;
+    for (int i = 0; i < agent->n_actions[coll] && n < DCCL_Q_NEXT_CANDIDATES; i++) {
+      const dccl_arm* a = arm_of(agent, c, c->context, i);
+      if (a->count >= EXPLOIT_MIN_SAMPLES && !a->invalid)
+        memcpy(next_actions + (size_t)n++ * DCCL_ACTION_FEATURES,
+               agent->action_features[coll] + (size_t)i * DCCL_ACTION_FEATURES, DCCL_ACTION_FEATURES * sizeof(float));
+    }
+    *next_count = n;
+  }
+  return 1;
+}
+
+void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* o) {
+  dccl_agent_cell* c = dccl_agent_cell_slot(agent, o->cell, 1);
+  if (c == NULL) {
+    agent->stats.stale_samples++;
+    return;
+  }
+  if (c->observations == 0 && o->bytes > 0) c->info.log2_bytes = log2((double)o->bytes);
+  int context = c->context, coll = c->info.coll;
+  float x = (float)log(o->latency_us > 1e-3 ? o->latency_us : 1e-3);
+  uint16_t replay_action = DCCL_REPLAY_NCCL;
+  if (dccl_action_is_nccl(o->decided)) {
+    arm_update(&c->nccl[context], x);
+    /* NCCL's own choice is also the action (its algorithm, its protocol, NCCL's channels and chunk). */
+    int i = dccl_agent_action_index(agent, coll, dccl_action_make(o->executed_algo, o->executed_proto, 0, 0));
+    if (i >= 0 && !arm_of(agent, c, context, i)->invalid) {
+      if (arm_of(agent, c, context, i)->count == 0) note_measured(agent, c, context, i);
+      arm_update(arm_of(agent, c, context, i), x);
+    }
+  } else {
+    int i = dccl_agent_action_index(agent, coll, o->decided);
+    if (i < 0) {
+      agent->stats.stale_samples++;
+      return;
+    }
+    if (o->executed_algo != dccl_action_algo(o->decided) || o->executed_proto != dccl_action_proto(o->decided)) {
+      /* NCCL did not run it (an entry it ignores here): never choose it again in this cell. */
+      for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) arm_of(agent, c, k, i)->invalid = 1;
+      agent->stats.invalid_actions++;
+      c->dirty = 1;
+      return;
+    }
+    if (arm_of(agent, c, context, i)->count == 0) note_measured(agent, c, context, i);
+    arm_update(arm_of(agent, c, context, i), x);
+    replay_action = (uint16_t)i;
+  }
+  c->dynamic = o->dynamic;
+  if (c->nccl[context].count >= 1) {
+    float ratio = x - c->nccl[context].mean;
+    c->dynamic.latency_ratio = ratio;
+  }
+  c->samples[context]++;
+  c->settled++;
+  c->observations++;
+  c->dirty = 1;
+  agent->stats.observations++;
+  if (agent->options.learning && !agent->holding) {
+    dccl_replay_entry e = {(uint16_t)(c - agent->cells), (uint16_t)c->cell, replay_action, (uint8_t)context,
+                           (uint8_t)c->dynamic.trigger_state, x, c->dynamic.cusum_up, c->dynamic.cusum_down,
+                           c->dynamic.congested_fraction, c->dynamic.latency_ratio, c->dynamic.intensity};
+    dccl_q_remember(&agent->q, &e);
+    if (agent->options.train_every > 0 && agent->stats.observations % (uint64_t)agent->options.train_every == 0)
+      dccl_q_train(&agent->q, &agent->rng, build_sample, agent);
+  }
+  if (agent->options.hold_after > 0 && agent->stats.observations >= agent->options.hold_after) agent->holding = 1;
+}
+
+void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int event) {
+  if (agent->holding || !agent->options.learning) return;
+  for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) {
+    dccl_agent_cell* c = &agent->cells[s];
+    if (c->cell < 0) continue;
+    int cc, bin, pipe, reg;
+    dccl_cell_decode(c->cell, &cc, &bin, &pipe, &reg);
+    if (cc != coll || bin != size_bin) continue;
+    int context = event == 1 ? 1 : 0;
+    float keep = event == 1 ? 0.25f : 0.5f;
+    c->context = (uint8_t)context;
+    for (int i = 0; i < agent->n_actions[coll]; i++) arm_decay(arm_of(agent, c, context, i), keep);
+    arm_decay(&c->nccl[context], keep);
+    c->samples[context] = 0;
+    c->settled = 0;
+    c->epsilon_peak = (float)agent->options.epsilon_restart;
+    c->q_steps = 0;
+    c->dirty = 1;
+    agent->stats.restarts++;
+  }
+}
+
+/* The exploited action: the best lower confidence bound on the reward, NCCL's choice (0) by default. */
+static dccl_action choose_exploit(dccl_config_agent* agent, dccl_agent_cell* c, double* best_bound) {
+  int context = c->context, coll = c->info.coll;
+  const dccl_arm* nccl = &c->nccl[context];
+  double reference = nccl->mean;
+  double nccl_se2 = arm_variance(nccl) / (nccl->count > 1 ? nccl->count : 1);
+  dccl_action best = DCCL_ACTION_NCCL;
+  double best_lcb = 0.0;
+  int best_index = -1;
+  for (int i = 0; i < agent->n_actions[coll]; i++) {
+    const dccl_arm* a = arm_of(agent, c, context, i);
+    if (a->invalid || a->count < EXPLOIT_MIN_SAMPLES) continue;
+    double reward = reference - a->mean;
+    double lcb = reward - CONFIDENCE_Z * sqrt(arm_variance(a) / a->count + nccl_se2);
+    if (lcb > best_lcb) {
+      best_lcb = lcb;
+      best = agent->actions[coll][i];
+      best_index = i;
+    }
+  }
+  /* Guardrail: the exploited action's recent latency against NCCL's recent latency. */
+  if (best_index >= 0) {
+    dccl_arm* a = arm_of(agent, c, context, best_index);
+    if (a->recent_count >= GUARD_MIN_SAMPLES && nccl->recent_count >= GUARD_MIN_SAMPLES &&
+        a->recent - nccl->recent > log1p(agent->options.guard)) {
+      arm_decay(a, 0.25f);
+      c->guard_trips++;
+      agent->stats.guard_trips++;
+      best = DCCL_ACTION_NCCL;
+      best_lcb = 0;
+    }
+  }
+  *best_bound = best_lcb;
+  return best;
+}
+
+static void refresh_predictions(dccl_config_agent* agent, dccl_agent_cell* c) {
+  if (agent->q.training_steps < Q_READY_STEPS) return;
+  if (c->q_steps != 0 && agent->q.training_steps - c->q_steps < Q_REFRESH_STEPS) return;
+  float state[DCCL_STATE_FEATURES];
+  dccl_state_features(state, &c->info, &c->dynamic);
+  dccl_q_evaluate(&agent->q, state, agent->action_features[c->info.coll], agent->n_actions[c->info.coll], c->q);
+  c->q_steps = agent->q.training_steps;
+}
+
+/* Position of a channel count or chunk size on its ladder (0: NCCL's own, which borders them all). */
+static int ladder_step(int value, int is_chunk) {
+  static const int channels[] = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64};
+  if (value == 0) return 0;
+  if (is_chunk) return value - 14; /* 2^15 .. 2^21 -> 1 .. 7 */
+  for (int i = 0; i < (int)(sizeof(channels) / sizeof(channels[0])); i++)
+    if (channels[i] >= value) return i + 1;
+  return 11;
+}
+
+static int ladder_adjacent(int a, int b, int is_chunk) {
+  if (a == b) return 0;
+  if (a == 0 || b == 0) return 1;
+  int d = ladder_step(a, is_chunk) - ladder_step(b, is_chunk);
+  return d == 1 || d == -1;
+}
+
+/* Coordinate-descent neighbours (the AutoCCL observation: latency is unimodal in each resource
+ * parameter): one step of channels or of chunk size, or another algorithm/protocol with the same
+ * resources. */
+static int is_neighbour(dccl_action a, dccl_action b) {
+  int same_pair = dccl_action_algo(a) == dccl_action_algo(b) && dccl_action_proto(a) == dccl_action_proto(b);
+  int same_channels = dccl_action_channels(a) == dccl_action_channels(b);
+  int same_chunk = dccl_action_chunk_log2(a) == dccl_action_chunk_log2(b);
+  if (same_pair)
+    return (same_chunk && ladder_adjacent(dccl_action_channels(a), dccl_action_channels(b), 0)) ||
+           (same_channels && ladder_adjacent(dccl_action_chunk_log2(a), dccl_action_chunk_log2(b), 1));
+  return same_channels && same_chunk;
+}
+
+/* The exploited action of the same stream's neighbouring size bins (what worked next door). */
+static void neighbour_bin_actions(dccl_config_agent* agent, const dccl_agent_cell* c, dccl_action out[2]) {
+  int coll, bin, pipe, reg;
+  dccl_cell_decode(c->cell, &coll, &bin, &pipe, &reg);
+  for (int k = 0; k < 2; k++) {
+    out[k] = DCCL_ACTION_NCCL;
+    int other = bin + (k == 0 ? -1 : 1);
+    if (other < 0 || other >= DCCL_SIZE_BINS) continue;
+    const dccl_agent_cell* n = dccl_agent_cell_slot(agent, dccl_cell_index(coll, other, pipe, reg), 0);
+    if (n != NULL) out[k] = n->exploit;
+  }
+}
+
+/* The most promising action to try: an upper bound mixing measurements with the DQN's prediction
+ * (or the seed priors before the DQN has trained), among actions that can still beat the best. */
+static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell* c, dccl_action exploit,
+                                      double best_bound) {
+  int context = c->context, coll = c->info.coll;
+  const dccl_arm* nccl = &c->nccl[context];
+  if (!dccl_action_is_nccl(exploit) && (nccl->recent_count < GUARD_MIN_SAMPLES || dccl_rng_uniform(&agent->rng) < 0.15))
+    return DCCL_ACTION_NCCL; /* keep NCCL's own choice measured */
+  refresh_predictions(agent, c);
+  int predicted = c->q_steps != 0;
+  double kappa = agent->options.prior_strength, reference = nccl->mean;
+  double exploration = 2.0 * TYPICAL_SIGMA * sqrt(log(2.0 + c->samples[context]));
+  double bytes = exp2(c->info.log2_bytes);
+  /* The incumbent: the best-measured action so far (by its mean), the centre of the local search. */
+  dccl_action incumbent = DCCL_ACTION_NCCL;
+  double incumbent_reward = 0;
+  for (int i = 0; i < agent->n_actions[coll]; i++) {
+    const dccl_arm* a = arm_of(agent, c, context, i);
+    if (a->invalid || a->count < 2) continue;
+    if (dccl_action_is_nccl(incumbent) || reference - a->mean > incumbent_reward) {
+      incumbent = agent->actions[coll][i];
+      incumbent_reward = reference - a->mean;
+    }
+  }
+  /* Confirm first: an action whose few samples beat the exploited action's bound gets more. */
+  dccl_action confirm = DCCL_ACTION_NCCL;
+  double confirm_reward = best_bound;
+  for (int i = 0; i < agent->n_actions[coll]; i++) {
+    const dccl_arm* a = arm_of(agent, c, context, i);
+    if (a->invalid || a->count < 1 || a->count >= EXPLOIT_MIN_SAMPLES || agent->actions[coll][i] == exploit) continue;
+    if (reference - a->mean > confirm_reward) {
+      confirm_reward = reference - a->mean;
+      confirm = agent->actions[coll][i];
+    }
+  }
+  if (!dccl_action_is_nccl(confirm)) return confirm;
+  dccl_action next_door[2];
+  neighbour_bin_actions(agent, c, next_door);
+  /* A candidate must promise more than the exploited action's measured mean (not merely its lower
+   * bound): once nothing does, exploration stops, whatever epsilon says. */
+  double exploit_mean = 0;
+  int exploit_index = dccl_action_is_nccl(exploit) ? -1 : dccl_agent_action_index(agent, coll, exploit);
+  if (exploit_index >= 0) exploit_mean = reference - arm_of(agent, c, context, exploit_index)->mean;
+  if (exploit_mean < best_bound) exploit_mean = best_bound;
+  dccl_action best = DCCL_ACTION_NCCL;
+  double best_upper = exploit_mean;
+  for (int i = 0; i < agent->n_actions[coll]; i++) {
+    const dccl_arm* a = arm_of(agent, c, context, i);
+    dccl_action action = agent->actions[coll][i];
+    if (a->invalid || action == exploit) continue;
+    double prediction = predicted ? c->q[i] : 0.3 * (dccl_action_prior(action, coll, bytes) - 1.0);
+    if (a->count < 1 && ((!dccl_action_is_nccl(incumbent) && is_neighbour(action, incumbent)) || action == next_door[0] ||
+                         action == next_door[1])) {
+      /* Untried neighbour of the incumbent, or the choice of a neighbouring size: optimistic. */
+      double optimistic = (incumbent_reward > 0 ? incumbent_reward : 0) + NEIGHBOUR_BONUS + 0.1 * prediction;
+      if (optimistic > prediction) prediction = optimistic;
+    }
+    double estimate = (a->count * (reference - a->mean) + kappa * prediction) / (a->count + kappa);
+    double upper = estimate + exploration / sqrt(a->count + kappa) + 1e-6 * dccl_rng_uniform(&agent->rng);
+    if (upper > best_upper) {
+      best_upper = upper;
+      best = action;
+    }
+  }
+  return best;
+}
+
+static void write_cell(dccl_table* table, dccl_agent_cell* c) {
+  dccl_table_set(table, c->cell, c->exploit);
+  dccl_table_set_explore(table, c->cell, c->explore, c->explore_mask);
+}
+
+int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table) {
+  int written = 0;
+  for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) {
+    dccl_agent_cell* c = &agent->cells[s];
+    if (c->cell < 0 || !c->dirty) continue;
+    c->dirty = 0;
+    written++;
+    if (agent->holding) {
+      /* Learn once, then hold: the last exploited action, no exploration, no guard. */
+      c->explore_mask = 0;
+      write_cell(table, c);
+      continue;
+    }
+    if (c->nccl[c->context].count < 1) {
+      /* No reference in this context yet: measure NCCL's choice on half the calls. */
+      c->explore = DCCL_ACTION_NCCL;
+      c->explore_mask = agent->options.learning ? 0x55 : 0;
+      write_cell(table, c);
+      continue;
+    }
+    double bound;
+    dccl_action previous = c->exploit;
+    c->exploit = choose_exploit(agent, c, &bound);
+    if (c->exploit != previous) c->settled = 0;
+    c->explore_mask = 0;
+    if (agent->options.learning) {
+      /* Epsilon decays with the samples since the exploited action last changed: a cell that keeps
+       * finding better actions keeps exploring. */
+      uint32_t age = c->settled < c->samples[c->context] ? c->settled : c->samples[c->context];
+      double epsilon = c->epsilon_peak * exp2(-(double)age / agent->options.epsilon_halflife);
+      if (epsilon < agent->options.epsilon_min) epsilon = agent->options.epsilon_min;
+      int bits = (int)floor(8 * epsilon + dccl_rng_uniform(&agent->rng));
+      if (bits > 0) {
+        c->explore = choose_exploration(agent, c, c->exploit, bound);
+        if (c->explore != c->exploit) {
+          for (int placed = 0; placed < bits && placed < 8;) {
+            uint8_t bit = (uint8_t)(1u << dccl_rng_below(&agent->rng, 8));
+            if (!(c->explore_mask & bit)) {
+              c->explore_mask |= bit;
+              placed++;
+            }
+          }
+          agent->stats.explorations_published++;
+        }
+      }
+    }
+    write_cell(table, c);
+  }
+  return written;
+}
+
+void dccl_agent_exploit_table(dccl_config_agent* agent, dccl_table* table) {
+  for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) {
+    dccl_agent_cell* c = &agent->cells[s];
+    if (c->cell < 0) continue;
+    double bound;
+    c->exploit = c->nccl[c->context].count >= 1 ? choose_exploit(agent, c, &bound) : DCCL_ACTION_NCCL;
+    c->explore_mask = 0;
+    write_cell(table, c);
+  }
+}

@@ -1,0 +1,134 @@
+/* agents/config_agent.h: Agent-2, the config agent.
+ *
+ * For every decision-table cell in use it keeps, per context (calm / congested, from Agent-1), the
+ * measured log latency of every action it tried ("arms") and of NCCL's own choice. The reward of an
+ * action is -log(latency / reference), the reference being NCCL's own choice measured in the same cell
+ * and context: rewards are scale-free across message sizes, average in log space (geometric means),
+ * and 0 means "as good as NCCL". The DQN (q_network.h) learns Q(state, action) ~ reward from every
+ * experience and generalises across cells, sizes and contexts.
+ *
+ * Decisions, made on the background thread and published as decision tables:
+ *  - exploit: the action with the best lower confidence bound on its reward; NCCL's choice (reward 0)
+ *    unless an action beats it with confidence;
+ *  - explore: on a fraction epsilon of the cell's calls (decaying with the cell's samples, raised
+ *    again on Agent-1 events), the most promising untried or uncertain action by an upper bound that
+ *    combines measurements with the DQN's prediction (the seed priors before the DQN has trained);
+ *    actions that cannot beat the best any more are eliminated;
+ *  - guard: NCCL's own choice keeps being measured now and then; when the exploited action's recent
+ *    latency is worse than NCCL's by more than the guard percentage, the cell returns to NCCL's choice
+ *    until the action proves better again.
+ * A congestion onset switches the stream's cells to the congested context and restarts its statistics
+ * (kept at a quarter of their weight, as CUSUM-UCB restarts), a recovery switches back likewise. */
+#ifndef DYNAMICCL_AGENTS_CONFIG_AGENT_H
+#define DYNAMICCL_AGENTS_CONFIG_AGENT_H
+
+#include <stdint.h>
+
+#include "../core/decision_table.h"
+#include "../core/features.h"
+#include "q_network.h"
+
+#define DCCL_AGENT_MAX_CELLS 256
+#define DCCL_AGENT_CONTEXTS 2
+
+typedef struct dccl_arm {
+  float count;  /* samples, down-weighted on restarts */
+  float mean;   /* mean log latency */
+  float m2;     /* sum of squared deviations (Welford) */
+  float recent; /* exponentially weighted recent log latency (guard) */
+  uint16_t recent_count;
+  uint8_t invalid; /* NCCL would not run it here */
+  uint8_t reserved;
+} dccl_arm;
+
+typedef struct dccl_agent_options {
+  int learning;                 /* 0: frozen, exploit only, no randomness */
+  double epsilon_start, epsilon_restart, epsilon_min;
+  double epsilon_halflife;      /* cell samples over which epsilon halves */
+  double guard;                 /* e.g. 0.03: 3% */
+  double prior_strength;        /* pseudo-samples given to the DQN's (or the priors') prediction */
+  uint64_t hold_after;          /* > 0: learn-once-then-hold after this many observations */
+  int train_every;              /* observations per DQN training step */
+  dccl_q_options q;
+  dccl_action_space_options space;
+  int n_ranks, n_nodes;
+  double batch_size;            /* DYNAMICCL_BATCH_SIZE or 0 */
+  double model_intensity;       /* DYNAMICCL_MODEL_INTENSITY or -1 (estimated from gaps) */
+  uint64_t seed;
+} dccl_agent_options;
+
+void dccl_agent_default_options(dccl_agent_options* options);
+
+typedef struct dccl_agent_cell {
+  int cell; /* decision-table cell, -1 when the slot is free */
+  dccl_cell_static info;
+  dccl_arm* arms;                      /* [context][action] */
+  dccl_arm nccl[DCCL_AGENT_CONTEXTS];  /* NCCL's own choice */
+  float* q;                            /* DQN predictions per action in the current context */
+  uint64_t q_steps;                    /* training step the predictions were made at (0: none) */
+  dccl_dynamic_state dynamic;
+  uint32_t samples[DCCL_AGENT_CONTEXTS];
+  uint32_t settled;                    /* samples since the exploited action last changed */
+  float epsilon_peak;
+  uint8_t context, dirty, holding;
+  dccl_action exploit, explore;
+  uint8_t explore_mask;
+  uint64_t observations, guard_trips;
+} dccl_agent_cell;
+
+typedef struct dccl_agent_stats {
+  uint64_t observations, explorations_published, guard_trips, restarts, invalid_actions, stale_samples;
+} dccl_agent_stats;
+
+typedef struct dccl_config_agent {
+  dccl_agent_options options;
+  dccl_rng rng;
+  dccl_action* actions[DCCL_NUM_COLLS]; /* sorted action lists (without NCCL's choice) */
+  int n_actions[DCCL_NUM_COLLS], max_actions;
+  float* action_features[DCCL_NUM_COLLS];
+  dccl_agent_cell cells[DCCL_AGENT_MAX_CELLS];
+  int16_t slot_of_cell[DCCL_TABLE_CELLS];
+  dccl_arm* arm_pool;
+  float* q_pool;
+  /* Every measured arm, as slot << 16 | context << 15 | action index, for balanced DQN training. */
+  uint32_t* measured;
+  size_t measured_count, measured_capacity;
+  dccl_q_network q;
+  int holding;
+  dccl_agent_stats stats;
+} dccl_config_agent;
+
+/* One measured collective, joined with the decision that produced it. */
+typedef struct dccl_agent_observation {
+  int cell;
+  dccl_action decided;          /* what the table said (DCCL_ACTION_NCCL: NCCL's own choice) */
+  int executed_algo, executed_proto;
+  size_t bytes;
+  double latency_us;
+  dccl_dynamic_state dynamic;
+} dccl_agent_observation;
+
+int dccl_agent_init(dccl_config_agent* agent, const dccl_agent_options* options);
+void dccl_agent_free(dccl_config_agent* agent);
+size_t dccl_agent_memory_bytes(const dccl_config_agent* agent);
+
+/* NCCL's cost table for a cell, as the hot path saw it (marks actions NCCL ignores as invalid). */
+void dccl_agent_set_cost(dccl_config_agent* agent, int cell, const float* cost);
+void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* observation);
+/* Agent-1 event on stream (collective, size bin): DCCL_TRIGGER_EVENT_ONSET or _RECOVERED. */
+void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int event);
+/* Writes the decisions of changed cells into `table` (a copy of the table in force). Returns the
+ * number of cells written. */
+int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table);
+/* Writes every known cell's exploit action (no exploration) into `table`: the frozen policy. */
+void dccl_agent_exploit_table(dccl_config_agent* agent, dccl_table* table);
+
+/* Rebuilds the list of measured arms after arms were set directly (policy load). */
+void dccl_agent_index_measured(dccl_config_agent* agent);
+
+/* Index of an action in its collective's list, or -1. */
+int dccl_agent_action_index(const dccl_config_agent* agent, int coll, dccl_action action);
+/* The slot of a cell, creating it when `create` (NULL when full or absent). */
+dccl_agent_cell* dccl_agent_cell_slot(dccl_config_agent* agent, int cell, int create);
+
+#endif

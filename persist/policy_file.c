@@ -1,0 +1,370 @@
+/* persist/policy_file.c: versioned, checksummed binary policy files; all-or-nothing loading. */
+#include "policy_file.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/rng.h"
+#include "atomic_file.h"
+
+#define HEADER_SIZE 64
+#define MAX_POLICY_BYTES (64u << 20)
+static const char magic[8] = {'D', 'C', 'C', 'L', 'P', 'O', 'L', 0};
+enum { SECTION_QNET = 0x54454E51u, SECTION_LSTM = 0x4D54534Cu, SECTION_CELLS = 0x534C4C43u };
+
+static uint64_t fnv1a(const uint8_t* data, size_t size) {
+  uint64_t h = 0xCBF29CE484222325ULL;
+  for (size_t i = 0; i < size; i++) {
+    h ^= data[i];
+    h *= 0x100000001B3ULL;
+  }
+  return h;
+}
+
+uint64_t dccl_policy_fingerprint(int n_ranks, int n_nodes, int max_channels, int tune_chunk) {
+  uint64_t h = dccl_mix64(0xD1CC1F1D0ULL ^ (uint64_t)(uint32_t)n_ranks);
+  h = dccl_mix64(h ^ ((uint64_t)(uint32_t)n_nodes << 20));
+  h = dccl_mix64(h ^ ((uint64_t)(uint32_t)max_channels << 40));
+  h = dccl_mix64(h ^ (uint64_t)(tune_chunk ? 0xC4u : 0x5Au));
+  return h ? h : 1;
+}
+
+/* ---- writing ---- */
+typedef struct writer {
+  uint8_t* data;
+  size_t size, capacity;
+  int failed;
+} writer;
+
+static void put(writer* w, const void* bytes, size_t n) {
+  if (w->failed) return;
+  if (w->size + n > w->capacity) {
+    size_t capacity = (w->capacity + n) * 2;
+    uint8_t* grown = realloc(w->data, capacity);
+    if (grown == NULL) {
+      w->failed = 1;
+      return;
+    }
+    w->data = grown;
+    w->capacity = capacity;
+  }
+  memcpy(w->data + w->size, bytes, n);
+  w->size += n;
+}
+/* The format is little-endian; so are the machines NCCL runs on (x86-64, AArch64). */
+static void put_u8(writer* w, uint8_t v) { put(w, &v, 1); }
+static void put_u16(writer* w, uint16_t v) { put(w, &v, 2); }
+static void put_u32(writer* w, uint32_t v) { put(w, &v, 4); }
+static void put_u64(writer* w, uint64_t v) { put(w, &v, 8); }
+static void put_f32(writer* w, float v) { put(w, &v, 4); }
+static void put_f64(writer* w, double v) { put(w, &v, 8); }
+
+static void put_arm(writer* w, const dccl_arm* a) {
+  put_f32(w, a->count);
+  put_f32(w, a->mean);
+  put_f32(w, a->m2);
+  put_f32(w, a->recent);
+  put_u16(w, a->recent_count);
+  put_u8(w, a->invalid);
+}
+
+static void put_floats(writer* w, uint32_t tag, const float* values, size_t count) {
+  put_u32(w, tag);
+  put_u32(w, (uint32_t)count);
+  put(w, values, count * sizeof(float));
+}
+
+int dccl_policy_save(const char* path, const dccl_policy_meta* meta, const dccl_config_agent* agent,
+                     const dccl_trigger* trigger, char* error, size_t error_size) {
+  writer w = {0};
+  put_floats(&w, SECTION_QNET, agent->q.online.values, agent->q.online.count);
+  if (trigger != NULL && trigger->params.values != NULL)
+    put_floats(&w, SECTION_LSTM, trigger->params.values, trigger->params.count);
+  uint32_t cells = 0;
+  for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) cells += agent->cells[s].cell >= 0;
+  put_u32(&w, SECTION_CELLS);
+  put_u32(&w, cells);
+  for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) {
+    const dccl_agent_cell* c = &agent->cells[s];
+    if (c->cell < 0) continue;
+    int coll = c->info.coll;
+    put_u16(&w, (uint16_t)c->cell);
+    put_u8(&w, c->context);
+    put_u8(&w, (uint8_t)c->info.cost_known);
+    put_f64(&w, c->info.log2_bytes);
+    for (int i = 0; i < DCCL_COST_ENTRIES; i++) put_f32(&w, c->info.cost[i]);
+    for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) {
+      put_arm(&w, &c->nccl[k]);
+      put_u32(&w, c->samples[k]);
+    }
+    put_f32(&w, c->epsilon_peak);
+    put_u32(&w, c->exploit);
+    uint32_t arms = 0;
+    for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++)
+      for (int i = 0; i < agent->n_actions[coll]; i++) {
+        const dccl_arm* a = &c->arms[(size_t)k * agent->max_actions + i];
+        arms += a->count > 0 || a->invalid;
+      }
+    put_u32(&w, arms);
+    for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++)
+      for (int i = 0; i < agent->n_actions[coll]; i++) {
+        const dccl_arm* a = &c->arms[(size_t)k * agent->max_actions + i];
+        if (!(a->count > 0 || a->invalid)) continue;
+        put_u32(&w, agent->actions[coll][i]);
+        put_u8(&w, (uint8_t)k);
+        put_arm(&w, a);
+      }
+  }
+  if (w.failed) {
+    free(w.data);
+    snprintf(error, error_size, "out of memory");
+    return -1;
+  }
+  uint8_t header[HEADER_SIZE] = {0};
+  writer h = {header, 0, HEADER_SIZE, 0};
+  put(&h, magic, 8);
+  put_u32(&h, DCCL_POLICY_VERSION);
+  put_u32(&h, HEADER_SIZE);
+  put_u64(&h, meta->fingerprint);
+  put_u64(&h, w.size);
+  put_u64(&h, fnv1a(w.data, w.size));
+  put_u64(&h, meta->observations);
+  put_u32(&h, meta->n_ranks);
+  put_u32(&h, meta->n_nodes);
+  put_u32(&h, meta->max_channels);
+  put_u32(&h, meta->tune_chunk);
+  uint8_t* file = malloc(HEADER_SIZE + w.size);
+  if (file == NULL) {
+    free(w.data);
+    snprintf(error, error_size, "out of memory");
+    return -1;
+  }
+  memcpy(file, header, HEADER_SIZE);
+  memcpy(file + HEADER_SIZE, w.data, w.size);
+  int rc = dccl_atomic_write(path, file, HEADER_SIZE + w.size, error, error_size);
+  free(file);
+  free(w.data);
+  return rc;
+}
+
+/* ---- reading ---- */
+typedef struct reader {
+  const uint8_t* p;
+  size_t left;
+  int failed;
+} reader;
+
+static int get(reader* r, void* out, size_t n) {
+  if (r->failed || r->left < n) {
+    r->failed = 1;
+    memset(out, 0, n);
+    return 0;
+  }
+  memcpy(out, r->p, n);
+  r->p += n;
+  r->left -= n;
+  return 1;
+}
+static uint8_t get_u8(reader* r) {
+  uint8_t v;
+  get(r, &v, 1);
+  return v;
+}
+static uint16_t get_u16(reader* r) {
+  uint16_t v;
+  get(r, &v, 2);
+  return v;
+}
+static uint32_t get_u32(reader* r) {
+  uint32_t v;
+  get(r, &v, 4);
+  return v;
+}
+static uint64_t get_u64(reader* r) {
+  uint64_t v;
+  get(r, &v, 8);
+  return v;
+}
+static float get_f32(reader* r) {
+  float v;
+  get(r, &v, 4);
+  return v;
+}
+static double get_f64(reader* r) {
+  double v;
+  get(r, &v, 8);
+  return v;
+}
+
+static int get_arm(reader* r, dccl_arm* a) {
+  a->count = get_f32(r);
+  a->mean = get_f32(r);
+  a->m2 = get_f32(r);
+  a->recent = get_f32(r);
+  a->recent_count = get_u16(r);
+  a->invalid = get_u8(r) ? 1 : 0;
+  return !r->failed && isfinite(a->count) && a->count >= 0 && a->count < 1e12f && isfinite(a->mean) &&
+         isfinite(a->m2) && a->m2 >= 0 && isfinite(a->recent);
+}
+
+static int fail(char* error, size_t size, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char* error, size_t size, const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(error, size, fmt, args);
+  va_end(args);
+  return -1;
+}
+
+/* Walks the payload; applies it when `agent` is not NULL. */
+static int parse_payload(reader* r, dccl_config_agent* agent, dccl_trigger* trigger, size_t expected_q,
+                         size_t expected_lstm, char* error, size_t error_size) {
+  while (r->left > 0) {
+    uint32_t tag = get_u32(r), count = get_u32(r);
+    if (r->failed) return fail(error, error_size, "truncated section header");
+    if (tag == SECTION_QNET || tag == SECTION_LSTM) {
+      size_t expected = tag == SECTION_QNET ? expected_q : expected_lstm;
+      if ((size_t)count * sizeof(float) > r->left) return fail(error, error_size, "truncated network weights");
+      if (tag == SECTION_LSTM && expected == 0) { /* no trigger LSTM to restore: skip the section */
+        r->p += (size_t)count * sizeof(float);
+        r->left -= (size_t)count * sizeof(float);
+        continue;
+      }
+      if (count != expected)
+        return fail(error, error_size, "network of %u parameters where %zu are expected", count, expected);
+      for (uint32_t i = 0; i < count; i++) {
+        float weight;
+        memcpy(&weight, r->p + (size_t)4 * i, sizeof(weight));
+        if (!isfinite(weight)) return fail(error, error_size, "network weights are not finite");
+      }
+      if (agent != NULL && tag == SECTION_QNET) {
+        memcpy(agent->q.online.values, r->p, (size_t)count * sizeof(float));
+        memcpy(agent->q.target.values, r->p, (size_t)count * sizeof(float));
+      }
+      if (agent != NULL && tag == SECTION_LSTM && trigger != NULL && trigger->params.values != NULL)
+        memcpy(trigger->params.values, r->p, (size_t)count * sizeof(float));
+      r->p += (size_t)count * sizeof(float);
+      r->left -= (size_t)count * sizeof(float);
+    } else if (tag == SECTION_CELLS) {
+      if (count > DCCL_AGENT_MAX_CELLS) return fail(error, error_size, "%u cells (at most %d)", count, DCCL_AGENT_MAX_CELLS);
+      for (uint32_t n = 0; n < count; n++) {
+        int cell = get_u16(r), context = get_u8(r), cost_known = get_u8(r);
+        double log2_bytes = get_f64(r);
+        float cost[DCCL_COST_ENTRIES];
+        for (int i = 0; i < DCCL_COST_ENTRIES; i++) cost[i] = get_f32(r);
+        dccl_arm nccl[DCCL_AGENT_CONTEXTS];
+        uint32_t samples[DCCL_AGENT_CONTEXTS];
+        int ok = 1;
+        for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) {
+          ok &= get_arm(r, &nccl[k]);
+          samples[k] = get_u32(r);
+        }
+        float epsilon = get_f32(r);
+        dccl_action exploit = get_u32(r);
+        uint32_t arms = get_u32(r);
+        if (r->failed) return fail(error, error_size, "truncated cell record");
+        if (!ok || cell >= DCCL_TABLE_CELLS || context >= DCCL_AGENT_CONTEXTS || !isfinite(log2_bytes) ||
+            log2_bytes < 0 || log2_bytes > 64 || !isfinite(epsilon) || !dccl_action_well_formed(exploit))
+          return fail(error, error_size, "cell record %u is inconsistent", n);
+        dccl_agent_cell* c = agent != NULL ? dccl_agent_cell_slot(agent, cell, 1) : NULL;
+        if (c != NULL) {
+          c->context = (uint8_t)context;
+          c->info.cost_known = cost_known;
+          c->info.log2_bytes = log2_bytes;
+          memcpy(c->info.cost, cost, sizeof(cost));
+          memcpy(c->nccl, nccl, sizeof(nccl));
+          memcpy(c->samples, samples, sizeof(samples));
+          c->epsilon_peak = epsilon;
+          c->exploit = exploit;
+          c->observations = samples[0] + samples[1];
+          c->dirty = 1;
+        }
+        for (uint32_t k = 0; k < arms; k++) {
+          dccl_action action = get_u32(r);
+          int arm_context = get_u8(r);
+          dccl_arm a;
+          if (!get_arm(r, &a) || arm_context >= DCCL_AGENT_CONTEXTS || !dccl_action_well_formed(action))
+            return fail(error, error_size, "arm record %u of cell %u is inconsistent", k, n);
+          if (c != NULL) {
+            int index = dccl_agent_action_index(agent, c->info.coll, action);
+            if (index >= 0) c->arms[(size_t)arm_context * agent->max_actions + index] = a;
+          }
+        }
+      }
+    } else {
+      return fail(error, error_size, "unknown section %08x", tag);
+    }
+  }
+  return 0;
+}
+
+int dccl_policy_load(const char* path, uint64_t expected_fingerprint, dccl_policy_meta* meta, dccl_config_agent* agent,
+                     dccl_trigger* trigger, char* error, size_t error_size) {
+  FILE* f = fopen(path, "rb");
+  if (f == NULL) return fail(error, error_size, "cannot open %s", path);
+  uint8_t* data = malloc(MAX_POLICY_BYTES + 1);
+  size_t size = data != NULL ? fread(data, 1, MAX_POLICY_BYTES + 1, f) : 0;
+  fclose(f);
+  if (data == NULL) return fail(error, error_size, "out of memory");
+  int rc = -1;
+  reader h = {data, size, 0};
+  char file_magic[8];
+  get(&h, file_magic, 8);
+  uint32_t version = get_u32(&h), header_size = get_u32(&h);
+  uint64_t fingerprint = get_u64(&h), payload = get_u64(&h), checksum = get_u64(&h), observations = get_u64(&h);
+  uint32_t n_ranks = get_u32(&h), n_nodes = get_u32(&h), max_channels = get_u32(&h), flags = get_u32(&h);
+  if (size > MAX_POLICY_BYTES) fail(error, error_size, "%s is larger than %u bytes", path, MAX_POLICY_BYTES);
+  else if (h.failed || memcmp(file_magic, magic, 8) != 0) fail(error, error_size, "%s is not a DynamICCL policy", path);
+  else if (version != DCCL_POLICY_VERSION) fail(error, error_size, "%s has format version %u, expected %u", path, version, DCCL_POLICY_VERSION);
+  else if (header_size != HEADER_SIZE || payload != size - HEADER_SIZE)
+    fail(error, error_size, "%s is truncated or padded (%zu bytes, header says %llu)", path, size,
+         (unsigned long long)(payload + header_size));
+  else if (fnv1a(data + HEADER_SIZE, (size_t)payload) != checksum) fail(error, error_size, "%s fails its checksum", path);
+  else if (expected_fingerprint != 0 && fingerprint != expected_fingerprint)
+    fail(error, error_size, "%s belongs to another topology (fingerprint %016llx, expected %016llx)", path,
+         (unsigned long long)fingerprint, (unsigned long long)expected_fingerprint);
+  else if (agent != NULL && (n_ranks != (uint32_t)agent->options.n_ranks || n_nodes != (uint32_t)agent->options.n_nodes))
+    fail(error, error_size, "%s was learned on %u ranks / %u nodes, this is %d / %d", path, n_ranks, n_nodes,
+         agent->options.n_ranks, agent->options.n_nodes);
+  else {
+    size_t expected_q = agent != NULL ? agent->q.online.count : 0;
+    size_t expected_lstm = trigger != NULL && trigger->params.values != NULL ? trigger->params.count : 0;
+    /* Dry run first: a policy is applied only when it is entirely sound. */
+    reader check = {data + HEADER_SIZE, (size_t)payload, 0};
+    if (agent == NULL) {
+      /* Without an agent we cannot know the expected network sizes: accept what the file declares. */
+      reader peek = check;
+      while (peek.left > 8) {
+        uint32_t tag = get_u32(&peek), count = get_u32(&peek);
+        if (tag == SECTION_QNET) expected_q = count;
+        else if (tag == SECTION_LSTM) expected_lstm = count;
+        else break;
+        if ((size_t)count * 4 > peek.left) break;
+        peek.p += (size_t)count * 4;
+        peek.left -= (size_t)count * 4;
+      }
+    }
+    if (parse_payload(&check, NULL, NULL, expected_q, expected_lstm, error, error_size) == 0) {
+      if (agent != NULL) {
+        reader apply = {data + HEADER_SIZE, (size_t)payload, 0};
+        parse_payload(&apply, agent, trigger, expected_q, expected_lstm, error, error_size);
+        dccl_agent_index_measured(agent);
+      }
+      rc = 0;
+    }
+  }
+  if (meta != NULL) {
+    meta->version = version;
+    meta->fingerprint = fingerprint;
+    meta->observations = observations;
+    meta->n_ranks = n_ranks;
+    meta->n_nodes = n_nodes;
+    meta->max_channels = max_channels;
+    meta->tune_chunk = flags & 1u;
+  }
+  free(data);
+  return rc;
+}

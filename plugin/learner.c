@@ -1,0 +1,163 @@
+/* plugin/learner.c: joins measurements with calls, runs both agents, publishes decision tables. */
+#include "learner.h"
+
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "../core/decision_table.h"
+#include "../core/measurement_queue.h"
+
+int dccl_learner_init(dccl_learner* l, const dccl_learner_options* options) {
+  memset(l, 0, sizeof(*l));
+  l->options = *options;
+  l->options.agent.learning = options->learning;
+  if (dccl_agent_init(&l->agent, &l->options.agent) != 0) return -1;
+  if (options->trigger > 0) {
+    dccl_trigger_options t = options->trigger_options;
+    t.use_lstm = options->trigger == 2;
+    if (dccl_trigger_init(&l->trigger, &t) != 0) {
+      dccl_agent_free(&l->agent);
+      return -1;
+    }
+    l->trigger_ready = 1;
+  }
+  return 0;
+}
+
+void dccl_learner_free(dccl_learner* l) {
+  if (l->trigger_ready) dccl_trigger_free(&l->trigger);
+  dccl_agent_free(&l->agent);
+}
+
+static uint64_t thread_cpu_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
+/* Moves new call records into the per-collective join queues; takes cost snapshots to the agent. */
+static void read_calls(dccl_learner* l, const dccl_learner_inputs* in) {
+  dccl_call_log* log = in->calls;
+  uint64_t tail = atomic_load_explicit(&log->tail, memory_order_relaxed);
+  uint64_t head = atomic_load_explicit(&log->head, memory_order_acquire);
+  for (; tail < head; tail++) {
+    const dccl_call_record* r = &log->records[tail % DCCL_CALL_LOG_CAPACITY];
+    if (r->cost_snapshot && atomic_load_explicit(&in->costs->ready[r->cell], memory_order_acquire))
+      dccl_agent_set_cost(&l->agent, r->cell, in->costs->cost[r->cell]);
+    int coll = r->coll;
+    if (l->pending_count[coll] == DCCL_JOIN_DEPTH) {
+      /* Oldest call never measured: drop it. */
+      l->pending_head[coll] = (l->pending_head[coll] + 1) % DCCL_JOIN_DEPTH;
+      l->pending_count[coll]--;
+      l->counters.skipped_calls++;
+    }
+    l->pending[coll][(l->pending_head[coll] + l->pending_count[coll]) % DCCL_JOIN_DEPTH] = *r;
+    l->pending_count[coll]++;
+  }
+  atomic_store_explicit(&log->tail, tail, memory_order_release);
+}
+
+/* The call a measurement belongs to: the oldest pending call of its collective with the same size. */
+static int join(dccl_learner* l, const dccl_measurement* m, dccl_call_record* out) {
+  int coll = m->coll;
+  uint32_t look = l->pending_count[coll] < 16 ? l->pending_count[coll] : 16;
+  for (uint32_t k = 0; k < look; k++) {
+    const dccl_call_record* r = &l->pending[coll][(l->pending_head[coll] + k) % DCCL_JOIN_DEPTH];
+    if (r->bytes != m->bytes) continue;
+    *out = *r;
+    /* Calls before it were never measured (aggregated or lost): skip them. */
+    l->counters.skipped_calls += k;
+    l->pending_head[coll] = (l->pending_head[coll] + k + 1) % DCCL_JOIN_DEPTH;
+    l->pending_count[coll] -= k + 1;
+    return 1;
+  }
+  return 0;
+}
+
+static void observe(dccl_learner* l, const dccl_measurement* m) {
+  l->counters.measurements++;
+  dccl_call_record call;
+  if (!join(l, m, &call)) {
+    l->counters.unjoined++;
+    return;
+  }
+  l->counters.joined++;
+  double latency_us = (double)m->duration_ns / 1000.0;
+  uint64_t end = m->gpu_start_ns + m->duration_ns;
+  if (l->last_end_ns != 0 && m->gpu_start_ns > l->last_end_ns) {
+    double gap_us = (double)(m->gpu_start_ns - l->last_end_ns) / 1000.0;
+    l->gap_average_us += (gap_us - l->gap_average_us) / 64;
+  } else if (l->last_end_ns != 0) {
+    l->gap_average_us += (0 - l->gap_average_us) / 64;
+  }
+  l->duration_average_us += (latency_us - l->duration_average_us) / 64;
+  if (end > l->last_end_ns) l->last_end_ns = end;
+
+  dccl_action decided = call.decided;
+  /* Agent-1 keys residuals by the action that ran: for NCCL's own choice, by what NCCL ran. */
+  dccl_action key = dccl_action_is_nccl(decided) ? dccl_action_make(m->algo, m->proto, 0, 0) : decided;
+  int size_bin = dccl_size_bin(m->bytes);
+  dccl_dynamic_state dynamic = {0};
+  if (l->trigger_ready) {
+    dccl_trigger_result r;
+    double gap_us = l->gap_average_us;
+    dccl_trigger_observe(&l->trigger, m->coll, size_bin, key, latency_us, gap_us, &r);
+    dynamic.trigger_state = r.state;
+    dynamic.cusum_up = (float)r.cusum_up;
+    dynamic.cusum_down = (float)r.cusum_down;
+    dynamic.congested_fraction = (float)dccl_trigger_congested_fraction(&l->trigger);
+    if (r.event != DCCL_TRIGGER_EVENT_NONE) {
+      if (r.event == DCCL_TRIGGER_EVENT_ONSET) l->counters.onsets++;
+      else l->counters.recoveries++;
+      dccl_agent_on_event(&l->agent, m->coll, size_bin, r.event);
+    }
+  }
+  double intensity = l->options.model_intensity >= 0
+                       ? l->options.model_intensity
+                       : (l->duration_average_us > 0 ? l->gap_average_us / l->duration_average_us : 0);
+  dynamic.intensity = (float)log1p(intensity);
+  dccl_agent_observation o = {call.cell, decided, m->algo, m->proto, (size_t)m->bytes, latency_us, dynamic};
+  dccl_agent_observe(&l->agent, &o);
+}
+
+static void publish(dccl_learner* l, dccl_table_store* tables, uint64_t epoch, int everything) {
+  dccl_table* next = dccl_table_store_begin(tables);
+  if (next == NULL) return;
+  dccl_table_copy(next, dccl_table_store_latest(tables));
+  if (everything) dccl_agent_exploit_table(&l->agent, next);
+  else if (dccl_agent_decide(&l->agent, next) == 0) return;
+  dccl_table_store_publish(tables, next, epoch);
+  l->counters.publications++;
+}
+
+void dccl_learner_begin(dccl_learner* l, const dccl_learner_inputs* in) {
+  l->step_started_ns = thread_cpu_ns();
+  read_calls(l, in);
+}
+
+void dccl_learner_take(dccl_learner* l, const dccl_learner_inputs* in, const dccl_measurement* m) {
+  read_calls(l, in); /* calls logged while we worked */
+  if (m->coll < DCCL_NUM_COLLS) observe(l, m);
+}
+
+void dccl_learner_end(dccl_learner* l, const dccl_learner_inputs* in) {
+  if (l->options.learning) {
+    uint64_t calls = atomic_load_explicit(in->call_counter, memory_order_relaxed);
+    uint64_t epoch = dccl_table_store_next_epoch(in->tables, calls);
+    if (epoch > l->last_epoch_published || l->last_epoch_published == 0) {
+      publish(l, in->tables, epoch, 0);
+      l->last_epoch_published = epoch;
+    }
+  }
+  l->counters.cpu_ns += thread_cpu_ns() - l->step_started_ns;
+}
+
+void dccl_learner_step(dccl_learner* l, const dccl_learner_inputs* in) {
+  dccl_learner_begin(l, in);
+  dccl_measurement m;
+  while (in->measurements != NULL && dccl_queue_pop(in->measurements, &m)) dccl_learner_take(l, in, &m);
+  dccl_learner_end(l, in);
+}
+
+void dccl_learner_publish_initial(dccl_learner* l, dccl_table_store* tables) { publish(l, tables, 0, 1); }

@@ -1,0 +1,108 @@
+/* plugin/learner.h: the learning loop of one communicator, run on the background thread.
+ *
+ * The hot path leaves two traces: a call log (one record per getCollInfo: cell, size, decided action)
+ * and, once per cell, a snapshot of NCCL's cost table. The profiler half delivers measurements. The
+ * learner joins each measurement with its call (per collective, in call order, matching the size),
+ * feeds Agent-1 (trigger) and Agent-2 (config agent), and at each new epoch publishes the decisions of
+ * the cells that changed as the table for the next epoch. It also saves and loads the policy. */
+#ifndef DYNAMICCL_PLUGIN_LEARNER_H
+#define DYNAMICCL_PLUGIN_LEARNER_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "../agents/config_agent.h"
+#include "../agents/trigger.h"
+#include "../core/log.h"
+#include "../core/measurement.h"
+
+/* ---- the call log: single producer (the tuner thread), single consumer (the learner) ---- */
+typedef struct dccl_call_record {
+  uint64_t bytes;
+  uint32_t decided; /* dccl_action the table gave (DCCL_ACTION_NCCL included) */
+  uint16_t cell;
+  uint8_t coll;
+  uint8_t cost_snapshot; /* 1: this call stored the cell's cost-table snapshot */
+} dccl_call_record;
+
+#define DCCL_CALL_LOG_CAPACITY 8192
+
+typedef struct dccl_call_log {
+  dccl_call_record records[DCCL_CALL_LOG_CAPACITY];
+  _Alignas(64) _Atomic uint64_t head;
+  _Alignas(64) _Atomic uint64_t tail;
+  _Atomic uint64_t dropped;
+} dccl_call_log;
+
+static inline void dccl_call_log_push(dccl_call_log* log, const dccl_call_record* record) {
+  uint64_t head = atomic_load_explicit(&log->head, memory_order_relaxed);
+  if (head - atomic_load_explicit(&log->tail, memory_order_acquire) >= DCCL_CALL_LOG_CAPACITY) {
+    atomic_store_explicit(&log->dropped, atomic_load_explicit(&log->dropped, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    return;
+  }
+  log->records[head % DCCL_CALL_LOG_CAPACITY] = *record;
+  atomic_store_explicit(&log->head, head + 1, memory_order_release);
+}
+
+/* Cost-table snapshots, one per cell, written once by the hot path. */
+typedef struct dccl_cost_snapshots {
+  float cost[DCCL_TABLE_CELLS][DCCL_COST_ENTRIES];
+  _Atomic uint8_t ready[DCCL_TABLE_CELLS];
+} dccl_cost_snapshots;
+
+/* ---- the learner ---- */
+typedef struct dccl_learner_options {
+  int learning;              /* 1: learn mode; 0: frozen */
+  int trigger;               /* 0: no Agent-1; 1: plain CUSUM; 2: LSTM + CUSUM */
+  dccl_agent_options agent;
+  dccl_trigger_options trigger_options;
+  double model_intensity;    /* < 0: estimate from gaps */
+} dccl_learner_options;
+
+#define DCCL_JOIN_DEPTH 1024
+
+typedef struct dccl_learner_counters {
+  uint64_t measurements, joined, unjoined, skipped_calls, publications, onsets, recoveries;
+  uint64_t cpu_ns; /* thread CPU time spent in dccl_learner_step */
+} dccl_learner_counters;
+
+typedef struct dccl_learner {
+  dccl_learner_options options;
+  dccl_config_agent agent;
+  dccl_trigger trigger;
+  int trigger_ready;
+  /* calls waiting for their measurement, per collective */
+  dccl_call_record pending[DCCL_NUM_COLLS][DCCL_JOIN_DEPTH];
+  uint32_t pending_head[DCCL_NUM_COLLS], pending_count[DCCL_NUM_COLLS];
+  /* gaps between collectives, for the compute-intensity estimate */
+  uint64_t last_end_ns;
+  double gap_average_us, duration_average_us;
+  uint64_t last_epoch_published;
+  uint64_t step_started_ns;
+  dccl_learner_counters counters;
+} dccl_learner;
+
+int dccl_learner_init(dccl_learner* learner, const dccl_learner_options* options);
+void dccl_learner_free(dccl_learner* learner);
+
+/* What the learner works on (all owned by the communicator). */
+typedef struct dccl_learner_inputs {
+  dccl_call_log* calls;
+  dccl_cost_snapshots* costs;
+  struct dccl_measurement_queue* measurements; /* NULL: nothing measured */
+  struct dccl_table_store* tables;
+  _Atomic uint64_t* call_counter;
+  const dccl_logger* logger;
+} dccl_learner_inputs;
+
+/* One pass of the background thread: begin, take each measurement, end (publishes a table for the
+ * next epoch when a new epoch has begun). dccl_learner_step does all three from inputs->measurements. */
+void dccl_learner_begin(dccl_learner* learner, const dccl_learner_inputs* inputs);
+void dccl_learner_take(dccl_learner* learner, const dccl_learner_inputs* inputs, const dccl_measurement* measurement);
+void dccl_learner_end(dccl_learner* learner, const dccl_learner_inputs* inputs);
+void dccl_learner_step(dccl_learner* learner, const dccl_learner_inputs* inputs);
+/* Publishes the current decisions for epoch 0 (a frozen policy, or a warm start). */
+void dccl_learner_publish_initial(dccl_learner* learner, struct dccl_table_store* tables);
+
+#endif

@@ -1,0 +1,116 @@
+/* tests/test_trigger.c: Agent-1 on synthetic streams: no alarms on stationary noise (also while the
+ * action keeps changing), fast detection of a 25% slowdown, recovery back to calm, robustness to
+ * single outliers; with and without the LSTM. */
+#include "../agents/trigger.h"
+#include "test.h"
+
+static dccl_trigger trigger;
+
+static void setup(int use_lstm) {
+  dccl_trigger_options o;
+  dccl_trigger_default_options(&o);
+  o.use_lstm = use_lstm;
+  CHECK(dccl_trigger_init(&trigger, &o) == 0);
+}
+
+/* Three actions with different latencies, chosen at random: a learner exploring. */
+static double observe(dccl_rng* rng, double slowdown, double sigma, dccl_trigger_result* r) {
+  static const double base[3] = {100.0, 130.0, 85.0};
+  int a = (int)dccl_rng_below(rng, 3);
+  double latency = base[a] * slowdown * exp(sigma * dccl_rng_normal(rng));
+  dccl_trigger_observe(&trigger, DCCL_COLL_ALLREDUCE, 20, dccl_action_make(DCCL_ALGO_RING, a, 0, 0), latency, 50, r);
+  return latency;
+}
+
+static void check_detector(int use_lstm) {
+  setup(use_lstm);
+  dccl_rng rng;
+  dccl_rng_seed(&rng, 17);
+  dccl_trigger_result r;
+  int false_alarms = 0;
+  for (int i = 0; i < 40000; i++) {
+    observe(&rng, 1.0, 0.03, &r);
+    if (r.event == DCCL_TRIGGER_EVENT_ONSET) false_alarms++;
+  }
+  CHECK_MSG(false_alarms == 0, "lstm=%d: %d false alarms in 40000 calm calls", use_lstm, false_alarms);
+  /* A single extreme outlier does not alarm (winsorised errors). */
+  dccl_trigger_observe(&trigger, DCCL_COLL_ALLREDUCE, 20, dccl_action_make(DCCL_ALGO_RING, 0, 0, 0), 1e6, 50, &r);
+  CHECK(r.event == DCCL_TRIGGER_EVENT_NONE);
+  /* A 25% slowdown is detected within a few calls. */
+  int delay = -1;
+  for (int i = 0; i < 200 && delay < 0; i++) {
+    observe(&rng, 1.25, 0.03, &r);
+    if (r.event == DCCL_TRIGGER_EVENT_ONSET) delay = i + 1;
+  }
+  CHECK_MSG(delay > 0 && delay <= 20, "lstm=%d: detection after %d calls", use_lstm, delay);
+  int state;
+  double up, down;
+  dccl_trigger_stream_state(&trigger, DCCL_COLL_ALLREDUCE, 20, &state, &up, &down);
+  CHECK_EQ_INT(state, DCCL_TRIGGER_CONGESTED);
+  CHECK(dccl_trigger_congested_fraction(&trigger) == 1.0);
+  /* Staying congested raises nothing more; the return to normal is found. */
+  int extra = 0;
+  for (int i = 0; i < 2000; i++) {
+    observe(&rng, 1.25, 0.04, &r);
+    if (r.event != DCCL_TRIGGER_EVENT_NONE) extra++;
+  }
+  CHECK_EQ_INT(extra, 0);
+  int recovered = -1;
+  for (int i = 0; i < 500 && recovered < 0; i++) {
+    observe(&rng, 1.0, 0.03, &r);
+    if (r.event == DCCL_TRIGGER_EVENT_RECOVERED) recovered = i + 1;
+  }
+  CHECK_MSG(recovered > 0 && recovered <= 60, "lstm=%d: recovery after %d calls", use_lstm, recovered);
+  /* And calm again afterwards. */
+  false_alarms = 0;
+  for (int i = 0; i < 20000; i++) {
+    observe(&rng, 1.0, 0.03, &r);
+    if (r.event == DCCL_TRIGGER_EVENT_ONSET) false_alarms++;
+  }
+  CHECK_EQ_INT(false_alarms, 0);
+  if (use_lstm) CHECK(trigger.training_steps > 0);
+  dccl_trigger_free(&trigger);
+}
+
+static void test_plain_cusum(void) { check_detector(0); }
+static void test_lstm_cusum(void) { check_detector(1); }
+
+/* A new action tried during congestion gets a congestion-born baseline, which is dropped at recovery. */
+static void test_new_action_during_congestion(void) {
+  setup(1);
+  dccl_rng rng;
+  dccl_rng_seed(&rng, 3);
+  dccl_trigger_result r;
+  dccl_action calm_action = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 0, 0);
+  dccl_action new_action = dccl_action_make(DCCL_ALGO_TREE, DCCL_PROTO_SIMPLE, 0, 0);
+  for (int i = 0; i < 2000; i++)
+    dccl_trigger_observe(&trigger, 0, 10, calm_action, 100 * exp(0.02 * dccl_rng_normal(&rng)), 0, &r);
+  int onset = 0;
+  for (int i = 0; i < 100; i++) {
+    dccl_trigger_observe(&trigger, 0, 10, calm_action, 140 * exp(0.02 * dccl_rng_normal(&rng)), 0, &r);
+    onset |= r.event == DCCL_TRIGGER_EVENT_ONSET;
+  }
+  CHECK(onset);
+  /* Switch to an action never seen in calm: no spurious events while congested. */
+  int events = 0;
+  for (int i = 0; i < 500; i++) {
+    dccl_trigger_observe(&trigger, 0, 10, new_action, 120 * exp(0.02 * dccl_rng_normal(&rng)), 0, &r);
+    events += r.event != DCCL_TRIGGER_EVENT_NONE;
+  }
+  CHECK_EQ_INT(events, 0);
+  /* Congestion ends: the new action's latency falls and recovery is detected from its own baseline. */
+  int recovered = 0;
+  for (int i = 0; i < 300 && !recovered; i++) {
+    dccl_trigger_observe(&trigger, 0, 10, new_action, 90 * exp(0.02 * dccl_rng_normal(&rng)), 0, &r);
+    recovered = r.event == DCCL_TRIGGER_EVENT_RECOVERED;
+  }
+  CHECK(recovered);
+  dccl_trigger_free(&trigger);
+}
+
+int main(void) {
+  RUN(test_plain_cusum);
+  RUN(test_lstm_cusum);
+  RUN(test_new_action_during_congestion);
+  TEST_SUMMARY();
+}
