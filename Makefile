@@ -1,6 +1,7 @@
 # DynamICCL build. `make` builds the plugin, the CLI and the tests; `make test` runs every test,
 # then the same tests under AddressSanitizer and UndefinedBehaviorSanitizer; `make demo` runs the
-# simulated-cluster demo; `make bench` runs the hot-path and simulator benchmarks.
+# simulated-cluster demo; `make bench` runs the hot-path, simulator and trigger benchmarks;
+# `make bench-agents` evaluates the learning agents.
 
 CC ?= cc
 BUILD ?= build
@@ -46,7 +47,7 @@ else
   Q = @
 endif
 
-.PHONY: all plugin test test-fast test-asan demo bench clean
+.PHONY: all plugin test test-fast test-asan demo bench bench-agents clean
 .SECONDARY:
 all: plugin $(CLI) $(TESTS) $(BENCHES)
 plugin: $(TUNER_SO) $(PROFILER_SO)
@@ -112,6 +113,11 @@ demo: all
 bench: all
 	@$(BUILD)/bench/bench_hotpath
 	@$(BUILD)/bench/bench_sim
+	@$(BUILD)/bench/bench_trigger
+
+# The agents' evaluation on the simulator (static and dynamic scenarios, warm start; ~4 minutes).
+bench-agents: all
+	@bench/bench_agents.sh $(BUILD)
 
 clean:
 	rm -rf build build-asan

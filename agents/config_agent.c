@@ -12,6 +12,7 @@
 #define CONFIDENCE_Z 2.0 /* lower bounds at two standard errors: many arms are compared at once */
 #define GUARD_MIN_SAMPLES 8
 #define RECENT_WEIGHT (1.0f / 16)
+#define RECENT_VARIANCE (1.0 / 31) /* variance of an EWMA of weight 1/16, per unit sample variance */
 #define Q_READY_STEPS 200   /* training steps before the DQN's predictions replace the priors */
 #define Q_REFRESH_STEPS 100
 #define NEIGHBOUR_BONUS 0.02 /* optimism (log latency) for untried neighbours of the incumbent */ /* training steps between refreshes of a cell's cached predictions */
@@ -319,6 +320,7 @@ void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int e
     dccl_cell_decode(c->cell, &cc, &bin, &pipe, &reg);
     if (cc != coll || bin != size_bin) continue;
     int context = event == 1 ? 1 : 0;
+    if (context == 1 && c->context == 0) c->calm_exploit = c->exploit;
     float keep = event == 1 ? 0.25f : 0.5f;
     c->context = (uint8_t)context;
     for (int i = 0; i < agent->n_actions[coll]; i++) arm_decay(arm_of(agent, c, context, i), keep);
@@ -341,6 +343,21 @@ static dccl_action choose_exploit(dccl_config_agent* agent, dccl_agent_cell* c, 
   dccl_action best = DCCL_ACTION_NCCL;
   double best_lcb = 0.0;
   int best_index = -1;
+  /* Under congestion, the calm decision stands until the congested evidence says otherwise: a
+   * restart must not throw away what still holds (the guard below still returns to NCCL's choice
+   * when the calm decision turns out slower than NCCL's under congestion). */
+  if (context == 1 && !dccl_action_is_nccl(c->calm_exploit)) {
+    int i = dccl_agent_action_index(agent, coll, c->calm_exploit);
+    if (i >= 0 && !arm_of(agent, c, context, i)->invalid) {
+      const dccl_arm* a = arm_of(agent, c, context, i);
+      best = c->calm_exploit;
+      best_index = i;
+      if (a->count >= EXPLOIT_MIN_SAMPLES) {
+        double lcb = reference - a->mean - CONFIDENCE_Z * sqrt(arm_variance(a) / a->count + nccl_se2);
+        if (lcb > 0) best_lcb = lcb;
+      }
+    }
+  }
   for (int i = 0; i < agent->n_actions[coll]; i++) {
     const dccl_arm* a = arm_of(agent, c, context, i);
     if (a->invalid || a->count < EXPLOIT_MIN_SAMPLES) continue;
@@ -356,7 +373,8 @@ static dccl_action choose_exploit(dccl_config_agent* agent, dccl_agent_cell* c, 
   if (best_index >= 0) {
     dccl_arm* a = arm_of(agent, c, context, best_index);
     if (a->recent_count >= GUARD_MIN_SAMPLES && nccl->recent_count >= GUARD_MIN_SAMPLES &&
-        a->recent - nccl->recent > log1p(agent->options.guard)) {
+        a->recent - nccl->recent >
+          log1p(agent->options.guard) + CONFIDENCE_Z * sqrt((arm_variance(a) + arm_variance(nccl)) * RECENT_VARIANCE)) {
       arm_decay(a, 0.25f);
       c->guard_trips++;
       agent->stats.guard_trips++;

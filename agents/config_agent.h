@@ -72,6 +72,7 @@ typedef struct dccl_agent_cell {
   float epsilon_peak;
   uint8_t context, dirty, holding;
   dccl_action exploit, explore;
+  dccl_action calm_exploit;            /* the calm context's decision when congestion began */
   uint8_t explore_mask;
   uint64_t observations, guard_trips;
 } dccl_agent_cell;

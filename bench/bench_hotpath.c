@@ -64,8 +64,12 @@ static void prepare(batch_inputs* in, unsigned seed) {
   }
 }
 
-static void bench_get_coll_info(const char* label, int batches) {
+static void bench_get_coll_info(const char* label, int batches, int learning) {
   void* context = NULL;
+  void* profiler_context = NULL;
+  int mask = 0;
+  /* Learning: a profiler half first (as NCCL does), which the tuner half pairs with. */
+  if (learning) profiler->init(&profiler_context, 0xBE7C4, &mask, "bench", 2, 16, 0, quiet_logger);
   ncclNvlDomainInfo_v5_t domains = {1, 8, 8};
   ncclTunerConstants_v5_t constants;
   memset(&constants, 0, sizeof(constants));
@@ -84,6 +88,7 @@ static void bench_get_coll_info(const char* label, int batches) {
   report(label, per_call, batches);
   free(per_call);
   tuner->finalize(context);
+  if (learning) profiler->finalize(profiler_context);
 }
 
 static void bench_profiler_events(int batches) {
@@ -166,13 +171,17 @@ int main(int argc, char** argv) {
 
   printf("DynamICCL hot-path cost, %d batches of %d calls, through the exported ABI symbols\n", batches, BATCH);
   unsetenv("DYNAMICCL_MODE");
-  bench_get_coll_info("getCollInfo, default policy", batches);
+  bench_get_coll_info("getCollInfo, default policy", batches, 0);
   setenv("DYNAMICCL_MODE", "fixed", 1);
   setenv("DYNAMICCL_TABLE_FILE", table, 1);
-  bench_get_coll_info("getCollInfo, fixed table", batches);
+  bench_get_coll_info("getCollInfo, fixed table", batches, 0);
   setenv("DYNAMICCL_RULES_FILE", rules, 1);
-  bench_get_coll_info("getCollInfo, fixed table + 4 rule pins", batches);
+  bench_get_coll_info("getCollInfo, fixed table + 4 rule pins", batches, 0);
   unsetenv("DYNAMICCL_RULES_FILE");
+  setenv("DYNAMICCL_MODE", "learn", 1);
+  setenv("DYNAMICCL_COORD", "solo", 1);
+  bench_get_coll_info("getCollInfo, learn mode (learner running)", batches, 1);
+  unsetenv("DYNAMICCL_COORD");
   unsetenv("DYNAMICCL_MODE");
   unsetenv("DYNAMICCL_TABLE_FILE");
   bench_profiler_events(batches / 4 > 100 ? batches / 4 : 100);

@@ -212,7 +212,14 @@ static int run_rank(rank_context* r) {
   dccl_workload_start(&cursor, r->workload, shared->calls);
   dccl_call call;
   uint64_t sync_every = cfg->sync_every > 0 ? cfg->sync_every : 64;
+  struct timespec pace_start;
+  clock_gettime(CLOCK_MONOTONIC, &pace_start);
   while (dccl_workload_next(&cursor, &call)) {
+    if (cfg->pace_us > 0) {
+      double at = (double)pace_start.tv_nsec + cfg->pace_us * 1000.0 * (double)call.index;
+      struct timespec deadline = {pace_start.tv_sec + (time_t)(at / 1e9), (long)fmod(at, 1e9)};
+      clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, NULL);
+    }
     if (cfg->synchronous && cfg->sync_step != NULL && r->tuner_context != NULL && call.index % sync_every == 0 &&
         call.index > 0)
       cfg->sync_step(r->tuner_context);

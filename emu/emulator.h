@@ -40,6 +40,9 @@ typedef struct dccl_emu_config {
   int check_default;            /* count executions that differ from NCCL alone */
   const dccl_table* expected;   /* count executions that differ from this table's decisions */
   const char* call_log;         /* per-call CSV of rank 0, or NULL */
+  /* > 0: each rank issues at most one call per pace_us of wall time, as a real job would, so that a
+   * plugin's background thread keeps up (the simulator itself runs far faster than real time). */
+  double pace_us;
   /* Steady-state metrics cover the last steady_fraction of the calls (0: none). */
   double steady_fraction;
   /* Process mode only: called in each rank's process before the plugin is loaded (e.g. to give ranks

@@ -2,6 +2,7 @@
 #include "atomic_file.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -22,7 +23,10 @@ static int fsync_directory_of(const char* path) {
 
 int dccl_atomic_write(const char* path, const void* data, size_t size, char* error, size_t error_size) {
   char temporary[4096];
-  if (snprintf(temporary, sizeof(temporary), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(temporary)) {
+  /* Unique per process and per save, so concurrent saves (two communicators) never share a file. */
+  static _Atomic unsigned long saves;
+  unsigned long save = atomic_fetch_add(&saves, 1);
+  if (snprintf(temporary, sizeof(temporary), "%s.tmp.%ld.%lu", path, (long)getpid(), save) >= (int)sizeof(temporary)) {
     snprintf(error, error_size, "path too long");
     return -1;
   }

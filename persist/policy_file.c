@@ -15,7 +15,7 @@
 static const char magic[8] = {'D', 'C', 'C', 'L', 'P', 'O', 'L', 0};
 enum { SECTION_QNET = 0x54454E51u, SECTION_LSTM = 0x4D54534Cu, SECTION_CELLS = 0x534C4C43u };
 
-static uint64_t fnv1a(const uint8_t* data, size_t size) {
+uint64_t dccl_policy_checksum(const uint8_t* data, size_t size) {
   uint64_t h = 0xCBF29CE484222325ULL;
   for (size_t i = 0; i < size; i++) {
     h ^= data[i];
@@ -130,7 +130,7 @@ int dccl_policy_save(const char* path, const dccl_policy_meta* meta, const dccl_
   put_u32(&h, HEADER_SIZE);
   put_u64(&h, meta->fingerprint);
   put_u64(&h, w.size);
-  put_u64(&h, fnv1a(w.data, w.size));
+  put_u64(&h, dccl_policy_checksum(w.data, w.size));
   put_u64(&h, meta->observations);
   put_u32(&h, meta->n_ranks);
   put_u32(&h, meta->n_nodes);
@@ -280,6 +280,7 @@ static int parse_payload(reader* r, dccl_config_agent* agent, dccl_trigger* trig
           c->epsilon_peak = epsilon;
           c->exploit = exploit;
           c->observations = samples[0] + samples[1];
+          c->settled = samples[context]; /* a loaded decision counts as settled: no fresh burst of exploration */
           c->dirty = 1;
         }
         for (uint32_t k = 0; k < arms; k++) {
@@ -305,8 +306,12 @@ int dccl_policy_load(const char* path, uint64_t expected_fingerprint, dccl_polic
                      dccl_trigger* trigger, char* error, size_t error_size) {
   FILE* f = fopen(path, "rb");
   if (f == NULL) return fail(error, error_size, "cannot open %s", path);
-  uint8_t* data = malloc(MAX_POLICY_BYTES + 1);
-  size_t size = data != NULL ? fread(data, 1, MAX_POLICY_BYTES + 1, f) : 0;
+  /* Read what the file holds (at most the limit + 1 byte, to detect an oversized file). */
+  long length = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+  rewind(f);
+  size_t want = length < 0 || (unsigned long)length > MAX_POLICY_BYTES ? MAX_POLICY_BYTES + 1 : (size_t)length + 1;
+  uint8_t* data = malloc(want);
+  size_t size = data != NULL ? fread(data, 1, want, f) : 0;
   fclose(f);
   if (data == NULL) return fail(error, error_size, "out of memory");
   int rc = -1;
@@ -322,13 +327,17 @@ int dccl_policy_load(const char* path, uint64_t expected_fingerprint, dccl_polic
   else if (header_size != HEADER_SIZE || payload != size - HEADER_SIZE)
     fail(error, error_size, "%s is truncated or padded (%zu bytes, header says %llu)", path, size,
          (unsigned long long)(payload + header_size));
-  else if (fnv1a(data + HEADER_SIZE, (size_t)payload) != checksum) fail(error, error_size, "%s fails its checksum", path);
+  else if (dccl_policy_checksum(data + HEADER_SIZE, (size_t)payload) != checksum) fail(error, error_size, "%s fails its checksum", path);
   else if (expected_fingerprint != 0 && fingerprint != expected_fingerprint)
     fail(error, error_size, "%s belongs to another topology (fingerprint %016llx, expected %016llx)", path,
          (unsigned long long)fingerprint, (unsigned long long)expected_fingerprint);
   else if (agent != NULL && (n_ranks != (uint32_t)agent->options.n_ranks || n_nodes != (uint32_t)agent->options.n_nodes))
     fail(error, error_size, "%s was learned on %u ranks / %u nodes, this is %d / %d", path, n_ranks, n_nodes,
          agent->options.n_ranks, agent->options.n_nodes);
+  else if (agent != NULL && (max_channels != (uint32_t)agent->options.space.max_channels ||
+                             (flags & 1u) != (uint32_t)(agent->options.space.tune_chunk != 0)))
+    fail(error, error_size, "%s was learned with up to %u channels and chunk sizes %s; this job's action space differs",
+         path, max_channels, (flags & 1u) ? "tuned" : "NCCL's");
   else {
     size_t expected_q = agent != NULL ? agent->q.online.count : 0;
     size_t expected_lstm = trigger != NULL && trigger->params.values != NULL ? trigger->params.count : 0;
@@ -352,6 +361,7 @@ int dccl_policy_load(const char* path, uint64_t expected_fingerprint, dccl_polic
         reader apply = {data + HEADER_SIZE, (size_t)payload, 0};
         parse_payload(&apply, agent, trigger, expected_q, expected_lstm, error, error_size);
         dccl_agent_index_measured(agent);
+        agent->stats.observations = observations; /* later saves count what was learned before */
       }
       rc = 0;
     }

@@ -27,6 +27,9 @@ typedef struct dccl_policy_meta {
   uint32_t n_ranks, n_nodes, max_channels, tune_chunk;
 } dccl_policy_meta;
 
+/* The payload checksum (64-bit FNV-1a) the header carries. */
+uint64_t dccl_policy_checksum(const uint8_t* data, size_t size);
+
 /* The file-name key of a communicator's policy: its shape and action space. */
 uint64_t dccl_policy_fingerprint(int n_ranks, int n_nodes, int max_channels, int tune_chunk);
 

@@ -134,6 +134,7 @@ static void save_policy(dccl_comm* comm, int at_exit) {
 static void setup_learning(dccl_comm* comm) {
   const dccl_settings* s = &comm->settings;
   dccl_mode mode = s->mode;
+  int downgraded = 0; /* learn -> frozen: already warned */
   int tune_chunk = comm->tuner_abi >= 6;
   comm->fingerprint = dccl_policy_fingerprint(comm->n_ranks, comm->n_nodes, s->max_channels, tune_chunk);
   if (s->policy_file[0] != '\0') {
@@ -148,12 +149,14 @@ static void setup_learning(dccl_comm* comm) {
               "learning needs GPU-timed measurements, but no profiler half is paired with this communicator (needs "
               "NCCL >= 2.27 and NCCL_PROFILER_PLUGIN=dynamiccl); running frozen");
     mode = DCCL_MODE_FROZEN;
+    downgraded = 1;
   } else if (mode == DCCL_MODE_LEARN && comm->n_ranks > 1 && strcmp(s->coordination, "solo") != 0) {
     DCCL_WARN(&comm->logger,
               "learning on a %d-rank communicator needs cross-rank coordination so that every rank decides alike; "
               "without it DynamICCL runs frozen (DYNAMICCL_COORD=solo: only this process tunes, e.g. a simulation)",
               comm->n_ranks);
     mode = DCCL_MODE_FROZEN;
+    downgraded = 1;
   }
   dccl_learner_options o;
   memset(&o, 0, sizeof(o));
@@ -208,6 +211,8 @@ static void setup_learning(dccl_comm* comm) {
       dccl_learner_publish_initial(comm->learner, &comm->tables);
       comm->policy_active = 1;
       DCCL_INIT_INFO(&comm->logger, "frozen policy in force");
+    } else if (downgraded) {
+      DCCL_INIT_INFO(&comm->logger, "no saved policy to run frozen; using NCCL's choices");
     } else {
       DCCL_WARN(&comm->logger, "frozen mode without a usable saved policy; using NCCL's choices");
     }
@@ -288,13 +293,18 @@ int dccl_comm_attach_profiler(dccl_comm* comm, int abi_version, int rank) {
   return comm->profiling ? (ncclProfileColl | ncclProfileKernelCh) : 0;
 }
 
-void dccl_comm_drain(dccl_comm* comm) {
-  if (!comm->profiling) return;
+#define DRAIN_BATCH 512
+
+int dccl_comm_drain(dccl_comm* comm) {
+  if (!comm->profiling) return 0;
   dccl_learner_inputs in;
   learner_inputs(comm, &in);
   if (comm->learning) dccl_learner_begin(comm->learner, &in);
+  /* A bounded pass: the learner publishes at the end of each, so a learner slower than the job
+   * still publishes regularly (the measurements left wait for the next pass). */
   dccl_measurement m;
-  while (dccl_queue_pop(&comm->queue, &m)) {
+  int taken = 0;
+  for (; taken < DRAIN_BATCH && dccl_queue_pop(&comm->queue, &m); taken++) {
     if (comm->learning) dccl_learner_take(comm->learner, &in, &m);
     if (comm->trace != NULL) {
       fprintf(comm->trace, "%d,%llu,%s,%llu,%s,%s,%u,%u,%llu,%llu\n", comm->rank, (unsigned long long)m.seq,
@@ -308,6 +318,7 @@ void dccl_comm_drain(dccl_comm* comm) {
     if (comm->settings.save_seconds > 0 && now_seconds() - comm->last_save_seconds >= comm->settings.save_seconds)
       save_policy(comm, 0);
   }
+  return taken;
 }
 
 static unsigned long long load(_Atomic uint64_t* counter) {
@@ -318,7 +329,8 @@ void dccl_comm_destroy(dccl_comm* comm) {
   if (comm == NULL) return;
   if (comm->profiling) {
     dccl_event_pool_unregister(comm->slot);
-    dccl_comm_drain(comm);
+    while (dccl_comm_drain(comm) == DRAIN_BATCH) {
+    }
     dccl_event_counters* e = &comm->events.counters;
     DCCL_INFO(&comm->logger,
               "comm %016llx rank %d: %llu collectives profiled, %llu measured, %llu dropped (queue full), "

@@ -82,10 +82,11 @@ dccl_comm* dccl_comm_create(uint32_t slot, int comm_id_known, uint64_t comm_id, 
 void dccl_comm_attach_tuner(dccl_comm* comm, int abi_version);
 /* Sets up measurement for the profiler half; returns the activation mask NCCL should use. */
 int dccl_comm_attach_profiler(dccl_comm* comm, int abi_version, int rank);
-/* Hands pending measurements to the trace file and the learner, publishes the learner's decisions
- * when an epoch has begun, and saves the policy when it is time. Called by the background thread
- * (or, in synchronous simulations, by the emulator) and at destroy. */
-void dccl_comm_drain(dccl_comm* comm);
+/* Hands pending measurements (at most 512 per pass) to the trace file and the learner, publishes the
+ * learner's decisions when an epoch has begun, and saves the policy when it is time. Called by the
+ * background thread (or, in synchronous simulations, by the emulator) and at destroy. Returns the
+ * number of measurements taken. */
+int dccl_comm_drain(dccl_comm* comm);
 /* Logs a summary, closes files, frees everything. */
 void dccl_comm_destroy(dccl_comm* comm);
 

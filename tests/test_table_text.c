@@ -90,12 +90,18 @@ static void test_atomic_save_keeps_old_file_on_failure(void) {
   CHECK(before != NULL && strstr(before, "allreduce,0,-1,ring/ll") != NULL);
   /* Occupy the temporary file's name with a directory: the save must fail (as root too) and leave
    * the old file intact. */
+  /* Temporary names are path.tmp.<pid>.<n-th save of the process>: block the next few. */
   char blocker[300];
-  snprintf(blocker, sizeof(blocker), "%s.tmp.%ld", path, (long)getpid());
-  CHECK(mkdir(blocker, 0700) == 0);
+  for (int n = 0; n < 64; n++) {
+    snprintf(blocker, sizeof(blocker), "%s.tmp.%ld.%d", path, (long)getpid(), n);
+    mkdir(blocker, 0700);
+  }
   dccl_table_set_range(&table, DCCL_COLL_ALLREDUCE, 0, 47, dccl_action_make(DCCL_ALGO_TREE, DCCL_PROTO_LL, 0, 0));
   CHECK(dccl_table_text_save(path, &table, error, sizeof(error)) != 0);
-  rmdir(blocker);
+  for (int n = 0; n < 64; n++) {
+    snprintf(blocker, sizeof(blocker), "%s.tmp.%ld.%d", path, (long)getpid(), n);
+    rmdir(blocker);
+  }
   char* after = dccl_read_text_file(path, 1 << 20, error, sizeof(error));
   CHECK(after != NULL && before != NULL && strcmp(before, after) == 0);
   free(before);

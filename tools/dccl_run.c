@@ -28,6 +28,8 @@ static void usage(FILE* out) {
           "  --learn-for N         measurements before --policy hold holds (default: a quarter of the calls)\n"
           "  --trigger T           Agent-1: lstm, cusum or off (DYNAMICCL_TRIGGER)\n"
           "  --steady FRACTION     also report the steady state over the last FRACTION of the calls\n"
+          "  --pace-us US          issue at most one call per US microseconds of wall time (a library\n"
+          "                        plugin's background thread then keeps up, as in a real job)\n"
           "  --by-stream           with --steady: one line per (collective, size bin)\n"
           "  --sync-every N        builtin plugin: background pass every N calls (default 64)\n"
           "  --rules FILE          NCCL example-tuner CSV pins (DYNAMICCL_RULES_FILE)\n"
@@ -72,7 +74,7 @@ int dccl_cli_run(int argc, char** argv) {
   const char *table = NULL, *rules = NULL, *trace = NULL, *release = "2.30", *plugin = NULL, *call_log = NULL;
   const char *policy_file = NULL, *trigger = NULL;
   long long ranks = 2, calls = 0, seed = 1, max_channels = 32, learn_for = -1, sync_every = 64;
-  double steady = 0;
+  double steady = 0, pace_us = 0;
   int processes = 0, verbose = 0, by_stream = 0;
   for (int i = 0; i < argc; i++) {
     const char* a = argv[i];
@@ -92,7 +94,11 @@ int dccl_cli_run(int argc, char** argv) {
     else if (strcmp(a, "--call-log") == 0 && more) call_log = argv[++i];
     else if (strcmp(a, "--policy-file") == 0 && more) policy_file = argv[++i];
     else if (strcmp(a, "--trigger") == 0 && more) trigger = argv[++i];
-    else if (strcmp(a, "--steady") == 0 && more) {
+    else if (strcmp(a, "--pace-us") == 0 && more) {
+      long long value;
+      if (dccl_cli_int(argv[++i], 1, 1000000, &value) != 0) return dccl_cli_fail("bad --pace-us");
+      pace_us = (double)value;
+    } else if (strcmp(a, "--steady") == 0 && more) {
       if (dccl_cli_level(argv[++i], &steady) != 0) return dccl_cli_fail("bad --steady (a fraction in 0..1)");
     } else if (strcmp(a, "--learn-for") == 0 && more) {
       if (dccl_cli_int(argv[++i], 1, (long long)1 << 50, &learn_for) != 0) return dccl_cli_fail("bad --learn-for");
@@ -170,6 +176,7 @@ int dccl_cli_run(int argc, char** argv) {
   config.oracle_options.max_channels = (int)max_channels;
   config.oracle_options.tune_chunk = config.max_tuner >= 6;
   config.steady_fraction = steady;
+  config.pace_us = pace_us;
 
   uint64_t total = dccl_workload_total_calls(&workload);
   if (calls > 0 && (uint64_t)calls < total) total = (uint64_t)calls;

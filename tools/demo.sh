@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tools/demo.sh: the README's main job. On the built-in simulated cluster, shows how far NCCL's own
-# choices are from the best ones, and DynamICCL applying a decision table through the real plugin
-# ABI, driven by the NCCL emulator. Usage: tools/demo.sh [build-folder]
+# choices are from the best ones, DynamICCL applying a decision table through the real plugin ABI,
+# driven by the NCCL emulator, and DynamICCL's agents learning online. Usage: tools/demo.sh [build-folder]
 set -euo pipefail
 build=${1:-build}
 dccl="$build/dccl"
@@ -28,5 +28,19 @@ section "4. Why a fixed table is not enough: the same kind of table on 16 RoCE n
 "$dccl" run --profile roce-16x1 --workload mixed --conditions calm --policy fixed --table "$work/roce.table"
 "$dccl" run --profile roce-16x1 --workload mixed --conditions congestion-episodes --policy fixed --table "$work/roce.table"
 echo
-echo "Under congestion the calm-network table drifts away from the oracle ('vs oracle' grows): the online"
-echo "learner of issue 3 (Agent-1 detects the change, Agent-2 re-tunes) is what closes that gap."
+echo "Under congestion the calm-network table drifts away from the oracle ('vs oracle' grows)."
+
+section "5. DynamICCL learning online: AllReduce/AllGather/ReduceScatter 1 KiB - 1 GiB on the PCIe node"
+"$dccl" run --profile pcie-8gpu --workload sweep-long --policy learn --ranks 1 --steady 0.25 \
+  --policy-file "$work/pcie.policy"
+echo
+echo "What it learned (a frozen policy, the same on every rank):"
+"$dccl" inspect "$work/pcie.policy" | head -24
+
+section "6. Learning through congestion episodes on 16 RoCE nodes (Agent-1 alarms, Agent-2 re-tunes)"
+"$dccl" run --profile roce-16x1 --workload mixed-long --conditions congestion-episodes --policy learn --ranks 1 \
+  --verbose 2>&1 | grep -E 'learner:|^  [a-z]|rank agreement'
+echo
+echo "The same agent learning once (first 25% of the calls) and then holding its decisions:"
+"$dccl" run --profile roce-16x1 --workload mixed-long --conditions congestion-episodes --policy hold --ranks 1 |
+  grep -E '^  [a-z]'

@@ -1,0 +1,159 @@
+/* tests/test_config_agent.c: Agent-2 on a synthetic cell: it finds an action faster than NCCL's
+ * choice, never picks actions NCCL ignores, returns to NCCL's choice when its action turns slow
+ * (guard), restarts on Agent-1 events keeping the calm decision, drops actions NCCL refused to run,
+ * and in frozen mode publishes no exploration. */
+#include "../agents/config_agent.h"
+#include "../agents/trigger.h"
+#include "test.h"
+
+static dccl_config_agent agent;
+static dccl_table table;
+static dccl_rng noise;
+static int cell;
+static const size_t bytes = 8u << 20;
+
+/* True latency of an action: NCCL's choice (ring/simple) 1000 us; ring/simple with 8 channels 20%
+ * faster; tree 30% slower; everything else 10% slower; LL is 3x slower. */
+static double slowdown_of_best = 1.0;
+static double latency_of(dccl_action a) {
+  if (dccl_action_is_nccl(a)) return 1000;
+  if (dccl_action_proto(a) == DCCL_PROTO_LL) return 3000;
+  if (dccl_action_algo(a) == DCCL_ALGO_TREE) return 1300;
+  if (dccl_action_channels(a) == 8 && dccl_action_chunk_log2(a) == 0) return 800 * slowdown_of_best;
+  return 1100;
+}
+
+static void setup(int learning) {
+  dccl_agent_options o;
+  dccl_agent_default_options(&o);
+  o.learning = learning;
+  o.n_ranks = 8;
+  o.n_nodes = 1;
+  o.seed = 7;
+  CHECK(dccl_agent_init(&agent, &o) == 0);
+  dccl_rng_seed(&noise, 99);
+  cell = dccl_cell_for_call(DCCL_COLL_ALLREDUCE, bytes, 1, 0);
+  float cost[DCCL_COST_ENTRIES];
+  for (int i = 0; i < DCCL_COST_ENTRIES; i++) cost[i] = -1.0f;
+  cost[DCCL_ALGO_RING * 3 + DCCL_PROTO_SIMPLE] = 100;
+  cost[DCCL_ALGO_RING * 3 + DCCL_PROTO_LL] = 300;
+  cost[DCCL_ALGO_TREE * 3 + DCCL_PROTO_SIMPLE] = 120;
+  dccl_agent_set_cost(&agent, cell, cost);
+  dccl_table_fill(&table, DCCL_ACTION_NCCL);
+}
+
+/* Runs `calls` calls of the cell with a decision every 64 calls; returns the share of calls that ran
+ * an action other than the exploited one. */
+static double drive(int calls, uint32_t* cell_call) {
+  int explored = 0;
+  for (int k = 0; k < calls; k++) {
+    if (k % 64 == 0) dccl_agent_decide(&agent, &table);
+    dccl_action a = dccl_table_action(&table, cell, (*cell_call)++);
+    if (a != dccl_table_get(&table, cell)) explored++;
+    int algo = dccl_action_is_nccl(a) ? DCCL_ALGO_RING : dccl_action_algo(a);
+    int proto = dccl_action_is_nccl(a) ? DCCL_PROTO_SIMPLE : dccl_action_proto(a);
+    CHECK(!(algo == DCCL_ALGO_TREE && proto == DCCL_PROTO_LL)); /* ignored entry (-1): never chosen */
+    double latency = latency_of(a) * exp(0.03 * dccl_rng_normal(&noise));
+    dccl_agent_observation o = {cell, a, algo, proto, bytes, latency, {0}};
+    dccl_agent_observe(&agent, &o);
+  }
+  return (double)explored / calls;
+}
+
+static void test_finds_the_faster_action_then_exploits(void) {
+  setup(1);
+  uint32_t n = 0;
+  slowdown_of_best = 1.0;
+  drive(6000, &n);
+  dccl_agent_decide(&agent, &table);
+  dccl_action exploit = dccl_table_get(&table, cell);
+  char text[96];
+  dccl_action_format(exploit, text, sizeof(text));
+  CHECK_MSG(latency_of(exploit) == 800, "exploits %s", text);
+  double explored = drive(4000, &n);
+  CHECK_MSG(explored < 0.03, "still exploring %.1f%% of calls", 100 * explored);
+  dccl_agent_free(&agent);
+}
+
+static void test_guard_returns_to_nccl(void) {
+  setup(1);
+  uint32_t n = 0;
+  slowdown_of_best = 1.0;
+  drive(6000, &n);
+  /* The learned action becomes 30% slower than NCCL's choice (e.g. something changed on the node). */
+  slowdown_of_best = 1.3 * 1000 / 800;
+  drive(3000, &n);
+  dccl_agent_decide(&agent, &table);
+  dccl_action exploit = dccl_table_get(&table, cell);
+  CHECK_MSG(latency_of(exploit) <= 1000, "still on an action of %.0f us", latency_of(exploit));
+  CHECK(agent.stats.guard_trips >= 1 || dccl_action_is_nccl(exploit));
+  dccl_agent_free(&agent);
+  slowdown_of_best = 1.0;
+}
+
+static void test_restart_keeps_the_calm_decision(void) {
+  setup(1);
+  uint32_t n = 0;
+  drive(6000, &n);
+  dccl_agent_decide(&agent, &table);
+  dccl_action calm = dccl_table_get(&table, cell);
+  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_ONSET);
+  CHECK_EQ_INT(agent.stats.restarts, 1);
+  dccl_agent_cell* c = dccl_agent_cell_slot(&agent, cell, 0);
+  CHECK(c != NULL && c->context == 1);
+  drive(64, &n); /* first congested measurements, including NCCL's reference */
+  dccl_agent_decide(&agent, &table);
+  CHECK_MSG(dccl_table_get(&table, cell) == calm || dccl_action_is_nccl(dccl_table_get(&table, cell)),
+            "congestion replaced the calm decision before any evidence");
+  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_RECOVERED);
+  CHECK(c != NULL && c->context == 0);
+  dccl_agent_free(&agent);
+}
+
+static void test_refused_action_is_dropped(void) {
+  setup(1);
+  int index = -1;
+  for (int i = 0; i < agent.n_actions[DCCL_COLL_ALLREDUCE]; i++)
+    if (agent.actions[DCCL_COLL_ALLREDUCE][i] == dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 8, 0)) index = i;
+  CHECK(index >= 0);
+  if (index < 0) return;
+  /* NCCL ran tree/simple although ring/simple/ch=8 was decided: the action is not runnable here. */
+  dccl_agent_observation o = {cell, agent.actions[DCCL_COLL_ALLREDUCE][index], DCCL_ALGO_TREE, DCCL_PROTO_SIMPLE,
+                              bytes, 900, {0}};
+  dccl_agent_observe(&agent, &o);
+  CHECK_EQ_INT(agent.stats.invalid_actions, 1);
+  uint32_t n = 0;
+  drive(3000, &n);
+  dccl_agent_decide(&agent, &table);
+  CHECK(dccl_table_get(&table, cell) != agent.actions[DCCL_COLL_ALLREDUCE][index]);
+  dccl_agent_free(&agent);
+}
+
+static void test_frozen_publishes_no_exploration(void) {
+  setup(1);
+  uint32_t n = 0;
+  drive(6000, &n);
+  dccl_table exploit_only;
+  dccl_table_fill(&exploit_only, DCCL_ACTION_NCCL);
+  dccl_agent_exploit_table(&agent, &exploit_only);
+  CHECK_EQ_INT(atomic_load(&exploit_only.explore_mask[cell]), 0);
+  CHECK(latency_of(dccl_table_get(&exploit_only, cell)) == 800);
+  dccl_agent_free(&agent);
+  /* A frozen agent (learning off) never sets exploration bits, whatever it observes. */
+  setup(0);
+  n = 0;
+  drive(500, &n);
+  dccl_agent_decide(&agent, &table);
+  CHECK_EQ_INT(atomic_load(&table.explore_mask[cell]), 0);
+  CHECK_EQ_INT(agent.stats.explorations_published, 0);
+  dccl_agent_free(&agent);
+}
+
+int main(void) {
+  RUN(test_finds_the_faster_action_then_exploits);
+  RUN(test_guard_returns_to_nccl);
+  RUN(test_restart_keeps_the_calm_decision);
+  RUN(test_refused_action_is_dropped);
+  RUN(test_frozen_publishes_no_exploration);
+  TEST_SUMMARY();
+}

@@ -1,0 +1,200 @@
+/* tests/test_learning.c: the agents learning inside the plugin, driven by the NCCL emulator on the
+ * simulator: learn mode beats NCCL's default and nears the oracle, runs are reproducible, a saved
+ * policy warm-starts a new job (learn) and is exploited as is (frozen), a learn-once-then-hold run
+ * stops changing its decisions, multi-rank learning without coordination falls back to frozen with a
+ * warning, memory stays within 16 MiB per communicator, and the shared library learns with its real
+ * background thread. */
+#include <libgen.h>
+#include <unistd.h>
+
+#include "../abi/builtin.h"
+#include "../emu/emulator.h"
+#include "../emu/plugin_loader.h"
+#include "../persist/policy_file.h"
+#include "../plugin/registry.h"
+#include "test.h"
+
+static char temp_dir[64];
+static char policy_path[128];
+static char plugin_path[1200];
+static dccl_builtin_plugin builtin;
+
+/* Each run gets a fresh simulator and workload. */
+static int run(const char* profile_name, const char* workload_text, int ranks, int use_library, dccl_emu_result* r) {
+  char path[512], error[512];
+  dccl_profile profile;
+  dccl_workload workload;
+  static dccl_sim sim;
+  snprintf(path, sizeof(path), "%s/scenarios/profiles/%s.profile", DYNAMICCL_SOURCE_DIR, profile_name);
+  if (dccl_profile_load(path, &profile, error, sizeof(error)) != 0 ||
+      dccl_workload_parse(workload_text, "test", &workload, error, sizeof(error)) != 0) {
+    fprintf(stderr, "%s\n", error);
+    exit(1);
+  }
+  if (dccl_sim_init(&sim, &profile, NULL, 5, dccl_workload_total_calls(&workload), error, sizeof(error)) != 0) {
+    fprintf(stderr, "%s\n", error);
+    exit(1);
+  }
+  dccl_emu_config config;
+  dccl_emu_config_defaults(&config);
+  config.ranks = ranks;
+  config.steady_fraction = 0.25;
+  config.oracle_options.tune_chunk = 1;
+  if (use_library) {
+    config.plugin_path = plugin_path;
+    config.pace_us = 100; /* a real job's pace, so the background thread keeps up */
+  } else {
+    config.builtin = &builtin;
+    config.synchronous = 1;
+    config.sync_step = dccl_plugin_sync_step;
+  }
+  int rc = dccl_emu_run(&config, &sim, &workload, r, error, sizeof(error));
+  if (rc != 0) fprintf(stderr, "emulator: %s\n", error);
+  dccl_sim_free(&sim);
+  dccl_workload_free(&workload);
+  return rc;
+}
+
+static void learn_environment(void) {
+  setenv("DYNAMICCL_MODE", "learn", 1);
+  setenv("DYNAMICCL_COORD", "solo", 1);
+  setenv("DYNAMICCL_SAVE_SECONDS", "0", 1);
+  unsetenv("DYNAMICCL_POLICY_FILE");
+  unsetenv("DYNAMICCL_LEARN_FOR");
+}
+
+/* Large messages on a PCIe node: NCCL's choice is ~20% off the best, so there is much to learn. */
+static const char* pcie_text =
+  "sweep allreduce 1M 64M x20 gap=20us\n"
+  "sweep allgather 1M 64M x20 gap=20us\n"
+  "repeat 60\n";
+
+static void test_learns_beyond_nccl_and_reproducibly(void) {
+  learn_environment();
+  dccl_emu_result a, b;
+  CHECK(run("pcie-8gpu", pcie_text, 1, 0, &a) == 0);
+  CHECK(run("pcie-8gpu", pcie_text, 1, 0, &b) == 0);
+  double vs_nccl = a.steady_true_us / a.steady_default_us, vs_oracle = a.steady_true_us / a.steady_oracle_us;
+  CHECK_MSG(vs_nccl < 0.90, "steady state %.4f x NCCL", vs_nccl);
+  CHECK_MSG(vs_oracle < 1.05, "steady state %.4f x oracle", vs_oracle);
+  CHECK_MSG(a.worst_stream_vs_default < 1.03, "worst stream %.4f x NCCL", a.worst_stream_vs_default);
+  CHECK_EQ_INT(a.rank_mismatches, 0);
+  CHECK_EQ_INT(a.failed_calls, 0);
+  /* Synchronous builtin runs are deterministic. */
+  CHECK(a.total_true_us == b.total_true_us);
+}
+
+static void test_warm_start_and_frozen(void) {
+  learn_environment();
+  unlink(policy_path);
+  setenv("DYNAMICCL_POLICY_FILE", policy_path, 1);
+  dccl_emu_result cold, warm, frozen;
+  CHECK(run("pcie-8gpu", pcie_text, 1, 0, &cold) == 0);
+  CHECK_MSG(access(policy_path, R_OK) == 0, "no policy saved at %s", policy_path);
+  CHECK(run("pcie-8gpu", pcie_text, 1, 0, &warm) == 0);
+  CHECK_MSG(warm.convergence_median_calls * 5 <= cold.convergence_median_calls || warm.convergence_median_calls == 0,
+            "warm start converges in %.0f calls, cold in %.0f", warm.convergence_median_calls,
+            cold.convergence_median_calls);
+  setenv("DYNAMICCL_MODE", "frozen", 1);
+  CHECK(run("pcie-8gpu", pcie_text, 1, 0, &frozen) == 0);
+  double vs_oracle = frozen.total_true_us / frozen.total_oracle_us;
+  CHECK_MSG(vs_oracle < 1.05, "frozen policy %.4f x oracle over the whole run", vs_oracle);
+  CHECK_MSG(frozen.convergence_max_calls == 0 || frozen.convergence_median_calls == 0,
+            "frozen policy converged only after %.0f calls", frozen.convergence_median_calls);
+  /* A corrupt policy file is reported and ignored: the job runs with NCCL's choices. */
+  FILE* f = fopen(policy_path, "r+b");
+  CHECK(f != NULL);
+  if (f != NULL) {
+    fseek(f, 100, SEEK_SET);
+    fputc('X', f);
+    fclose(f);
+  }
+  dccl_emu_result corrupt;
+  CHECK(run("pcie-8gpu", pcie_text, 1, 0, &corrupt) == 0);
+  CHECK(corrupt.plugin_warnings >= 1);
+  CHECK_NEAR(corrupt.total_true_us / corrupt.total_default_us, 1.0, 1e-9);
+  unsetenv("DYNAMICCL_POLICY_FILE");
+}
+
+static void test_hold_stops_learning(void) {
+  learn_environment();
+  setenv("DYNAMICCL_LEARN_FOR", "4000", 1);
+  dccl_emu_result held;
+  CHECK(run("pcie-8gpu", pcie_text, 1, 0, &held) == 0);
+  /* After holding, every stream keeps one action: its steady state has no exploration outliers. */
+  double vs_nccl = held.steady_true_us / held.steady_default_us;
+  CHECK_MSG(vs_nccl < 1.0, "held decisions %.4f x NCCL", vs_nccl);
+  unsetenv("DYNAMICCL_LEARN_FOR");
+}
+
+static void test_multirank_without_coordination_runs_frozen(void) {
+  learn_environment();
+  unsetenv("DYNAMICCL_COORD");
+  dccl_emu_result r;
+  CHECK(run("pcie-8gpu", "allreduce 4M x200\n", 4, 0, &r) == 0);
+  CHECK_EQ_INT(r.rank_mismatches, 0);
+  CHECK(r.plugin_warnings >= 4); /* one per rank: learning needs coordination */
+  CHECK_NEAR(r.total_true_us / r.total_default_us, 1.0, 1e-9);
+}
+
+static void test_shared_library_learns_with_its_thread(void) {
+  /* The real library with its background thread: how much it learns depends on how fast the thread
+   * runs (sanitizers slow it down), so this checks that it learned from GPU-timed measurements and
+   * saved them, never hurting much meanwhile; learning quality is checked synchronously above. */
+  learn_environment();
+  unlink(policy_path);
+  setenv("DYNAMICCL_POLICY_FILE", policy_path, 1);
+  dccl_emu_result r;
+  CHECK(run("pcie-8gpu",
+            "sweep allreduce 1M 64M x20 gap=20us\n"
+            "sweep allgather 1M 64M x20 gap=20us\n"
+            "repeat 40\n",
+            1, 1, &r) == 0);
+  CHECK_EQ_INT(r.failed_calls, 0);
+  CHECK_EQ_INT(r.rank_mismatches, 0);
+  double vs_nccl = r.total_true_us / r.total_default_us;
+  CHECK_MSG(vs_nccl < 1.05, "library with background thread: %.4f x NCCL", vs_nccl);
+  dccl_policy_meta meta;
+  char error[256];
+  CHECK_MSG(dccl_policy_load(policy_path, 0, &meta, NULL, NULL, error, sizeof(error)) == 0, "%s", error);
+  CHECK_MSG(meta.observations >= 1000, "learned from %llu measurements", (unsigned long long)meta.observations);
+  unsetenv("DYNAMICCL_POLICY_FILE");
+}
+
+static void test_memory_per_communicator(void) {
+  /* The agents of the largest action space (64 channels, chunk sizes) fit in 16 MiB. */
+  dccl_agent_options o;
+  dccl_agent_default_options(&o);
+  o.n_ranks = 32;
+  o.n_nodes = 4;
+  o.space.max_channels = 64;
+  o.space.tune_chunk = 1;
+  static dccl_config_agent agent;
+  CHECK(dccl_agent_init(&agent, &o) == 0);
+  size_t bytes = dccl_agent_memory_bytes(&agent) + sizeof(dccl_learner) + sizeof(dccl_call_log) +
+                 sizeof(dccl_cost_snapshots);
+  CHECK_MSG(bytes <= 16u << 20, "%.1f MiB", bytes / 1048576.0);
+  dccl_agent_free(&agent);
+}
+
+int main(void) {
+  char exe[1024];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  exe[n > 0 ? n : 0] = '\0';
+  snprintf(plugin_path, sizeof(plugin_path), "%s/../libnccl-tuner-dynamiccl.so", dirname(exe));
+  snprintf(temp_dir, sizeof(temp_dir), "/tmp/dccl-learning-XXXXXX");
+  if (mkdtemp(temp_dir) == NULL) return 1;
+  snprintf(policy_path, sizeof(policy_path), "%s/policy.bin", temp_dir);
+  dccl_builtin_abi(builtin.tuner, builtin.profiler);
+  dccl_registry_set_manual(1);
+  RUN(test_learns_beyond_nccl_and_reproducibly);
+  RUN(test_warm_start_and_frozen);
+  RUN(test_hold_stops_learning);
+  RUN(test_multirank_without_coordination_runs_frozen);
+  RUN(test_memory_per_communicator);
+  dccl_registry_set_manual(0);
+  RUN(test_shared_library_learns_with_its_thread);
+  unlink(policy_path);
+  rmdir(temp_dir);
+  TEST_SUMMARY();
+}

@@ -1,0 +1,707 @@
+/* tests/test_policy_file.c: the binary policy file (persist/policy_file.h): a save/load round trip
+ * restores the metadata, the DQN and LSTM weights and every cell's arms and exploited action; damaged,
+ * foreign or mismatched files are rejected with a reason and leave the agent untouched; saving replaces
+ * the file atomically (no temporary left behind) and a failed save keeps the previous file. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../agents/config_agent.h"
+#include "../agents/trigger.h"
+#include "../persist/policy_file.h"
+#include "test.h"
+
+#define N_CELLS 3
+#define HEADER_BYTES 64
+
+/* Not powers of two: a cell's log2_bytes (its first call's size) then differs from its size bin. */
+static const size_t cell_bytes[N_CELLS] = {6000, 1500000, 80000000};
+
+/* Agents and triggers are large: static. trained_a / trained_b learn, restored / target start fresh,
+ * wide is of another shape (16 ranks). */
+static dccl_config_agent trained_a, trained_b, restored, target, wide;
+static dccl_trigger trigger_a, trigger_b, trigger_restored, trigger_target;
+static dccl_table table_a, table_r;
+static char directory[64];
+static char error[512];
+
+static void agent_options(dccl_agent_options* o, int n_ranks, uint64_t seed) {
+  dccl_agent_default_options(o);
+  o->n_ranks = n_ranks;
+  o->n_nodes = 1;
+  o->space.max_channels = 32;
+  o->space.tune_chunk = 1;
+  o->seed = seed;
+}
+
+static int make_agent(dccl_config_agent* agent, int n_ranks, uint64_t seed) {
+  dccl_agent_options o;
+  agent_options(&o, n_ranks, seed);
+  return dccl_agent_init(agent, &o);
+}
+
+static int make_trigger(dccl_trigger* trigger, uint64_t seed) {
+  dccl_trigger_options o;
+  dccl_trigger_default_options(&o);
+  o.use_lstm = 1;
+  o.train_every = 16; /* three streams only: train often enough to move the weights */
+  o.seed = seed;
+  return dccl_trigger_init(trigger, &o);
+}
+
+static void path_in(char* out, size_t size, const char* name) { snprintf(out, size, "%s/%s", directory, name); }
+
+static int cell_of(int i) { return dccl_cell_for_call(DCCL_COLL_ALLREDUCE, cell_bytes[i], 1, 0); }
+
+/* Feeds `rounds` observations to each of the three AllReduce cells: NCCL's choice (ring/simple) every
+ * third call, else one of six tree/ring candidates; candidate `fast` runs at `speedup` x NCCL's
+ * latency, the others at 0.9 .. 1.4 x. Tree and ring are valid in the cost table, everything else -1.
+ * Half way, the middle cell's stream becomes congested: it continues in context 1 (restarted
+ * statistics, epsilon raised again), so both contexts hold arms. */
+static void train(dccl_config_agent* agent, dccl_trigger* trigger, uint64_t seed, int rounds, int fast,
+                  double speedup) {
+  const int coll = DCCL_COLL_ALLREDUCE;
+  float cost[DCCL_COST_ENTRIES];
+  for (int i = 0; i < DCCL_COST_ENTRIES; i++) cost[i] = -1.0f;
+  for (int proto = 0; proto < DCCL_NUM_PROTOS; proto++) {
+    cost[DCCL_ALGO_TREE * DCCL_NUM_PROTOS + proto] = 10.0f + (float)proto;
+    cost[DCCL_ALGO_RING * DCCL_NUM_PROTOS + proto] = 8.0f + (float)proto;
+  }
+  for (int i = 0; i < N_CELLS; i++) dccl_agent_set_cost(agent, cell_of(i), cost);
+
+  /* Six candidates spread over the valid (tree or ring) actions of the agent's list. */
+  dccl_action valid[4096];
+  int n_valid = 0;
+  for (int i = 0; i < agent->n_actions[coll] && n_valid < 4096; i++) {
+    int algo = dccl_action_algo(agent->actions[coll][i]);
+    if (algo == DCCL_ALGO_TREE || algo == DCCL_ALGO_RING) valid[n_valid++] = agent->actions[coll][i];
+  }
+  CHECK(n_valid >= 6);
+  if (n_valid < 6) return;
+  dccl_action candidates[6];
+  for (int j = 0; j < 6; j++) candidates[j] = valid[(j * n_valid) / 6];
+
+  dccl_rng rng;
+  dccl_rng_seed(&rng, seed);
+  for (int r = 0; r < rounds; r++) {
+    if (r == rounds / 2)
+      dccl_agent_on_event(agent, coll, dccl_size_bin(cell_bytes[1]), DCCL_TRIGGER_EVENT_ONSET);
+    for (int i = 0; i < N_CELLS; i++) {
+      dccl_agent_observation o;
+      memset(&o, 0, sizeof(o));
+      o.cell = cell_of(i);
+      o.bytes = cell_bytes[i];
+      double factor = 1.0;
+      if (r % 3 == 0) {
+        o.decided = DCCL_ACTION_NCCL;
+        o.executed_algo = DCCL_ALGO_RING;
+        o.executed_proto = DCCL_PROTO_SIMPLE;
+      } else {
+        int j = (r / 3) % 6;
+        o.decided = candidates[j];
+        o.executed_algo = dccl_action_algo(o.decided);
+        o.executed_proto = dccl_action_proto(o.decided);
+        factor = j == fast ? speedup : 0.9 + 0.1 * j;
+      }
+      double base = 20.0 + (double)cell_bytes[i] / 1e4;
+      o.latency_us = base * factor * exp(0.02 * dccl_rng_normal(&rng));
+      dccl_agent_observe(agent, &o);
+      if (trigger != NULL) {
+        dccl_trigger_result result;
+        dccl_trigger_observe(trigger, coll, dccl_size_bin(cell_bytes[i]), o.decided, o.latency_us, 10.0, &result);
+      }
+    }
+  }
+}
+
+static dccl_policy_meta meta_of(const dccl_config_agent* agent) {
+  dccl_policy_meta m;
+  memset(&m, 0, sizeof(m));
+  m.version = DCCL_POLICY_VERSION;
+  m.fingerprint = dccl_policy_fingerprint(agent->options.n_ranks, agent->options.n_nodes,
+                                          agent->options.space.max_channels, agent->options.space.tune_chunk);
+  m.observations = agent->stats.observations;
+  m.n_ranks = (uint32_t)agent->options.n_ranks;
+  m.n_nodes = (uint32_t)agent->options.n_nodes;
+  m.max_channels = (uint32_t)agent->options.space.max_channels;
+  m.tune_chunk = (uint32_t)agent->options.space.tune_chunk;
+  return m;
+}
+
+static int save(const char* path, const dccl_config_agent* agent, const dccl_trigger* trigger) {
+  dccl_policy_meta m = meta_of(agent);
+  memset(error, 0, sizeof(error));
+  int rc = dccl_policy_save(path, &m, agent, trigger, error, sizeof(error));
+  CHECK_MSG(rc == 0 || error[0] != '\0', "a failed save gives no reason");
+  return rc;
+}
+
+/* ---- files ---- */
+static uint8_t* read_all(const char* path, size_t* size) {
+  *size = 0;
+  FILE* f = fopen(path, "rb");
+  if (f == NULL) return NULL;
+  size_t capacity = 1 << 16, n = 0;
+  uint8_t* data = malloc(capacity);
+  while (data != NULL) {
+    if (n == capacity) {
+      uint8_t* grown = realloc(data, capacity * 2);
+      if (grown == NULL) {
+        free(data);
+        data = NULL;
+        break;
+      }
+      data = grown;
+      capacity *= 2;
+    }
+    size_t got = fread(data + n, 1, capacity - n, f);
+    n += got;
+    if (got == 0) break;
+  }
+  fclose(f);
+  *size = n;
+  return data;
+}
+
+static int write_all(const char* path, const void* data, size_t size) {
+  FILE* f = fopen(path, "wb");
+  if (f == NULL) return -1;
+  size_t wrote = size > 0 ? fwrite(data, 1, size, f) : 0;
+  return fclose(f) == 0 && wrote == size ? 0 : -1;
+}
+
+
+static void put_u32_at(uint8_t* data, size_t offset, uint32_t v) { memcpy(data + offset, &v, 4); }
+static void put_u64_at(uint8_t* data, size_t offset, uint64_t v) { memcpy(data + offset, &v, 8); }
+
+/* Rewrites the header's payload size and checksum, so that only the payload's own checks remain. */
+static void reseal(uint8_t* data, size_t size) {
+  put_u64_at(data, 24, (uint64_t)(size - HEADER_BYTES));
+  put_u64_at(data, 32, dccl_policy_checksum(data + HEADER_BYTES, size - HEADER_BYTES));
+}
+
+/* Names in the test directory other than those listed (NULL-terminated). */
+static int unexpected_entries(const char* const* allowed) {
+  DIR* d = opendir(directory);
+  CHECK(d != NULL);
+  if (d == NULL) return -1;
+  int unexpected = 0;
+  struct dirent* e;
+  while ((e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    int ok = 0;
+    for (int i = 0; allowed[i] != NULL; i++) ok |= strcmp(e->d_name, allowed[i]) == 0;
+    if (!ok) {
+      fprintf(stderr, "  unexpected file %s/%s\n", directory, e->d_name);
+      unexpected++;
+    }
+  }
+  closedir(d);
+  return unexpected;
+}
+
+static void remove_tree(const char* path) {
+  DIR* d = opendir(path);
+  if (d != NULL) {
+    struct dirent* e;
+    while ((e = readdir(d)) != NULL) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+      char child[512];
+      snprintf(child, sizeof(child), "%s/%s", path, e->d_name);
+      struct stat st;
+      if (lstat(child, &st) == 0 && S_ISDIR(st.st_mode)) remove_tree(child);
+      else unlink(child);
+    }
+    closedir(d);
+  }
+  rmdir(path);
+}
+
+/* ---- comparisons ---- */
+static int used_cells(const dccl_config_agent* agent) {
+  int n = 0;
+  for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) n += agent->cells[s].cell >= 0;
+  return n;
+}
+
+static int same_floats(const float* a, const float* b, size_t n) { return memcmp(a, b, n * sizeof(float)) == 0; }
+
+static int same_arm(const dccl_arm* a, const dccl_arm* b) {
+  return a->count == b->count && a->mean == b->mean && a->m2 == b->m2 && a->recent == b->recent &&
+         a->recent_count == b->recent_count && a->invalid == b->invalid;
+}
+
+/* Everything the file carries is equal in `to` and `from` (the agent saved). */
+static void check_agent_restored(const dccl_config_agent* from, dccl_config_agent* to) {
+  CHECK_EQ_INT(to->q.online.count, from->q.online.count);
+  CHECK_MSG(same_floats(to->q.online.values, from->q.online.values, from->q.online.count), "DQN weights differ");
+  CHECK_EQ_INT(used_cells(to), used_cells(from));
+  int compared_arms = 0, invalid_arms = 0;
+  for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) {
+    const dccl_agent_cell* a = &from->cells[s];
+    if (a->cell < 0) continue;
+    const dccl_agent_cell* b = dccl_agent_cell_slot(to, a->cell, 0);
+    CHECK_MSG(b != NULL, "cell %d missing after load", a->cell);
+    if (b == NULL) continue;
+    CHECK_EQ_INT(b->context, a->context);
+    CHECK_EQ_INT(b->info.cost_known, a->info.cost_known);
+    CHECK(b->info.log2_bytes == a->info.log2_bytes);
+    CHECK_MSG(same_floats(b->info.cost, a->info.cost, DCCL_COST_ENTRIES), "cell %d: cost table differs", a->cell);
+    for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) {
+      CHECK_MSG(same_arm(&b->nccl[k], &a->nccl[k]), "cell %d: NCCL arm of context %d differs", a->cell, k);
+      CHECK_EQ_INT(b->samples[k], a->samples[k]);
+    }
+    CHECK(b->epsilon_peak == a->epsilon_peak);
+    CHECK_EQ_INT(b->exploit, a->exploit);
+    int coll = a->info.coll;
+    for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++)
+      for (int i = 0; i < from->n_actions[coll]; i++) {
+        const dccl_arm* x = &a->arms[(size_t)k * from->max_actions + i];
+        const dccl_arm* y = &b->arms[(size_t)k * to->max_actions + i];
+        CHECK_MSG(same_arm(y, x), "cell %d context %d action %d: arm differs (count %g/%g, mean %g/%g)", a->cell,
+                  k, i, (double)y->count, (double)x->count, (double)y->mean, (double)x->mean);
+        compared_arms += x->count > 0;
+        invalid_arms += x->invalid;
+      }
+  }
+  CHECK_MSG(compared_arms >= N_CELLS * 6, "only %d measured arms: the agent did not learn", compared_arms);
+  CHECK(invalid_arms > 0);
+  /* The list of measured arms the DQN samples from is rebuilt. */
+  CHECK_EQ_INT(to->measured_count, (long long)compared_arms);
+}
+
+/* What a failed load must leave alone. */
+typedef struct snapshot {
+  float* q;
+  float* lstm;
+  int cells;
+  size_t measured;
+} snapshot;
+
+static snapshot take_snapshot(const dccl_config_agent* agent, const dccl_trigger* trigger) {
+  snapshot s = {NULL, NULL, 0, 0};
+  if (agent != NULL) {
+    s.q = malloc(agent->q.online.count * sizeof(float));
+    if (s.q != NULL) memcpy(s.q, agent->q.online.values, agent->q.online.count * sizeof(float));
+    s.cells = used_cells(agent);
+    s.measured = agent->measured_count;
+  }
+  if (trigger != NULL) {
+    s.lstm = malloc(trigger->params.count * sizeof(float));
+    if (s.lstm != NULL) memcpy(s.lstm, trigger->params.values, trigger->params.count * sizeof(float));
+  }
+  return s;
+}
+
+static void check_untouched(const char* what, snapshot* s, const dccl_config_agent* agent, dccl_trigger* trigger) {
+  if (agent != NULL) {
+    CHECK_MSG(s->q != NULL && same_floats(s->q, agent->q.online.values, agent->q.online.count),
+              "%s: DQN weights changed", what);
+    CHECK_MSG(used_cells(agent) == s->cells, "%s: %d cells, %d before", what, used_cells(agent), s->cells);
+    for (int i = 0; i < N_CELLS; i++)
+      CHECK_MSG(s->cells > 0 || dccl_agent_cell_slot((dccl_config_agent*)agent, cell_of(i), 0) == NULL,
+                "%s: cell %d created", what, cell_of(i));
+    CHECK_MSG(agent->measured_count == s->measured, "%s: measured arms changed", what);
+  }
+  if (trigger != NULL)
+    CHECK_MSG(s->lstm != NULL && same_floats(s->lstm, trigger->params.values, trigger->params.count),
+              "%s: LSTM weights changed", what);
+  free(s->q);
+  free(s->lstm);
+}
+
+/* Loading `path` fails with a reason (containing `keyword` when not NULL); nothing is applied. */
+static void expect_rejected(const char* what, const char* path, uint64_t fingerprint, dccl_config_agent* agent,
+                            dccl_trigger* trigger, const char* keyword) {
+  snapshot s = take_snapshot(agent, trigger);
+  dccl_policy_meta m;
+  memset(error, 0, sizeof(error));
+  int rc = dccl_policy_load(path, fingerprint, &m, agent, trigger, error, sizeof(error));
+  CHECK_MSG(rc == -1, "%s: accepted (rc %d)", what, rc);
+  CHECK_MSG(error[0] != '\0', "%s: no reason given", what);
+  if (keyword != NULL)
+    CHECK_MSG(strstr(error, keyword) != NULL, "%s: reason \"%s\" does not mention \"%s\"", what, error, keyword);
+  check_untouched(what, &s, agent, trigger);
+}
+
+/* The same, and also rejected when only checking (no agent, so no expected network sizes). Each load
+ * costs a 64 MiB allocation, slow under AddressSanitizer: done for a representative subset only. */
+static void expect_rejected_also_checking(const char* what, const char* path, uint64_t fingerprint,
+                                          dccl_config_agent* agent, dccl_trigger* trigger, const char* keyword) {
+  expect_rejected(what, path, fingerprint, agent, trigger, keyword);
+  dccl_policy_meta m;
+  memset(error, 0, sizeof(error));
+  CHECK_MSG(dccl_policy_load(path, fingerprint, &m, NULL, NULL, error, sizeof(error)) == -1 && error[0] != '\0',
+            "%s: accepted when only checking", what);
+}
+
+/* ---- tests ---- */
+/* Two agents (and triggers) learn from different latencies; B sees fewer observations than A. */
+static void test_training_setup(void) {
+  train(&trained_a, &trigger_a, 101, 300, 0, 0.6);
+  train(&trained_b, &trigger_b, 202, 240, 3, 0.7);
+  CHECK(trained_a.q.training_steps > 0);
+  CHECK(trained_b.q.training_steps > 0);
+  CHECK(trigger_a.training_steps > 0);
+  dccl_agent_cell* congested = dccl_agent_cell_slot(&trained_a, cell_of(1), 0);
+  CHECK(congested != NULL && congested->context == 1 && congested->samples[0] > 0 && congested->samples[1] > 0);
+  CHECK(congested != NULL && congested->epsilon_peak != (float)trained_a.options.epsilon_start);
+  dccl_agent_cell* calm = dccl_agent_cell_slot(&trained_a, cell_of(0), 0);
+  CHECK(calm != NULL && calm->context == 0 && calm->info.log2_bytes != (double)dccl_size_bin(cell_bytes[0]));
+}
+
+static void test_round_trip(void) {
+  char path[128];
+  path_in(path, sizeof(path), "round_trip.bin");
+  CHECK(save(path, &trained_a, &trigger_a) == 0);
+  /* Fix the exploited actions first, so the saved `exploit` fields are not all NCCL's choice. */
+  dccl_table_fill(&table_a, DCCL_ACTION_NCCL);
+  dccl_agent_exploit_table(&trained_a, &table_a);
+  int tuned = 0;
+  for (int i = 0; i < N_CELLS; i++) tuned += !dccl_action_is_nccl(dccl_table_get(&table_a, cell_of(i)));
+  CHECK_MSG(tuned == N_CELLS, "only %d of %d cells beat NCCL: the agent did not learn", tuned, N_CELLS);
+  CHECK(save(path, &trained_a, &trigger_a) == 0);
+
+  /* The fresh agent really differs before the load (else the comparisons prove nothing). */
+  CHECK(!same_floats(restored.q.online.values, trained_a.q.online.values, trained_a.q.online.count));
+  CHECK(!same_floats(trigger_restored.params.values, trigger_a.params.values, trigger_a.params.count));
+  CHECK_EQ_INT(used_cells(&restored), 0);
+
+  /* Checking only: the metadata comes back, nothing else is touched. */
+  dccl_policy_meta expected = meta_of(&trained_a), m;
+  memset(&m, 0, sizeof(m));
+  snapshot s = take_snapshot(NULL, &trigger_restored);
+  CHECK_EQ_INT(dccl_policy_load(path, expected.fingerprint, &m, NULL, &trigger_restored, error, sizeof(error)), 0);
+  check_untouched("load without an agent", &s, NULL, &trigger_restored);
+  CHECK_EQ_INT(m.observations, expected.observations);
+  CHECK_EQ_INT(m.fingerprint, expected.fingerprint);
+  memset(&m, 0, sizeof(m));
+  CHECK_EQ_INT(dccl_policy_load(path, 0, &m, NULL, NULL, error, sizeof(error)), 0);
+  CHECK_EQ_INT(m.fingerprint, expected.fingerprint);
+
+  memset(&m, 0, sizeof(m));
+  memset(error, 0, sizeof(error));
+  int rc = dccl_policy_load(path, expected.fingerprint, &m, &restored, &trigger_restored, error, sizeof(error));
+  CHECK_MSG(rc == 0, "load failed: %s", error);
+  CHECK_EQ_INT(m.version, DCCL_POLICY_VERSION);
+  CHECK_EQ_INT(m.fingerprint, dccl_policy_fingerprint(8, 1, 32, 1));
+  CHECK(m.fingerprint != 0);
+  CHECK_EQ_INT(m.observations, trained_a.stats.observations);
+  CHECK(m.observations > 0);
+  CHECK_EQ_INT(m.n_ranks, 8);
+  CHECK_EQ_INT(m.n_nodes, 1);
+  CHECK_EQ_INT(m.max_channels, 32);
+  CHECK_EQ_INT(m.tune_chunk, 1);
+
+  check_agent_restored(&trained_a, &restored);
+  CHECK_EQ_INT(trigger_restored.params.count, trigger_a.params.count);
+  CHECK_MSG(same_floats(trigger_restored.params.values, trigger_a.params.values, trigger_a.params.count),
+            "LSTM weights differ");
+
+  /* Arm means per cell, and the frozen policy both agents derive from their statistics. */
+  for (int i = 0; i < N_CELLS; i++) {
+    dccl_agent_cell* a = dccl_agent_cell_slot(&trained_a, cell_of(i), 0);
+    dccl_agent_cell* b = dccl_agent_cell_slot(&restored, cell_of(i), 0);
+    CHECK(a != NULL && b != NULL);
+    if (a == NULL || b == NULL) continue;
+    int index = dccl_agent_action_index(&trained_a, DCCL_COLL_ALLREDUCE, a->exploit);
+    CHECK(index >= 0);
+    if (index >= 0) {
+      CHECK(a->arms[(size_t)a->context * trained_a.max_actions + index].mean ==
+            b->arms[(size_t)b->context * restored.max_actions + index].mean);
+      CHECK(a->arms[(size_t)a->context * trained_a.max_actions + index].count >= 3);
+    }
+    CHECK(a->nccl[a->context].mean == b->nccl[b->context].mean);
+  }
+  dccl_table_fill(&table_a, DCCL_ACTION_NCCL);
+  dccl_table_fill(&table_r, DCCL_ACTION_NCCL);
+  dccl_agent_exploit_table(&trained_a, &table_a);
+  dccl_agent_exploit_table(&restored, &table_r);
+  int differing = 0;
+  for (int cell = 0; cell < DCCL_TABLE_CELLS; cell++) differing += dccl_table_get(&table_a, cell) != dccl_table_get(&table_r, cell);
+  CHECK_EQ_INT(differing, 0);
+  for (int i = 0; i < N_CELLS; i++) CHECK(!dccl_action_is_nccl(dccl_table_get(&table_r, cell_of(i))));
+
+  /* Saving the restored agent gives the same bytes: nothing was lost or invented. */
+  char again[128];
+  path_in(again, sizeof(again), "round_trip_again.bin");
+  CHECK(save(again, &restored, &trigger_restored) == 0);
+  size_t n1, n2;
+  uint8_t* d1 = read_all(path, &n1);
+  uint8_t* d2 = read_all(again, &n2);
+  CHECK(d1 != NULL && d2 != NULL && n1 == n2 && n1 > HEADER_BYTES);
+  /* Bytes 40..47 are the observation count, which comes from the saving agent's own statistics. */
+  if (d1 != NULL && d2 != NULL && n1 == n2)
+    CHECK_MSG(memcmp(d1, d2, 40) == 0 && memcmp(d1 + 48, d2 + 48, n1 - 48) == 0, "re-saved file differs");
+  free(d1);
+  free(d2);
+  unlink(again);
+  unlink(path);
+}
+
+static void test_rejections(void) {
+  char good[128], bad[128];
+  path_in(good, sizeof(good), "good.bin");
+  path_in(bad, sizeof(bad), "bad.bin");
+  CHECK(save(good, &trained_a, &trigger_a) == 0);
+  size_t size;
+  uint8_t* data = read_all(good, &size);
+  CHECK(data != NULL && size > HEADER_BYTES + 1000);
+  if (data == NULL || size <= HEADER_BYTES + 1000) {
+    free(data);
+    return;
+  }
+  uint64_t fp = dccl_policy_fingerprint(8, 1, 32, 1);
+  uint8_t* copy = malloc(size + 64);
+  CHECK(copy != NULL);
+  if (copy == NULL) {
+    free(data);
+    return;
+  }
+  char what[96];
+
+  /* Sanity: the good file loads into nothing but passes the checks. */
+  CHECK_EQ_INT(dccl_policy_load(good, fp, NULL, NULL, NULL, error, sizeof(error)), 0);
+
+  /* Truncated: inside the magic, inside the header, header only, inside a section tag, inside the
+   * weights, half way, one byte short. */
+  const size_t cuts[] = {1, 7, 40, HEADER_BYTES - 1, HEADER_BYTES, HEADER_BYTES + 3, HEADER_BYTES + 8 + 401,
+                         size / 2, size - 1};
+  for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+    CHECK(write_all(bad, data, cuts[i]) == 0);
+    snprintf(what, sizeof(what), "truncated to %zu of %zu bytes", cuts[i], size);
+    const char* keyword = cuts[i] < HEADER_BYTES ? "not a DynamICCL" : "truncated";
+    if (cuts[i] == size / 2) expect_rejected_also_checking(what, bad, fp, &target, &trigger_target, keyword);
+    else expect_rejected(what, bad, fp, &target, &trigger_target, keyword);
+  }
+
+  /* One byte flipped in the payload: among the DQN weights, and in the last cell record. */
+  const size_t flips[] = {HEADER_BYTES + 8 + 4 * 17 + 1, size - 3};
+  for (size_t i = 0; i < sizeof(flips) / sizeof(flips[0]); i++) {
+    memcpy(copy, data, size);
+    copy[flips[i]] ^= 0x10;
+    CHECK(write_all(bad, copy, size) == 0);
+    snprintf(what, sizeof(what), "byte %zu flipped", flips[i]);
+    expect_rejected_also_checking(what, bad, fp, &target, &trigger_target, "checksum");
+  }
+
+  memcpy(copy, data, size);
+  copy[0] = 'X';
+  CHECK(write_all(bad, copy, size) == 0);
+  expect_rejected_also_checking("wrong magic", bad, fp, &target, &trigger_target, "not a DynamICCL");
+
+  memcpy(copy, data, size);
+  put_u32_at(copy, 8, DCCL_POLICY_VERSION + 1);
+  CHECK(write_all(bad, copy, size) == 0);
+  expect_rejected_also_checking("wrong version", bad, fp, &target, &trigger_target, "version");
+
+  memcpy(copy, data, size);
+  put_u32_at(copy, 12, HEADER_BYTES + 8);
+  CHECK(write_all(bad, copy, size) == 0);
+  expect_rejected("wrong header size", bad, fp, &target, &trigger_target, NULL);
+
+  /* The right file, but another communicator's expectations. */
+  expect_rejected("wrong fingerprint", good, dccl_policy_fingerprint(8, 1, 16, 1), &target, &trigger_target,
+                  "fingerprint");
+  expect_rejected("wrong fingerprint (no chunk tuning)", good, dccl_policy_fingerprint(8, 1, 32, 0), &target, NULL,
+                  "fingerprint");
+  snapshot s = take_snapshot(&wide, NULL);
+  memset(error, 0, sizeof(error));
+  CHECK_EQ_INT(dccl_policy_load(good, 0, NULL, &wide, NULL, error, sizeof(error)), -1);
+  CHECK(error[0] != '\0');
+  CHECK_MSG(strstr(error, "ranks") != NULL, "reason: %s", error);
+  check_untouched("agent of 16 ranks", &s, &wide, NULL);
+  s = take_snapshot(&wide, NULL);
+  memset(error, 0, sizeof(error));
+  CHECK_EQ_INT(dccl_policy_load(good, dccl_policy_fingerprint(16, 1, 32, 1), NULL, &wide, NULL, error, sizeof(error)), -1);
+  CHECK(error[0] != '\0');
+  check_untouched("agent of 16 ranks, its own fingerprint", &s, &wide, NULL);
+
+  CHECK(write_all(bad, data, 0) == 0);
+  expect_rejected("empty file", bad, fp, &target, &trigger_target, NULL);
+  char missing[128];
+  path_in(missing, sizeof(missing), "no-such-policy.bin");
+  expect_rejected("nonexistent path", missing, fp, &target, &trigger_target, NULL);
+
+  memcpy(copy, data, size);
+  memset(copy + size, 0, 64);
+  CHECK(write_all(bad, copy, size + 1) == 0);
+  expect_rejected_also_checking("padded by 1 byte", bad, fp, &target, &trigger_target, "padded");
+  CHECK(write_all(bad, copy, size + 64) == 0);
+  expect_rejected("padded by 64 bytes", bad, fp, &target, &trigger_target, "padded");
+
+  /* Damage behind a valid header and checksum: the payload's own bounds and consistency checks must
+   * reject it before anything is applied (all or nothing). Payload layout: QNET tag, count, weights,
+   * LSTM tag, count, weights, CELLS tag, count, cells. */
+  uint32_t q_count, lstm_count;
+  memcpy(&q_count, data + HEADER_BYTES + 4, 4);
+  CHECK_EQ_INT(q_count, trained_a.q.online.count);
+  size_t lstm_at = HEADER_BYTES + 8 + (size_t)q_count * 4;
+  memcpy(&lstm_count, data + lstm_at + 4, 4);
+  CHECK_EQ_INT(lstm_count, trigger_a.params.count);
+  size_t cells_at = lstm_at + 8 + (size_t)lstm_count * 4;
+  CHECK(cells_at + 8 < size);
+  const size_t sealed_cuts[] = {HEADER_BYTES + 8 + 100, lstm_at + 20, cells_at + 8 + 5, size - 1};
+  for (size_t i = 0; i < sizeof(sealed_cuts) / sizeof(sealed_cuts[0]); i++) {
+    memcpy(copy, data, size);
+    reseal(copy, sealed_cuts[i]);
+    CHECK(write_all(bad, copy, sealed_cuts[i]) == 0);
+    snprintf(what, sizeof(what), "payload cut at %zu, header resealed", sealed_cuts[i]);
+    /* the last cut falls inside the last arm record, reported as inconsistent */
+    expect_rejected_also_checking(what, bad, fp, &target, &trigger_target,
+                                  sealed_cuts[i] == size - 1 ? NULL : "truncated");
+  }
+  memcpy(copy, data, size);
+  put_u32_at(copy, HEADER_BYTES, 0x58585858u);
+  reseal(copy, size);
+  CHECK(write_all(bad, copy, size) == 0);
+  expect_rejected("unknown section, resealed", bad, fp, &target, &trigger_target, "section");
+  memcpy(copy, data, size);
+  float nan_weight = NAN;
+  memcpy(copy + HEADER_BYTES + 8 + 4 * 5, &nan_weight, 4);
+  reseal(copy, size);
+  CHECK(write_all(bad, copy, size) == 0);
+  expect_rejected_also_checking("NaN weight, resealed", bad, fp, &target, &trigger_target, "finite");
+  memcpy(copy, data, size);
+  put_u32_at(copy, cells_at + 4, DCCL_AGENT_MAX_CELLS + 1);
+  reseal(copy, size);
+  CHECK(write_all(bad, copy, size) == 0);
+  expect_rejected("too many cells, resealed", bad, fp, &target, &trigger_target, "cells");
+
+  /* And after all that, the good file still loads into the untouched agent. */
+  memset(error, 0, sizeof(error));
+  CHECK_MSG(dccl_policy_load(good, fp, NULL, NULL, NULL, error, sizeof(error)) == 0, "%s", error);
+  free(copy);
+  free(data);
+  unlink(bad);
+  unlink(good);
+}
+
+static void test_save_is_atomic(void) {
+  char path[128], nowhere[160], adir[128];
+  path_in(path, sizeof(path), "policy.bin");
+  path_in(nowhere, sizeof(nowhere), "missing-dir/policy.bin");
+  path_in(adir, sizeof(adir), "adir");
+  CHECK(trained_a.stats.observations != trained_b.stats.observations);
+  CHECK(!same_floats(trained_a.q.online.values, trained_b.q.online.values, trained_a.q.online.count));
+
+  CHECK(save(path, &trained_a, &trigger_a) == 0);
+  struct stat before, after;
+  CHECK(stat(path, &before) == 0);
+
+  /* A save that cannot be done fails with a reason and leaves the good file as it was. */
+  CHECK(save(nowhere, &trained_b, &trigger_b) == -1);
+  CHECK(error[0] != '\0');
+  CHECK(mkdir(adir, 0755) == 0);
+  CHECK(save(adir, &trained_b, &trigger_b) == -1); /* rename over a directory fails */
+  CHECK(error[0] != '\0');
+  struct stat st;
+  CHECK(stat(adir, &st) == 0 && S_ISDIR(st.st_mode));
+  dccl_policy_meta m;
+  memset(&m, 0, sizeof(m));
+  memset(error, 0, sizeof(error));
+  CHECK_MSG(dccl_policy_load(path, 0, &m, NULL, NULL, error, sizeof(error)) == 0, "%s", error);
+  CHECK_EQ_INT(m.observations, trained_a.stats.observations);
+  const char* const after_failures[] = {"policy.bin", "adir", NULL};
+  CHECK_EQ_INT(unexpected_entries(after_failures), 0);
+
+  /* Saving B over A replaces the file (a new inode: written beside it and renamed over), leaving no
+   * temporary file, and the file now holds B. */
+  CHECK(save(path, &trained_b, &trigger_b) == 0);
+  CHECK(stat(path, &after) == 0);
+  CHECK(after.st_ino != before.st_ino);
+  CHECK_EQ_INT(unexpected_entries(after_failures), 0);
+  memset(&m, 0, sizeof(m));
+  static dccl_config_agent check;
+  static dccl_trigger check_trigger;
+  CHECK(make_agent(&check, 8, 99) == 0);
+  CHECK(make_trigger(&check_trigger, 99) == 0);
+  memset(error, 0, sizeof(error));
+  CHECK_MSG(dccl_policy_load(path, dccl_policy_fingerprint(8, 1, 32, 1), &m, &check, &check_trigger, error,
+                             sizeof(error)) == 0,
+            "%s", error);
+  CHECK_EQ_INT(m.observations, trained_b.stats.observations);
+  check_agent_restored(&trained_b, &check);
+  CHECK(!same_floats(check.q.online.values, trained_a.q.online.values, trained_a.q.online.count));
+  CHECK(same_floats(check_trigger.params.values, trigger_b.params.values, trigger_b.params.count));
+  dccl_trigger_free(&check_trigger);
+  dccl_agent_free(&check);
+  rmdir(adir);
+  unlink(path);
+}
+
+static void test_corrupt_file_not_trusted(void) {
+  char path[128];
+  path_in(path, sizeof(path), "corrupt.bin");
+  uint64_t fp = dccl_policy_fingerprint(8, 1, 32, 1);
+  uint8_t garbage[4096];
+  dccl_rng rng;
+  dccl_rng_seed(&rng, 4242);
+  for (size_t i = 0; i < sizeof(garbage); i++) garbage[i] = (uint8_t)dccl_rng_next(&rng);
+  CHECK(write_all(path, garbage, sizeof(garbage)) == 0);
+  expect_rejected_also_checking("random bytes", path, fp, &target, &trigger_target, NULL);
+
+  /* Garbage behind a plausible header: right magic, version, header size and payload size. */
+  static const char magic[8] = {'D', 'C', 'C', 'L', 'P', 'O', 'L', 0};
+  memcpy(garbage, magic, 8);
+  put_u32_at(garbage, 8, DCCL_POLICY_VERSION);
+  put_u32_at(garbage, 12, HEADER_BYTES);
+  put_u64_at(garbage, 16, fp);
+  put_u64_at(garbage, 24, sizeof(garbage) - HEADER_BYTES);
+  put_u32_at(garbage, 48, 8);
+  put_u32_at(garbage, 52, 1);
+  CHECK(write_all(path, garbage, sizeof(garbage)) == 0);
+  expect_rejected("garbage behind a plausible header", path, fp, &target, &trigger_target, NULL);
+  reseal(garbage, sizeof(garbage));
+  CHECK(write_all(path, garbage, sizeof(garbage)) == 0);
+  expect_rejected_also_checking("garbage behind a plausible, resealed header", path, fp, &target, &trigger_target, NULL);
+
+  /* A good save replaces the corrupt file, which then loads. */
+  CHECK(save(path, &trained_a, &trigger_a) == 0);
+  dccl_policy_meta m;
+  memset(&m, 0, sizeof(m));
+  memset(error, 0, sizeof(error));
+  CHECK_MSG(dccl_policy_load(path, fp, &m, &target, &trigger_target, error, sizeof(error)) == 0, "%s", error);
+  CHECK_EQ_INT(m.observations, trained_a.stats.observations);
+  check_agent_restored(&trained_a, &target);
+  CHECK(same_floats(trigger_target.params.values, trigger_a.params.values, trigger_a.params.count));
+  const char* const only[] = {"corrupt.bin", NULL};
+  CHECK_EQ_INT(unexpected_entries(only), 0);
+  unlink(path);
+}
+
+int main(void) {
+  snprintf(directory, sizeof(directory), "/tmp/dccl_policy_test_XXXXXX");
+  if (mkdtemp(directory) == NULL) {
+    fprintf(stderr, "mkdtemp: %s\n", strerror(errno));
+    return 1;
+  }
+  int ready = make_agent(&trained_a, 8, 11) == 0 && make_agent(&trained_b, 8, 23) == 0 &&
+              make_agent(&restored, 8, 11) == 0 && make_agent(&target, 8, 11) == 0 && make_agent(&wide, 16, 11) == 0 &&
+              make_trigger(&trigger_a, 5) == 0 && make_trigger(&trigger_b, 6) == 0 &&
+              make_trigger(&trigger_restored, 5) == 0 && make_trigger(&trigger_target, 5) == 0;
+  if (!ready) {
+    fprintf(stderr, "cannot initialise the agents\n");
+    remove_tree(directory);
+    return 1;
+  }
+  RUN(test_training_setup);
+  RUN(test_round_trip);
+  RUN(test_rejections);
+  RUN(test_save_is_atomic);
+  RUN(test_corrupt_file_not_trusted);
+
+  dccl_agent_free(&trained_a);
+  dccl_agent_free(&trained_b);
+  dccl_agent_free(&restored);
+  dccl_agent_free(&target);
+  dccl_agent_free(&wide);
+  dccl_trigger_free(&trigger_a);
+  dccl_trigger_free(&trigger_b);
+  dccl_trigger_free(&trigger_restored);
+  dccl_trigger_free(&trigger_target);
+  remove_tree(directory);
+  TEST_SUMMARY();
+}
