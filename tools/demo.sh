@@ -35,7 +35,7 @@ section "5. DynamICCL learning online: AllReduce/AllGather/ReduceScatter 1 KiB -
   --policy-file "$work/pcie.policy"
 echo
 echo "What it learned (a frozen policy, the same on every rank):"
-"$dccl" inspect "$work/pcie.policy" | head -24
+"$dccl" inspect "$work/pcie.policy" | sed -n 1,24p
 
 section "6. Learning through congestion episodes on 16 RoCE nodes (Agent-1 alarms, Agent-2 re-tunes)"
 "$dccl" run --profile roce-16x1 --workload mixed-long --conditions congestion-episodes --policy learn --ranks 1 \
