@@ -111,12 +111,14 @@ static void free_learning(dccl_comm* comm) {
   comm->learner = NULL;
   comm->call_log = NULL;
   comm->costs = NULL;
-  comm->learning = 0;
+  atomic_store_explicit(&comm->learning, 0, memory_order_relaxed);
 }
 
 /* Saves the learned policy (learn mode, something learned, a path configured). */
 static void save_policy(dccl_comm* comm, int at_exit) {
-  if (!comm->learning || comm->policy_path[0] == '\0' || comm->learner->agent.stats.observations == 0) return;
+  if (!atomic_load_explicit(&comm->learning, memory_order_acquire) || comm->policy_path[0] == '\0' ||
+      comm->learner->agent.stats.observations == 0)
+    return;
   dccl_policy_meta meta = {DCCL_POLICY_VERSION, comm->fingerprint, comm->learner->agent.stats.observations,
                            (uint32_t)comm->n_ranks, (uint32_t)comm->n_nodes,
                            (uint32_t)comm->learner->options.agent.space.max_channels,
@@ -227,9 +229,9 @@ static void setup_learning(dccl_comm* comm) {
     return;
   }
   if (loaded) dccl_learner_publish_initial(comm->learner, &comm->tables);
-  comm->learning = 1;
   comm->policy_active = 1;
   comm->last_save_seconds = now_seconds();
+  atomic_store_explicit(&comm->learning, 1, memory_order_release);
   DCCL_INIT_INFO(&comm->logger, "learning: %d actions, trigger %s, %.1f MiB for the agents",
                  comm->learner->agent.n_actions[DCCL_COLL_ALLREDUCE],
                  s->trigger == DCCL_TRIGGER_LSTM ? "lstm+cusum" : s->trigger == DCCL_TRIGGER_CUSUM ? "cusum" : "off",
@@ -299,13 +301,14 @@ int dccl_comm_drain(dccl_comm* comm) {
   if (!comm->profiling) return 0;
   dccl_learner_inputs in;
   learner_inputs(comm, &in);
-  if (comm->learning) dccl_learner_begin(comm->learner, &in);
+  int learning = atomic_load_explicit(&comm->learning, memory_order_acquire);
+  if (learning) dccl_learner_begin(comm->learner, &in);
   /* A bounded pass: the learner publishes at the end of each, so a learner slower than the job
    * still publishes regularly (the measurements left wait for the next pass). */
   dccl_measurement m;
   int taken = 0;
   for (; taken < DRAIN_BATCH && dccl_queue_pop(&comm->queue, &m); taken++) {
-    if (comm->learning) dccl_learner_take(comm->learner, &in, &m);
+    if (learning) dccl_learner_take(comm->learner, &in, &m);
     if (comm->trace != NULL) {
       fprintf(comm->trace, "%d,%llu,%s,%llu,%s,%s,%u,%u,%llu,%llu\n", comm->rank, (unsigned long long)m.seq,
               dccl_coll_name(m.coll), (unsigned long long)m.bytes, dccl_algo_name(m.algo), dccl_proto_name(m.proto),
@@ -313,7 +316,7 @@ int dccl_comm_drain(dccl_comm* comm) {
       comm->traced++;
     }
   }
-  if (comm->learning) {
+  if (learning) {
     dccl_learner_end(comm->learner, &in);
     if (comm->settings.save_seconds > 0 && now_seconds() - comm->last_save_seconds >= comm->settings.save_seconds)
       save_policy(comm, 0);

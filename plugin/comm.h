@@ -54,9 +54,11 @@ typedef struct dccl_comm {
   dccl_measurement_queue queue;
   dccl_event_pool events;
 
-  /* learning (learn mode: learning = 1; frozen mode: a policy published once, learner freed) */
+  /* learning (learn mode: learning = 1; frozen mode: a policy published once, learner freed).
+   * `learning` is set last at tuner init (release) and read by the background thread (acquire),
+   * which may already drain the profiler half's queue. */
   dccl_learner* learner;
-  int learning;
+  _Atomic int learning;
   dccl_call_log* call_log;
   dccl_cost_snapshots* costs;
   char policy_path[DCCL_PATH_MAX + 64];

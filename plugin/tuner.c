@@ -53,9 +53,8 @@ static void report_unusable(dccl_comm* comm, const call_view* v, dccl_action act
 }
 
 /* The action for this call, already checked usable, or DCCL_ACTION_NCCL. */
-static dccl_action choose(dccl_comm* comm, uint64_t call, const call_view* v, size_t bytes, int num_pipe_ops,
+static dccl_action choose(dccl_comm* comm, uint64_t call, const call_view* v, int cell, size_t bytes, int num_pipe_ops,
                           int reg_buff) {
-  int cell = dccl_cell_for_call(v->coll, bytes, num_pipe_ops, reg_buff);
   if (comm->pins.count > 0) {
     uint32_t begin, end;
     dccl_pins_candidates(&comm->pins, cell, &begin, &end);
@@ -83,9 +82,7 @@ static dccl_action choose(dccl_comm* comm, uint64_t call, const call_view* v, si
 }
 
 /* Learning: log the call for the learner; the first call of a cell also leaves NCCL's cost table. */
-static inline void log_call(dccl_comm* comm, const call_view* v, size_t bytes, int num_pipe_ops, int reg_buff,
-                            dccl_action applied) {
-  int cell = dccl_cell_for_call(v->coll, bytes, num_pipe_ops, reg_buff);
+static inline void log_call(dccl_comm* comm, const call_view* v, int cell, size_t bytes, dccl_action applied) {
   dccl_call_record record = {bytes, applied, (uint16_t)cell, (uint8_t)v->coll, 0};
   if (v->cost != NULL && !atomic_load_explicit(&comm->costs->ready[cell], memory_order_relaxed) &&
       v->num_algo * v->num_proto <= DCCL_COST_ENTRIES) {
@@ -125,9 +122,10 @@ void dccl_tuner_decide(dccl_comm* comm, int coll, size_t bytes, int num_pipe_ops
     return;
   }
   call_view v = {cost, num_algo, num_proto, 0, 0, comm->n_ranks, comm->n_nodes, coll};
-  dccl_action action = choose(comm, call, &v, bytes, num_pipe_ops, reg_buff);
+  int cell = dccl_cell_for_call(coll, bytes, num_pipe_ops, reg_buff);
+  dccl_action action = choose(comm, call, &v, cell, bytes, num_pipe_ops, reg_buff);
   atomic_store_explicit(&comm->last_action[coll], action, memory_order_relaxed);
-  if (comm->learning) log_call(comm, &v, bytes, num_pipe_ops, reg_buff, action);
+  if (atomic_load_explicit(&comm->learning, memory_order_relaxed)) log_call(comm, &v, cell, bytes, action);
   if (dccl_action_is_nccl(action)) return;
   cost[dccl_action_algo(action) * num_proto + dccl_action_proto(action)] = 0.0f;
   if (dccl_action_channels(action) > 0) *n_channels = dccl_action_channels(action);
@@ -143,8 +141,9 @@ void dccl_tuner_decide_v2(dccl_comm* comm, int coll, size_t bytes, int collnet_s
     return;
   }
   call_view v = {NULL, 0, 0, collnet_support, nvls_support, comm->n_ranks, comm->n_nodes, coll};
-  dccl_action action = choose(comm, call, &v, bytes, num_pipe_ops, 0);
-  if (comm->learning) log_call(comm, &v, bytes, num_pipe_ops, 0, action);
+  int cell = dccl_cell_for_call(coll, bytes, num_pipe_ops, 0);
+  dccl_action action = choose(comm, call, &v, cell, bytes, num_pipe_ops, 0);
+  if (atomic_load_explicit(&comm->learning, memory_order_relaxed)) log_call(comm, &v, cell, bytes, action);
   if (dccl_action_is_nccl(action)) return;
   *algorithm = dccl_action_algo(action);
   *protocol = dccl_action_proto(action);
