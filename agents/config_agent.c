@@ -14,8 +14,8 @@
 #define RECENT_WEIGHT (1.0f / 16)
 #define RECENT_VARIANCE (1.0 / 31) /* variance of an EWMA of weight 1/16, per unit sample variance */
 #define Q_READY_STEPS 200   /* training steps before the DQN's predictions replace the priors */
-#define Q_REFRESH_STEPS 100
-#define NEIGHBOUR_BONUS 0.02 /* optimism (log latency) for untried neighbours of the incumbent */ /* training steps between refreshes of a cell's cached predictions */
+#define Q_REFRESH_STEPS 100 /* training steps between refreshes of a cell's cached predictions */
+#define NEIGHBOUR_BONUS 0.02 /* optimism (log latency) for untried neighbours of the incumbent */
 
 void dccl_agent_default_options(dccl_agent_options* o) {
   memset(o, 0, sizeof(*o));
@@ -91,17 +91,12 @@ void dccl_agent_free(dccl_config_agent* agent) {
 }
 
 size_t dccl_agent_memory_bytes(const dccl_config_agent* agent) {
-  size_t bytes = sizeof(*agent);
-  bytes += (size_t)DCCL_AGENT_MAX_CELLS * DCCL_AGENT_CONTEXTS * agent->max_actions * sizeof(dccl_arm);
+  size_t bytes = (size_t)DCCL_AGENT_MAX_CELLS * DCCL_AGENT_CONTEXTS * agent->max_actions * sizeof(dccl_arm);
   bytes += (size_t)DCCL_AGENT_MAX_CELLS * agent->max_actions * sizeof(float);
   bytes += agent->measured_capacity * sizeof(uint32_t);
   for (int c = 0; c < DCCL_NUM_COLLS; c++)
     bytes += (size_t)agent->n_actions[c] * (sizeof(dccl_action) + DCCL_ACTION_FEATURES * sizeof(float));
-  bytes += (size_t)agent->options.q.replay_capacity * sizeof(dccl_replay_entry);
-  bytes += 2 * agent->q.online.count * 4 * sizeof(float);
-  bytes += 2 * (size_t)(DCCL_Q_BATCH + DCCL_Q_NEXT_CANDIDATES) * (DCCL_Q_INPUTS + DCCL_Q_HIDDEN1 + DCCL_Q_HIDDEN2 + 1) *
-           2 * sizeof(float);
-  return bytes;
+  return bytes + dccl_q_memory_bytes(&agent->q);
 }
 
 int dccl_agent_action_index(const dccl_config_agent* agent, int coll, dccl_action action) {
@@ -395,36 +390,6 @@ static void refresh_predictions(dccl_config_agent* agent, dccl_agent_cell* c) {
   c->q_steps = agent->q.training_steps;
 }
 
-/* Position of a channel count or chunk size on its ladder (0: NCCL's own, which borders them all). */
-static int ladder_step(int value, int is_chunk) {
-  static const int channels[] = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64};
-  if (value == 0) return 0;
-  if (is_chunk) return value - 14; /* 2^15 .. 2^21 -> 1 .. 7 */
-  for (int i = 0; i < (int)(sizeof(channels) / sizeof(channels[0])); i++)
-    if (channels[i] >= value) return i + 1;
-  return 11;
-}
-
-static int ladder_adjacent(int a, int b, int is_chunk) {
-  if (a == b) return 0;
-  if (a == 0 || b == 0) return 1;
-  int d = ladder_step(a, is_chunk) - ladder_step(b, is_chunk);
-  return d == 1 || d == -1;
-}
-
-/* Coordinate-descent neighbours (the AutoCCL observation: latency is unimodal in each resource
- * parameter): one step of channels or of chunk size, or another algorithm/protocol with the same
- * resources. */
-static int is_neighbour(dccl_action a, dccl_action b) {
-  int same_pair = dccl_action_algo(a) == dccl_action_algo(b) && dccl_action_proto(a) == dccl_action_proto(b);
-  int same_channels = dccl_action_channels(a) == dccl_action_channels(b);
-  int same_chunk = dccl_action_chunk_log2(a) == dccl_action_chunk_log2(b);
-  if (same_pair)
-    return (same_chunk && ladder_adjacent(dccl_action_channels(a), dccl_action_channels(b), 0)) ||
-           (same_channels && ladder_adjacent(dccl_action_chunk_log2(a), dccl_action_chunk_log2(b), 1));
-  return same_channels && same_chunk;
-}
-
 /* The exploited action of the same stream's neighbouring size bins (what worked next door). */
 static void neighbour_bin_actions(dccl_config_agent* agent, const dccl_agent_cell* c, dccl_action out[2]) {
   int coll, bin, pipe, reg;
@@ -489,7 +454,7 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
     dccl_action action = agent->actions[coll][i];
     if (a->invalid || action == exploit) continue;
     double prediction = predicted ? c->q[i] : 0.3 * (dccl_action_prior(action, coll, bytes) - 1.0);
-    if (a->count < 1 && ((!dccl_action_is_nccl(incumbent) && is_neighbour(action, incumbent)) || action == next_door[0] ||
+    if (a->count < 1 && ((!dccl_action_is_nccl(incumbent) && dccl_action_neighbours(action, incumbent)) || action == next_door[0] ||
                          action == next_door[1])) {
       /* Untried neighbour of the incumbent, or the choice of a neighbouring size: optimistic. */
       double optimistic = (incumbent_reward > 0 ? incumbent_reward : 0) + NEIGHBOUR_BONUS + 0.1 * prediction;

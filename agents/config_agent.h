@@ -111,6 +111,7 @@ typedef struct dccl_agent_observation {
 
 int dccl_agent_init(dccl_config_agent* agent, const dccl_agent_options* options);
 void dccl_agent_free(dccl_config_agent* agent);
+/* Bytes allocated by dccl_agent_init (not counting the struct itself). */
 size_t dccl_agent_memory_bytes(const dccl_config_agent* agent);
 
 /* NCCL's cost table for a cell, as the hot path saw it (marks actions NCCL ignores as invalid). */

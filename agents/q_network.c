@@ -48,6 +48,12 @@ void dccl_q_free(dccl_q_network* q) {
   q->replay = NULL;
 }
 
+size_t dccl_q_memory_bytes(const dccl_q_network* q) {
+  return dccl_params_memory_bytes(&q->online) + dccl_params_memory_bytes(&q->target) +
+         dccl_mlp_memory_bytes(&q->online_mlp) + dccl_mlp_memory_bytes(&q->target_mlp) +
+         (size_t)q->options.replay_capacity * sizeof(dccl_replay_entry);
+}
+
 void dccl_q_remember(dccl_q_network* q, const dccl_replay_entry* entry) {
   q->replay[q->replay_head] = *entry;
   q->replay_head = (q->replay_head + 1) % q->options.replay_capacity;

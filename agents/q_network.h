@@ -64,6 +64,8 @@ typedef struct dccl_q_network {
 
 int dccl_q_init(dccl_q_network* q, const dccl_q_options* options, dccl_rng* rng);
 void dccl_q_free(dccl_q_network* q);
+/* Bytes allocated by dccl_q_init: both parameter blocks, the layer buffers and the replay buffer. */
+size_t dccl_q_memory_bytes(const dccl_q_network* q);
 void dccl_q_remember(dccl_q_network* q, const dccl_replay_entry* entry);
 /* One minibatch step; returns the loss, or -1 when the buffer is too small. */
 double dccl_q_train(dccl_q_network* q, dccl_rng* rng, dccl_q_sample_builder build, void* agent);

@@ -53,6 +53,12 @@ int dccl_trigger_init(dccl_trigger* t, const dccl_trigger_options* options) {
   return 0;
 }
 
+size_t dccl_trigger_memory_bytes(const dccl_trigger* t) {
+  size_t cells = (size_t)DCCL_TRIGGER_WINDOW * TRAIN_BATCH;
+  return DCCL_TRIGGER_STREAMS * sizeof(dccl_trigger_stream) + dccl_params_memory_bytes(&t->params) +
+         dccl_lstm_memory_bytes(&t->lstm) + cells * (DCCL_TRIGGER_INPUTS + 3 + DCCL_TRIGGER_HIDDEN) * sizeof(float);
+}
+
 void dccl_trigger_free(dccl_trigger* t) {
   dccl_lstm_free(&t->lstm);
   dccl_params_free(&t->params);

@@ -92,6 +92,8 @@ typedef struct dccl_trigger {
 
 int dccl_trigger_init(dccl_trigger* trigger, const dccl_trigger_options* options);
 void dccl_trigger_free(dccl_trigger* trigger);
+/* Bytes allocated by dccl_trigger_init (not counting the struct itself). */
+size_t dccl_trigger_memory_bytes(const dccl_trigger* trigger);
 
 /* One measured collective. `gap_us` is the idle time before it (0 when unknown). */
 void dccl_trigger_observe(dccl_trigger* trigger, int coll, int size_bin, dccl_action action, double latency_us,

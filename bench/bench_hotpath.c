@@ -9,11 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../abi/nccl_profiler_abi.h"
 #include "../abi/nccl_tuner_abi.h"
+#include "../core/clock.h"
 
 #define BATCH 64
 
@@ -26,12 +26,6 @@ static void quiet_logger(ncclDebugLogLevel level, unsigned long flags, const cha
   (void)file;
   (void)line;
   (void)fmt;
-}
-
-static uint64_t now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
 }
 
 static int compare_doubles(const void* a, const void* b) {
@@ -79,11 +73,11 @@ static void bench_get_coll_info(const char* label, int batches, int learning) {
   int channels = 0;
   for (int b = 0; b < batches; b++) {
     prepare(&inputs, (unsigned)b);
-    uint64_t start = now_ns();
+    uint64_t start = dccl_monotonic_ns();
     for (int i = 0; i < BATCH; i++)
       tuner->getCollInfo(context, (ncclFunc_t)inputs.coll[i], inputs.bytes[i], 1, (float**)inputs.cost[i], 7, 3, 0,
                          &channels);
-    per_call[b] = (double)(now_ns() - start) / BATCH;
+    per_call[b] = (double)(dccl_monotonic_ns() - start) / BATCH;
   }
   report(label, per_call, batches);
   free(per_call);
@@ -114,7 +108,7 @@ static void bench_profiler_events(int batches) {
   /* Per collective: Coll start + stop, then per channel start, stop stamp, stop: 2 + 4 * 3 events. */
   const int events_per_collective = 2 + 4 * 3, collectives = BATCH / 4;
   for (int b = 0; b < batches; b++) {
-    uint64_t start = now_ns();
+    uint64_t start = dccl_monotonic_ns();
     for (int c = 0; c < collectives; c++) {
       void* handle = NULL;
       coll.coll.seqNumber++;
@@ -132,7 +126,7 @@ static void bench_profiler_events(int batches) {
       }
       clock += 6000;
     }
-    per_event[b] = (double)(now_ns() - start) / (collectives * events_per_collective);
+    per_event[b] = (double)(dccl_monotonic_ns() - start) / (collectives * events_per_collective);
   }
   report("profiler event (Coll + 4 KernelCh, per event)", per_event, batches);
   free(per_event);

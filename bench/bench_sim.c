@@ -5,15 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "../core/clock.h"
 #include "../sim/sim.h"
-
-static double now_seconds(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static int compare_doubles(const void* a, const void* b) {
   double x = *(const double*)a, y = *(const double*)b;
@@ -44,7 +38,7 @@ int main(int argc, char** argv) {
     double rates[5];
     for (int round = 0; round < 5; round++) {
       size_t hint = 0;
-      double start = now_seconds();
+      double start = dccl_monotonic_seconds();
       for (long i = 0; i < calls; i++) {
         dccl_call call = {(uint64_t)i, (int)(i % 5), (size_t)1 << (10 + i % 21), 0, 1, 0};
         dccl_conditions c;
@@ -54,7 +48,7 @@ int main(int argc, char** argv) {
         double us = dccl_sim_true_us(&sim, &call, &e, &c);
         checksum += dccl_sim_measure(&sim, us, &c, call.index, 0);
       }
-      rates[round] = calls / (now_seconds() - start);
+      rates[round] = calls / (dccl_monotonic_seconds() - start);
     }
     qsort(rates, 5, sizeof(double), compare_doubles);
     printf("  %-22s %8.2f million simulated calls per second\n", profiles[p], rates[2] / 1e6);
@@ -63,7 +57,7 @@ int main(int argc, char** argv) {
     dccl_oracle oracle;
     dccl_oracle_init(&oracle, &sim, &options);
     size_t hint = 0;
-    double start = now_seconds();
+    double start = dccl_monotonic_seconds();
     long queries = calls / 10;
     for (long i = 0; i < queries; i++) {
       dccl_call call = {(uint64_t)i, (int)(i % 5), (size_t)1 << (10 + i % 21), 0, 1, 0};
@@ -73,7 +67,7 @@ int main(int argc, char** argv) {
       dccl_oracle_query(&oracle, &call, &c, &a);
       checksum += a.best_us;
     }
-    printf("  %-22s %8.2f million oracle queries per second (%.1f%% cache hits)\n", "", queries / (now_seconds() - start) / 1e6,
+    printf("  %-22s %8.2f million oracle queries per second (%.1f%% cache hits)\n", "", queries / (dccl_monotonic_seconds() - start) / 1e6,
            100.0 * (double)oracle.hits / (double)(oracle.hits + oracle.misses));
     dccl_oracle_free(&oracle);
     dccl_sim_free(&sim);

@@ -30,10 +30,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../agents/trigger.h"
 #include "../core/action.h"
+#include "../core/clock.h"
 #include "../core/decision_table.h"
 #include "../core/rng.h"
 #include "../sim/sim.h"
@@ -97,12 +97,6 @@ typedef struct detector_totals {
   int* delays[N_KINDS];
   int n_delays[N_KINDS];
 } detector_totals;
-
-static double now_seconds(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static uint64_t derive_seed(uint64_t seed, uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
   return dccl_mix64(seed ^ dccl_mix64(a + 1) ^ dccl_mix64((b + 1) << 8) ^ dccl_mix64((c + 1) << 16) ^
@@ -273,7 +267,7 @@ static void false_alarm(dccl_trigger_stream* stream, const dccl_trigger_stream* 
 /* One detector on the streams of one profile (`valid` marks the streams that have three actions). */
 static int run_detector(int use_lstm, const stream_setup* setups, const int* valid, int profile, long calls,
                         long trials, uint64_t seed, stream_result* results, detector_totals* totals) {
-  double start = now_seconds();
+  double start = dccl_monotonic_seconds();
   dccl_trigger_options options;
   dccl_trigger_default_options(&options);
   options.use_lstm = use_lstm;
@@ -365,7 +359,7 @@ static int run_detector(int use_lstm, const stream_setup* setups, const int* val
       totals->n_delays[k] += results[s].n_delays[k];
     }
   }
-  totals->seconds += now_seconds() - start;
+  totals->seconds += dccl_monotonic_seconds() - start;
   return 0;
 }
 

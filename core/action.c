@@ -74,6 +74,33 @@ int dccl_action_space_build(int coll, int n_ranks, int n_nodes, const dccl_actio
   return count;
 }
 
+/* Position on a ladder (1-based); 0 for NCCL's own value, which borders every step; -1 when off it. */
+static int ladder_position(const int* ladder, int length, int value) {
+  if (value == 0) return 0;
+  for (int i = 0; i < length; i++)
+    if (ladder[i] == value) return i + 1;
+  return -1;
+}
+
+static int ladder_adjacent(const int* ladder, int length, int a, int b) {
+  int x = ladder_position(ladder, length, a), y = ladder_position(ladder, length, b);
+  if (x < 0 || y < 0 || x == y) return 0;
+  return x == 0 || y == 0 || x - y == 1 || y - x == 1;
+}
+
+int dccl_action_neighbours(dccl_action a, dccl_action b) {
+  if (dccl_action_is_nccl(a) || dccl_action_is_nccl(b)) return 0;
+  int same_pair = dccl_action_algo(a) == dccl_action_algo(b) && dccl_action_proto(a) == dccl_action_proto(b);
+  int same_channels = dccl_action_channels(a) == dccl_action_channels(b);
+  int same_chunk = dccl_action_chunk_log2(a) == dccl_action_chunk_log2(b);
+  if (!same_pair) return same_channels && same_chunk;
+  const int n_channels = (int)(sizeof(channel_options) / sizeof(channel_options[0]));
+  const int n_chunks = (int)(sizeof(chunk_log2_options) / sizeof(chunk_log2_options[0]));
+  return (same_chunk && ladder_adjacent(channel_options, n_channels, dccl_action_channels(a), dccl_action_channels(b))) ||
+         (same_channels &&
+          ladder_adjacent(chunk_log2_options, n_chunks, dccl_action_chunk_log2(a), dccl_action_chunk_log2(b)));
+}
+
 int dccl_format_bytes(unsigned long long bytes, char* buffer, size_t size) {
   static const char suffixes[] = {'K', 'M', 'G', 'T'};
   if (bytes != 0) {

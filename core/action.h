@@ -60,6 +60,11 @@ typedef struct dccl_action_space_options {
 int dccl_action_space_build(int coll, int n_ranks, int n_nodes, const dccl_action_space_options* options,
                             dccl_action* out, int capacity);
 
+/* Coordinate-descent neighbours in that space: the same algorithm/protocol one step away on the
+ * channel ladder or on the chunk-size ladder (NCCL's own value borders every step), or another
+ * algorithm/protocol pair with the same channels and chunk size. */
+int dccl_action_neighbours(dccl_action a, dccl_action b);
+
 /* "ring/ll128/ch=8/chunk=256K", "ring/simple" (NCCL's channels and chunk), or "nccl". */
 int dccl_action_format(dccl_action a, char* buffer, size_t size);
 /* Parses what dccl_action_format writes; returns 0 on success, -1 on malformed text. */

@@ -1,4 +1,4 @@
-/* core/text_file.c: reads a whole text file into memory, refusing oversized or binary files. */
+/* core/text_file.c: reads whole files into memory with a size limit; walks text lines and fields. */
 #include "text_file.h"
 
 #include <ctype.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-char* dccl_read_text_file(const char* path, size_t max_bytes, char* error, size_t error_size) {
+char* dccl_read_file(const char* path, size_t max_bytes, size_t* length_out, char* error, size_t error_size) {
   FILE* file = fopen(path, "rb");
   if (file == NULL) {
     snprintf(error, error_size, "%s", strerror(errno));
@@ -38,13 +38,24 @@ char* dccl_read_text_file(const char* path, size_t max_bytes, char* error, size_
   }
   fclose(file);
   if (failure == NULL && length > max_bytes) failure = "file is too large";
-  if (failure == NULL && memchr(text, '\0', length) != NULL) failure = "file contains a NUL byte (not a text file)";
   if (failure != NULL) {
     snprintf(error, error_size, "%s", failure);
     free(text);
     return NULL;
   }
   text[length] = '\0';
+  *length_out = length;
+  return text;
+}
+
+char* dccl_read_text_file(const char* path, size_t max_bytes, char* error, size_t error_size) {
+  size_t length;
+  char* text = dccl_read_file(path, max_bytes, &length, error, error_size);
+  if (text != NULL && memchr(text, '\0', length) != NULL) {
+    snprintf(error, error_size, "file contains a NUL byte (not a text file)");
+    free(text);
+    return NULL;
+  }
   return text;
 }
 

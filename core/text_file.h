@@ -5,6 +5,10 @@
 
 #include <stddef.h>
 
+/* Returns a malloc'd copy of the file (followed by one NUL byte) and its length, or NULL with a reason
+ * in `error` when the file cannot be opened or read, or is larger than max_bytes. */
+char* dccl_read_file(const char* path, size_t max_bytes, size_t* length, char* error, size_t error_size);
+
 /* Returns a NUL-terminated malloc'd copy of the file, or NULL with a reason in `error` when the file
  * cannot be opened, is larger than max_bytes, or contains a NUL byte. */
 char* dccl_read_text_file(const char* path, size_t max_bytes, char* error, size_t error_size);

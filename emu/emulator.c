@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../abi/nccl_profiler_abi.h"
+#include "../core/clock.h"
 #include "nccl_calls.h"
 #include "plugin_loader.h"
 
@@ -485,12 +486,6 @@ static shared_state* allocate_shared(uint64_t calls, int ranks, int process_mode
   return s;
 }
 
-static double now_seconds(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 int dccl_emu_run(const dccl_emu_config* cfg, const dccl_sim* sim, const dccl_workload* workload, dccl_emu_result* result,
                  char* error, size_t error_size) {
   memset(result, 0, sizeof(*result));
@@ -522,7 +517,7 @@ int dccl_emu_run(const dccl_emu_config* cfg, const dccl_sim* sim, const dccl_wor
     fprintf(call_log, "call,collective,bytes,algorithm,protocol,channels,chunk,true_us,measured_us,default_us,oracle_us,"
                       "congestion,interference\n");
   }
-  double start = now_seconds();
+  double start = dccl_monotonic_seconds();
   rank_context* contexts = calloc((size_t)cfg->ranks, sizeof(rank_context));
   if (contexts == NULL) {
     snprintf(error, error_size, "out of memory");
@@ -537,15 +532,15 @@ int dccl_emu_run(const dccl_emu_config* cfg, const dccl_sim* sim, const dccl_wor
     int loaded = 0;
     if (cfg->builtin != NULL) {
       dccl_plugin_builtin(cfg->builtin, cfg->max_tuner, cfg->max_profiler, &plugin);
-      loaded = 2;
-      atomic_store(&shared->tuner_version, plugin.tuner_version);
-      atomic_store(&shared->profiler_version, plugin.profiler_version);
+      loaded = 1;
     } else if (cfg->plugin_path != NULL) {
       if (dccl_plugin_load(cfg->plugin_path, cfg->max_tuner, cfg->max_profiler, &plugin, error, error_size) != 0) {
         free(contexts);
         goto fail;
       }
       loaded = 1;
+    }
+    if (loaded) {
       atomic_store(&shared->tuner_version, plugin.tuner_version);
       atomic_store(&shared->profiler_version, plugin.profiler_version);
     }
@@ -558,7 +553,7 @@ int dccl_emu_run(const dccl_emu_config* cfg, const dccl_sim* sim, const dccl_wor
     }
     for (int r = 0; r < started; r++) pthread_join(threads[r], NULL);
     free(threads);
-    if (loaded == 1) dccl_plugin_unload(&plugin);
+    if (loaded) dccl_plugin_unload(&plugin); /* closes the library; nothing for a builtin */
     if (started < cfg->ranks) {
       snprintf(error, error_size, "could not start %d rank threads", cfg->ranks);
       free(contexts);
@@ -611,7 +606,7 @@ int dccl_emu_run(const dccl_emu_config* cfg, const dccl_sim* sim, const dccl_wor
     snprintf(error, error_size, "a rank could not start its proxy thread");
     goto fail;
   }
-  result->wall_seconds = now_seconds() - start;
+  result->wall_seconds = dccl_monotonic_seconds() - start;
   summarise(shared, cfg, result);
   if (call_log != NULL) fclose(call_log);
   if (cfg->processes) munmap(shared, shared_size);

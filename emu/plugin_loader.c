@@ -23,27 +23,22 @@ int dccl_nccl_release_abis(const char* release, int* max_tuner, int* max_profile
 int dccl_plugin_load(const char* path, int max_tuner, int max_profiler, dccl_loaded_plugin* out, char* error,
                      size_t error_size) {
   memset(out, 0, sizeof(*out));
-  out->library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (out->library == NULL) {
+  void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (library == NULL) {
     snprintf(error, error_size, "cannot load %s: %s", path, dlerror());
     return -1;
   }
+  /* Every version the library exports, then the newest the emulated NCCL knows (as for a builtin). */
+  dccl_builtin_plugin symbols;
   char symbol[64];
-  for (int v = max_tuner; v >= 2 && out->tuner == NULL; v--) {
+  for (int v = 0; v < 7; v++) {
     snprintf(symbol, sizeof(symbol), "ncclTunerPlugin_v%d", v);
-    out->tuner = dlsym(out->library, symbol);
-    if (out->tuner != NULL) out->tuner_version = v;
-  }
-  for (int v = max_profiler; v >= 1 && out->profiler == NULL; v--) {
+    symbols.tuner[v] = v >= 2 ? dlsym(library, symbol) : NULL;
     snprintf(symbol, sizeof(symbol), "ncclProfiler_v%d", v);
-    out->profiler = dlsym(out->library, symbol);
-    if (out->profiler != NULL) out->profiler_version = v;
+    symbols.profiler[v] = v >= 4 ? dlsym(library, symbol) : NULL;
   }
-  if (out->profiler_version != 0 && out->profiler_version < 4) {
-    /* Only v4+ profiler ABIs carry GPU timestamps; the emulator speaks v4-v6. */
-    out->profiler = NULL;
-    out->profiler_version = 0;
-  }
+  dccl_plugin_builtin(&symbols, max_tuner, max_profiler, out);
+  out->library = library;
   return 0;
 }
 
@@ -52,6 +47,7 @@ void dccl_plugin_unload(dccl_loaded_plugin* plugin) {
   memset(plugin, 0, sizeof(*plugin));
 }
 
+/* Only v4+ profiler ABIs carry GPU timestamps; the emulator speaks v4-v6. */
 void dccl_plugin_builtin(const dccl_builtin_plugin* builtin, int max_tuner, int max_profiler, dccl_loaded_plugin* out) {
   memset(out, 0, sizeof(*out));
   for (int v = max_tuner < 6 ? max_tuner : 6; v >= 2 && out->tuner == NULL; v--)

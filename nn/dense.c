@@ -82,6 +82,12 @@ int dccl_mlp_init(dccl_mlp* mlp, dccl_params* params, const int* sizes, int n_la
   return 0;
 }
 
+size_t dccl_mlp_memory_bytes(const dccl_mlp* mlp) {
+  size_t bytes = 0;
+  for (int l = 0; l <= mlp->n_layers; l++) bytes += 2 * (size_t)mlp->max_batch * mlp->sizes[l] * sizeof(float);
+  return bytes;
+}
+
 void dccl_mlp_free(dccl_mlp* mlp) {
   for (int l = 0; l <= DCCL_MLP_MAX_LAYERS; l++) {
     free(mlp->activations[l]);

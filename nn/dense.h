@@ -37,6 +37,8 @@ typedef struct dccl_mlp {
 int dccl_mlp_init(dccl_mlp* mlp, dccl_params* params, const int* sizes, int n_layers, int max_batch, dccl_rng* rng);
 size_t dccl_mlp_param_count(const int* sizes, int n_layers);
 void dccl_mlp_free(dccl_mlp* mlp);
+/* Bytes of the activation and delta buffers (the parameters live in their dccl_params block). */
+size_t dccl_mlp_memory_bytes(const dccl_mlp* mlp);
 /* Forward pass of `batch` rows; returns the output rows (batch x sizes[n_layers]). */
 const float* dccl_mlp_forward(dccl_mlp* mlp, const float* x, int batch);
 /* Backward pass for the last forward; d_output is batch x outputs. Accumulates gradients. Writes the

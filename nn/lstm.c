@@ -23,6 +23,7 @@ int dccl_lstm_init(dccl_lstm* l, dccl_params* params, int in, int hidden, int ma
   for (int i = 0; i < 4 * H * width; i++) l->w[i] = (float)((2 * dccl_rng_uniform(rng) - 1) * limit);
   for (int i = 0; i < 4 * H; i++) l->b[i] = i >= H && i < 2 * H ? 1.0f : 0.0f;
   size_t cells = (size_t)max_steps * max_batch;
+  /* keep in step with dccl_lstm_memory_bytes */
   l->xh = calloc(cells * width, sizeof(float));
   l->gates = calloc(cells * 4 * H, sizeof(float));
   l->cells = calloc(cells * H, sizeof(float));
@@ -36,6 +37,12 @@ int dccl_lstm_init(dccl_lstm* l, dccl_params* params, int in, int hidden, int ma
     return -1;
   }
   return 0;
+}
+
+size_t dccl_lstm_memory_bytes(const dccl_lstm* l) {
+  size_t cells = (size_t)l->max_steps * l->max_batch, width = (size_t)(l->in + l->hidden), H = (size_t)l->hidden;
+  size_t floats = cells * (width + 4 * H + 4 * H) + (size_t)l->max_batch * 6 * H + width + 4 * H;
+  return floats * sizeof(float);
 }
 
 void dccl_lstm_free(dccl_lstm* l) {

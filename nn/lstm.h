@@ -24,6 +24,8 @@ typedef struct dccl_lstm {
 size_t dccl_lstm_param_count(int in, int hidden);
 int dccl_lstm_init(dccl_lstm* lstm, dccl_params* params, int in, int hidden, int max_steps, int max_batch, dccl_rng* rng);
 void dccl_lstm_free(dccl_lstm* lstm);
+/* Bytes of the sequence caches and scratch (the parameters live in their dccl_params block). */
+size_t dccl_lstm_memory_bytes(const dccl_lstm* lstm);
 
 /* xs: steps x batch x in. h0, c0: batch x H (NULL: zeros). Returns the hidden states, steps x batch x H
  * (valid until the next forward). */

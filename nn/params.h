@@ -19,6 +19,8 @@ typedef struct dccl_params {
 /* Reserves `count` parameters (all zero). 0, or -1 when out of memory. */
 int dccl_params_init(dccl_params* p, size_t count);
 void dccl_params_free(dccl_params* p);
+/* Bytes allocated for the block: values, gradients and both Adam moments. */
+static inline size_t dccl_params_memory_bytes(const dccl_params* p) { return 4 * p->count * sizeof(float); }
 /* Hands out the next n parameters; their gradients are at the same offset in `grads`. NULL when the
  * block is exhausted (a setup bug: callers size the block exactly). */
 float* dccl_params_take(dccl_params* p, size_t n);

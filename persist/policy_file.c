@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../core/rng.h"
+#include "../core/text_file.h"
 #include "atomic_file.h"
 
 #define HEADER_SIZE 64
@@ -304,16 +305,10 @@ static int parse_payload(reader* r, dccl_config_agent* agent, dccl_trigger* trig
 
 int dccl_policy_load(const char* path, uint64_t expected_fingerprint, dccl_policy_meta* meta, dccl_config_agent* agent,
                      dccl_trigger* trigger, char* error, size_t error_size) {
-  FILE* f = fopen(path, "rb");
-  if (f == NULL) return fail(error, error_size, "cannot open %s", path);
-  /* Read what the file holds (at most the limit + 1 byte, to detect an oversized file). */
-  long length = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-  rewind(f);
-  size_t want = length < 0 || (unsigned long)length > MAX_POLICY_BYTES ? MAX_POLICY_BYTES + 1 : (size_t)length + 1;
-  uint8_t* data = malloc(want);
-  size_t size = data != NULL ? fread(data, 1, want, f) : 0;
-  fclose(f);
-  if (data == NULL) return fail(error, error_size, "out of memory");
+  size_t size;
+  char reason[256];
+  uint8_t* data = (uint8_t*)dccl_read_file(path, MAX_POLICY_BYTES, &size, reason, sizeof(reason));
+  if (data == NULL) return fail(error, error_size, "cannot read %s: %s", path, reason);
   int rc = -1;
   reader h = {data, size, 0};
   char file_magic[8];
@@ -321,8 +316,7 @@ int dccl_policy_load(const char* path, uint64_t expected_fingerprint, dccl_polic
   uint32_t version = get_u32(&h), header_size = get_u32(&h);
   uint64_t fingerprint = get_u64(&h), payload = get_u64(&h), checksum = get_u64(&h), observations = get_u64(&h);
   uint32_t n_ranks = get_u32(&h), n_nodes = get_u32(&h), max_channels = get_u32(&h), flags = get_u32(&h);
-  if (size > MAX_POLICY_BYTES) fail(error, error_size, "%s is larger than %u bytes", path, MAX_POLICY_BYTES);
-  else if (h.failed || memcmp(file_magic, magic, 8) != 0) fail(error, error_size, "%s is not a DynamICCL policy", path);
+  if (h.failed || memcmp(file_magic, magic, 8) != 0) fail(error, error_size, "%s is not a DynamICCL policy", path);
   else if (version != DCCL_POLICY_VERSION) fail(error, error_size, "%s has format version %u, expected %u", path, version, DCCL_POLICY_VERSION);
   else if (header_size != HEADER_SIZE || payload != size - HEADER_SIZE)
     fail(error, error_size, "%s is truncated or padded (%zu bytes, header says %llu)", path, size,

@@ -4,15 +4,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../abi/nccl_profiler_abi.h"
+#include "../core/clock.h"
 #include "../persist/policy_file.h"
 #include "../persist/table_text.h"
-
-#include <math.h>
-#include <sys/stat.h>
-#include <time.h>
 
 dccl_comm* dccl_comm_create(uint32_t slot, int comm_id_known, uint64_t comm_id, int n_ranks, int n_nodes,
                             ncclDebugLogger_t logger) {
@@ -76,12 +74,6 @@ static void load_policy(dccl_comm* comm) {
   }
 }
 
-static double now_seconds(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static void learner_inputs(dccl_comm* comm, dccl_learner_inputs* in) {
   in->calls = comm->call_log;
   in->costs = comm->costs;
@@ -89,16 +81,6 @@ static void learner_inputs(dccl_comm* comm, dccl_learner_inputs* in) {
   in->tables = &comm->tables;
   in->call_counter = &comm->calls;
   in->logger = &comm->logger;
-}
-
-static size_t learning_memory(const dccl_comm* comm) {
-  if (comm->learner == NULL) return 0;
-  size_t bytes = sizeof(dccl_learner) + dccl_agent_memory_bytes(&comm->learner->agent);
-  if (comm->learner->trigger_ready)
-    bytes += (size_t)DCCL_TRIGGER_STREAMS * sizeof(dccl_trigger_stream) + comm->learner->trigger.params.count * 4 * sizeof(float);
-  if (comm->call_log != NULL) bytes += sizeof(dccl_call_log);
-  if (comm->costs != NULL) bytes += sizeof(dccl_cost_snapshots);
-  return bytes;
 }
 
 static void free_learning(dccl_comm* comm) {
@@ -130,7 +112,7 @@ static void save_policy(dccl_comm* comm, int at_exit) {
   else if (at_exit)
     DCCL_INFO(&comm->logger, "policy saved to %s (%llu measurements learned from)", comm->policy_path,
               (unsigned long long)meta.observations);
-  comm->last_save_seconds = now_seconds();
+  comm->last_save_seconds = dccl_monotonic_seconds();
 }
 
 static void setup_learning(dccl_comm* comm) {
@@ -230,12 +212,12 @@ static void setup_learning(dccl_comm* comm) {
   }
   if (loaded) dccl_learner_publish_initial(comm->learner, &comm->tables);
   comm->policy_active = 1;
-  comm->last_save_seconds = now_seconds();
+  comm->last_save_seconds = dccl_monotonic_seconds();
   atomic_store_explicit(&comm->learning, 1, memory_order_release);
   DCCL_INIT_INFO(&comm->logger, "learning: %d actions, trigger %s, %.1f MiB for the agents",
                  comm->learner->agent.n_actions[DCCL_COLL_ALLREDUCE],
                  s->trigger == DCCL_TRIGGER_LSTM ? "lstm+cusum" : s->trigger == DCCL_TRIGGER_CUSUM ? "cusum" : "off",
-                 learning_memory(comm) / 1048576.0);
+                 dccl_learning_memory_bytes(comm->learner) / 1048576.0);
 }
 
 void dccl_comm_attach_tuner(dccl_comm* comm, int abi_version) {
@@ -318,7 +300,7 @@ int dccl_comm_drain(dccl_comm* comm) {
   }
   if (learning) {
     dccl_learner_end(comm->learner, &in);
-    if (comm->settings.save_seconds > 0 && now_seconds() - comm->last_save_seconds >= comm->settings.save_seconds)
+    if (comm->settings.save_seconds > 0 && dccl_monotonic_seconds() - comm->last_save_seconds >= comm->settings.save_seconds)
       save_policy(comm, 0);
   }
   return taken;
@@ -362,8 +344,9 @@ void dccl_comm_destroy(dccl_comm* comm) {
               (unsigned long long)l->counters.measurements, (unsigned long long)l->counters.unjoined,
               (unsigned long long)l->counters.publications, (unsigned long long)l->counters.onsets,
               (unsigned long long)l->counters.recoveries, (unsigned long long)a->guard_trips,
-              l->counters.measurements ? 1000.0 * l->counters.cpu_ns / 1000.0 / (double)l->counters.measurements : 0.0,
-              learning_memory(comm) / 1048576.0);
+              /* ns per measurement = us per 1000 measurements */
+              l->counters.measurements ? (double)l->counters.cpu_ns / (double)l->counters.measurements : 0.0,
+              dccl_learning_memory_bytes(comm->learner) / 1048576.0);
     save_policy(comm, 1);
   }
   free_learning(comm);

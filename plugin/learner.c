@@ -3,8 +3,8 @@
 
 #include <math.h>
 #include <string.h>
-#include <time.h>
 
+#include "../core/clock.h"
 #include "../core/decision_table.h"
 #include "../core/measurement_queue.h"
 
@@ -30,10 +30,10 @@ void dccl_learner_free(dccl_learner* l) {
   dccl_agent_free(&l->agent);
 }
 
-static uint64_t thread_cpu_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+size_t dccl_learning_memory_bytes(const dccl_learner* l) {
+  size_t bytes = sizeof(dccl_learner) + dccl_agent_memory_bytes(&l->agent) + sizeof(dccl_call_log) +
+                 sizeof(dccl_cost_snapshots);
+  return l->trigger_ready ? bytes + dccl_trigger_memory_bytes(&l->trigger) : bytes;
 }
 
 /* Moves new call records into the per-collective join queues; takes cost snapshots to the agent. */
@@ -132,7 +132,7 @@ static void publish(dccl_learner* l, dccl_table_store* tables, uint64_t epoch, i
 }
 
 void dccl_learner_begin(dccl_learner* l, const dccl_learner_inputs* in) {
-  l->step_started_ns = thread_cpu_ns();
+  l->step_started_ns = dccl_thread_cpu_ns();
   read_calls(l, in);
 }
 
@@ -150,7 +150,7 @@ void dccl_learner_end(dccl_learner* l, const dccl_learner_inputs* in) {
       l->last_epoch_published = epoch;
     }
   }
-  l->counters.cpu_ns += thread_cpu_ns() - l->step_started_ns;
+  l->counters.cpu_ns += dccl_thread_cpu_ns() - l->step_started_ns;
 }
 
 void dccl_learner_step(dccl_learner* l, const dccl_learner_inputs* in) {

@@ -85,6 +85,9 @@ typedef struct dccl_learner {
 
 int dccl_learner_init(dccl_learner* learner, const dccl_learner_options* options);
 void dccl_learner_free(dccl_learner* learner);
+/* Memory of learning on one communicator: the learner with both agents, plus the call log and the
+ * cost snapshots the communicator allocates beside it. */
+size_t dccl_learning_memory_bytes(const dccl_learner* learner);
 
 /* What the learner works on (all owned by the communicator). */
 typedef struct dccl_learner_inputs {

@@ -72,6 +72,26 @@ static void test_action_space(void) {
   CHECK_EQ_INT(dccl_action_space_build(DCCL_COLL_BROADCAST, 8, 1, &options, actions, 3), 3 * 9 * 8);
 }
 
+static void test_neighbours(void) {
+  dccl_action ring8 = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 8, 0);
+  /* one step on the channel ladder (1, 2, 4, 8, 12, 16, ...), NCCL's own channels border every step */
+  CHECK(dccl_action_neighbours(ring8, dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 4, 0)));
+  CHECK(dccl_action_neighbours(ring8, dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 12, 0)));
+  CHECK(dccl_action_neighbours(ring8, dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 0, 0)));
+  CHECK(!dccl_action_neighbours(ring8, dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 16, 0)));
+  CHECK(!dccl_action_neighbours(ring8, ring8));
+  /* one step on the chunk ladder (32K .. 2M), with the same channels */
+  dccl_action chunked = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 8, 18);
+  CHECK(dccl_action_neighbours(chunked, dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 8, 17)));
+  CHECK(dccl_action_neighbours(chunked, ring8));
+  CHECK(!dccl_action_neighbours(chunked, dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 8, 20)));
+  CHECK(!dccl_action_neighbours(chunked, dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 4, 17)));
+  /* another pair with the same resources; never NCCL's choice itself */
+  CHECK(dccl_action_neighbours(ring8, dccl_action_make(DCCL_ALGO_TREE, DCCL_PROTO_LL, 8, 0)));
+  CHECK(!dccl_action_neighbours(ring8, dccl_action_make(DCCL_ALGO_TREE, DCCL_PROTO_LL, 4, 0)));
+  CHECK(!dccl_action_neighbours(ring8, DCCL_ACTION_NCCL));
+}
+
 static void test_text_round_trip(void) {
   const char* texts[] = {"nccl", "ring/simple", "tree/ll/ch=4", "ring/ll128/ch=16/chunk=256K", "pat/simple/chunk=64K"};
   for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
@@ -128,6 +148,7 @@ int main(void) {
   RUN(test_malformed_bits_rejected);
   RUN(test_structural_rules_follow_nccl);
   RUN(test_action_space);
+  RUN(test_neighbours);
   RUN(test_text_round_trip);
   RUN(test_bytes);
   RUN(test_names);
