@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trigger.h"
+
 #define TYPICAL_SIGMA 0.05 /* log-latency noise assumed before an arm has two samples */
 #define MIN_SIGMA 0.01
 #define EXPLOIT_MIN_SAMPLES 3
@@ -197,6 +199,23 @@ void dccl_agent_index_measured(dccl_config_agent* agent) {
   }
 }
 
+/* One sample of an arm; its first sample also lists it for balanced DQN training. */
+static void record(dccl_config_agent* agent, dccl_agent_cell* c, int context, int index, float log_latency) {
+  dccl_arm* a = arm_of(agent, c, context, index);
+  if (a->count == 0) note_measured(agent, c, context, index);
+  arm_update(a, log_latency);
+}
+
+/* Reward against NCCL's mean log latency, clipped to +-3 (a factor of 20) for the network. */
+static float clipped_reward(double reference, double log_latency) {
+  double r = reference - log_latency;
+  return (float)(r > 3 ? 3 : r < -3 ? -3 : r);
+}
+
+static void copy_action_features(const dccl_config_agent* agent, int coll, int index, float* out) {
+  memcpy(out, agent->action_features[coll] + (size_t)index * DCCL_ACTION_FEATURES, DCCL_ACTION_FEATURES * sizeof(float));
+}
+
 /* A measured arm drawn uniformly, with its mean reward as the target (gamma = 0: no next state). */
 static int build_summary_sample(dccl_config_agent* agent, float* state, float* action, float* reward, int* next_count) {
   if (agent->measured_count == 0) return 0;
@@ -210,10 +229,8 @@ static int build_summary_sample(dccl_config_agent* agent, float* state, float* a
   d.trigger_state = context ? DCCL_TRIGGER_CONGESTED : DCCL_TRIGGER_NONE;
   d.latency_ratio = 0;
   dccl_state_features(state, &c->info, &d);
-  memcpy(action, agent->action_features[c->info.coll] + (size_t)index * DCCL_ACTION_FEATURES,
-         DCCL_ACTION_FEATURES * sizeof(float));
-  double r = c->nccl[context].mean - a->mean;
-  *reward = (float)(r > 3 ? 3 : r < -3 ? -3 : r);
+  copy_action_features(agent, c->info.coll, index, action);
+  *reward = clipped_reward(c->nccl[context].mean, a->mean);
   *next_count = 0;
   return 1;
 }
@@ -229,10 +246,8 @@ static int build_sample(void* argument, const dccl_replay_entry* e, float* state
                           e->intensity};
   dccl_state_features(state, &c->info, &d);
   if (e->action == DCCL_REPLAY_NCCL) dccl_action_features(action, DCCL_ACTION_NCCL);
-  else memcpy(action, agent->action_features[c->info.coll] + (size_t)e->action * DCCL_ACTION_FEATURES,
-              DCCL_ACTION_FEATURES * sizeof(float));
-  double r = c->nccl[e->context].mean - e->log_latency;
-  *reward = (float)(r > 3 ? 3 : r < -3 ? -3 : r);
+  else copy_action_features(agent, c->info.coll, e->action, action);
+  *reward = clipped_reward(c->nccl[e->context].mean, e->log_latency);
   *next_count = 0;
   if (agent->options.q.gamma > 0) {
     /* Next state: the cell now; candidates: NCCL's choice and the best-measured arms. */
@@ -242,8 +257,7 @@ static int build_sample(void* argument, const dccl_replay_entry* e, float* state
     for (int i = 0; i < agent->n_actions[coll] && n < DCCL_Q_NEXT_CANDIDATES; i++) {
       const dccl_arm* a = arm_of(agent, c, c->context, i);
       if (a->count >= EXPLOIT_MIN_SAMPLES && !a->invalid)
-        memcpy(next_actions + (size_t)n++ * DCCL_ACTION_FEATURES,
-               agent->action_features[coll] + (size_t)i * DCCL_ACTION_FEATURES, DCCL_ACTION_FEATURES * sizeof(float));
+        copy_action_features(agent, coll, i, next_actions + (size_t)n++ * DCCL_ACTION_FEATURES);
     }
     *next_count = n;
   }
@@ -264,10 +278,7 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
     arm_update(&c->nccl[context], x);
     /* NCCL's own choice is also the action (its algorithm, its protocol, NCCL's channels and chunk). */
     int i = dccl_agent_action_index(agent, coll, dccl_action_make(o->executed_algo, o->executed_proto, 0, 0));
-    if (i >= 0 && !arm_of(agent, c, context, i)->invalid) {
-      if (arm_of(agent, c, context, i)->count == 0) note_measured(agent, c, context, i);
-      arm_update(arm_of(agent, c, context, i), x);
-    }
+    if (i >= 0 && !arm_of(agent, c, context, i)->invalid) record(agent, c, context, i, x);
   } else {
     int i = dccl_agent_action_index(agent, coll, o->decided);
     if (i < 0) {
@@ -281,15 +292,11 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
       c->dirty = 1;
       return;
     }
-    if (arm_of(agent, c, context, i)->count == 0) note_measured(agent, c, context, i);
-    arm_update(arm_of(agent, c, context, i), x);
+    record(agent, c, context, i, x);
     replay_action = (uint16_t)i;
   }
   c->dynamic = o->dynamic;
-  if (c->nccl[context].count >= 1) {
-    float ratio = x - c->nccl[context].mean;
-    c->dynamic.latency_ratio = ratio;
-  }
+  if (c->nccl[context].count >= 1) c->dynamic.latency_ratio = x - c->nccl[context].mean;
   c->samples[context]++;
   c->settled++;
   c->observations++;
@@ -314,9 +321,9 @@ void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int e
     int cc, bin, pipe, reg;
     dccl_cell_decode(c->cell, &cc, &bin, &pipe, &reg);
     if (cc != coll || bin != size_bin) continue;
-    int context = event == 1 ? 1 : 0;
-    if (context == 1 && c->context == 0) c->calm_exploit = c->exploit;
-    float keep = event == 1 ? 0.25f : 0.5f;
+    int onset = event == DCCL_TRIGGER_EVENT_ONSET, context = onset ? 1 : 0;
+    if (onset && c->context == 0) c->calm_exploit = c->exploit;
+    float keep = onset ? 0.25f : 0.5f;
     c->context = (uint8_t)context;
     for (int i = 0; i < agent->n_actions[coll]; i++) arm_decay(arm_of(agent, c, context, i), keep);
     arm_decay(&c->nccl[context], keep);
@@ -416,26 +423,22 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
   double kappa = agent->options.prior_strength, reference = nccl->mean;
   double exploration = 2.0 * TYPICAL_SIGMA * sqrt(log(2.0 + c->samples[context]));
   double bytes = exp2(c->info.log2_bytes);
-  /* The incumbent: the best-measured action so far (by its mean), the centre of the local search. */
-  dccl_action incumbent = DCCL_ACTION_NCCL;
-  double incumbent_reward = 0;
+  /* One pass over the measured arms: the incumbent (the best mean so far with two samples or more, the
+   * centre of the local search) and the action to confirm (few samples, but beating the exploited
+   * action's bound: it gets more samples before anything else). */
+  dccl_action incumbent = DCCL_ACTION_NCCL, confirm = DCCL_ACTION_NCCL;
+  double incumbent_reward = 0, confirm_reward = best_bound;
   for (int i = 0; i < agent->n_actions[coll]; i++) {
     const dccl_arm* a = arm_of(agent, c, context, i);
-    if (a->invalid || a->count < 2) continue;
-    if (dccl_action_is_nccl(incumbent) || reference - a->mean > incumbent_reward) {
+    if (a->invalid || a->count < 1) continue;
+    double reward = reference - a->mean;
+    if (a->count >= 2 && (dccl_action_is_nccl(incumbent) || reward > incumbent_reward)) {
       incumbent = agent->actions[coll][i];
-      incumbent_reward = reference - a->mean;
+      incumbent_reward = reward;
     }
-  }
-  /* Confirm first: an action whose few samples beat the exploited action's bound gets more. */
-  dccl_action confirm = DCCL_ACTION_NCCL;
-  double confirm_reward = best_bound;
-  for (int i = 0; i < agent->n_actions[coll]; i++) {
-    const dccl_arm* a = arm_of(agent, c, context, i);
-    if (a->invalid || a->count < 1 || a->count >= EXPLOIT_MIN_SAMPLES || agent->actions[coll][i] == exploit) continue;
-    if (reference - a->mean > confirm_reward) {
-      confirm_reward = reference - a->mean;
+    if (a->count < EXPLOIT_MIN_SAMPLES && agent->actions[coll][i] != exploit && reward > confirm_reward) {
       confirm = agent->actions[coll][i];
+      confirm_reward = reward;
     }
   }
   if (!dccl_action_is_nccl(confirm)) return confirm;

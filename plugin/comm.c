@@ -144,10 +144,9 @@ static void setup_learning(dccl_comm* comm) {
   }
   dccl_learner_options o;
   memset(&o, 0, sizeof(o));
-  o.learning = mode == DCCL_MODE_LEARN;
   o.trigger = (int)s->trigger;
-  o.model_intensity = s->model_intensity;
   dccl_agent_default_options(&o.agent);
+  o.agent.learning = mode == DCCL_MODE_LEARN;
   o.agent.epsilon_start = s->epsilon;
   o.agent.epsilon_restart = s->epsilon / 2;
   o.agent.epsilon_min = s->epsilon_min;

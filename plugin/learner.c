@@ -11,7 +11,6 @@
 int dccl_learner_init(dccl_learner* l, const dccl_learner_options* options) {
   memset(l, 0, sizeof(*l));
   l->options = *options;
-  l->options.agent.learning = options->learning;
   if (dccl_agent_init(&l->agent, &l->options.agent) != 0) return -1;
   if (options->trigger > 0) {
     dccl_trigger_options t = options->trigger_options;
@@ -113,8 +112,8 @@ static void observe(dccl_learner* l, const dccl_measurement* m) {
       dccl_agent_on_event(&l->agent, m->coll, size_bin, r.event);
     }
   }
-  double intensity = l->options.model_intensity >= 0
-                       ? l->options.model_intensity
+  double intensity = l->options.agent.model_intensity >= 0
+                       ? l->options.agent.model_intensity
                        : (l->duration_average_us > 0 ? l->gap_average_us / l->duration_average_us : 0);
   dynamic.intensity = (float)log1p(intensity);
   dccl_agent_observation o = {call.cell, decided, m->algo, m->proto, (size_t)m->bytes, latency_us, dynamic};
@@ -142,7 +141,7 @@ void dccl_learner_take(dccl_learner* l, const dccl_learner_inputs* in, const dcc
 }
 
 void dccl_learner_end(dccl_learner* l, const dccl_learner_inputs* in) {
-  if (l->options.learning) {
+  if (l->options.agent.learning) {
     uint64_t calls = atomic_load_explicit(in->call_counter, memory_order_relaxed);
     uint64_t epoch = dccl_table_store_next_epoch(in->tables, calls);
     if (epoch > l->last_epoch_published || l->last_epoch_published == 0) {

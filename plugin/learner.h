@@ -53,11 +53,9 @@ typedef struct dccl_cost_snapshots {
 
 /* ---- the learner ---- */
 typedef struct dccl_learner_options {
-  int learning;              /* 1: learn mode; 0: frozen */
   int trigger;               /* 0: no Agent-1; 1: plain CUSUM; 2: LSTM + CUSUM */
-  dccl_agent_options agent;
+  dccl_agent_options agent;  /* agent.learning: 1 learn mode, 0 frozen; agent.model_intensity < 0: from gaps */
   dccl_trigger_options trigger_options;
-  double model_intensity;    /* < 0: estimate from gaps */
 } dccl_learner_options;
 
 #define DCCL_JOIN_DEPTH 1024

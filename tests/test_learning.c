@@ -166,7 +166,6 @@ static void test_memory_per_communicator(void) {
    * 16 MiB, as the plugin accounts it (the number it logs). */
   dccl_learner_options o;
   memset(&o, 0, sizeof(o));
-  o.learning = 1;
   o.trigger = 2;
   dccl_agent_default_options(&o.agent);
   o.agent.n_ranks = 32;
