@@ -19,8 +19,9 @@ static char policy_path[128];
 static char plugin_path[1200];
 static dccl_builtin_plugin builtin;
 
-/* Each run gets a fresh simulator and workload. */
-static int run(const char* profile_name, const char* workload_text, int ranks, int use_library, dccl_emu_result* r) {
+/* Each run gets a fresh simulator and workload; `call_log` (or NULL) receives rank 0's calls. */
+static int run_with(const char* profile_name, const char* workload_text, int ranks, int use_library,
+                    const char* call_log, dccl_emu_result* r) {
   char path[512], error[512];
   dccl_profile profile;
   dccl_workload workload;
@@ -40,6 +41,7 @@ static int run(const char* profile_name, const char* workload_text, int ranks, i
   config.ranks = ranks;
   config.steady_fraction = 0.25;
   config.oracle_options.tune_chunk = 1;
+  config.call_log = call_log;
   if (use_library) {
     config.plugin_path = plugin_path;
     config.pace_us = 100; /* a real job's pace, so the background thread keeps up */
@@ -53,6 +55,14 @@ static int run(const char* profile_name, const char* workload_text, int ranks, i
   dccl_sim_free(&sim);
   dccl_workload_free(&workload);
   return rc;
+}
+
+static int run(const char* profile_name, const char* workload_text, int ranks, int use_library, dccl_emu_result* r) {
+  return run_with(profile_name, workload_text, ranks, use_library, NULL, r);
+}
+
+static int run_logged(const char* profile_name, const char* workload_text, const char* call_log, dccl_emu_result* r) {
+  return run_with(profile_name, workload_text, 1, 0, call_log, r);
 }
 
 static void learn_environment(void) {
@@ -116,14 +126,58 @@ static void test_warm_start_and_frozen(void) {
   unsetenv("DYNAMICCL_POLICY_FILE");
 }
 
+/* Counts, in rank 0's per-call log, the (collective, size) streams that ran more than one execution
+ * (algorithm, protocol, channels, chunk) among calls [first, last). */
+static int streams_that_changed(const char* call_log, uint64_t first, uint64_t last) {
+  FILE* f = fopen(call_log, "r");
+  if (f == NULL) return -1;
+  enum { MAX_KEYS = 256 };
+  static char keys[MAX_KEYS][64], executions[MAX_KEYS][96];
+  static int changed[MAX_KEYS];
+  int n_keys = 0, streams = 0;
+  char line[512];
+  if (fgets(line, sizeof(line), f) == NULL) n_keys = -1; /* header */
+  while (n_keys >= 0 && fgets(line, sizeof(line), f) != NULL) {
+    unsigned long long call;
+    char coll[32], algo[32], proto[32];
+    unsigned long long bytes, chunk;
+    int channels;
+    if (sscanf(line, "%llu,%31[^,],%llu,%31[^,],%31[^,],%d,%llu", &call, coll, &bytes, algo, proto, &channels, &chunk) != 7)
+      continue;
+    if (call < first || call >= last) continue;
+    char key[64], execution[96];
+    snprintf(key, sizeof(key), "%s/%llu", coll, bytes);
+    snprintf(execution, sizeof(execution), "%s/%s/%d/%llu", algo, proto, channels, chunk);
+    int k = 0;
+    while (k < n_keys && strcmp(keys[k], key) != 0) k++;
+    if (k == n_keys && n_keys < MAX_KEYS) {
+      snprintf(keys[n_keys], sizeof(keys[0]), "%s", key);
+      snprintf(executions[n_keys], sizeof(executions[0]), "%s", execution);
+      changed[n_keys++] = 0;
+    } else if (k < n_keys && !changed[k] && strcmp(executions[k], execution) != 0) {
+      changed[k] = 1;
+      streams++;
+    }
+  }
+  fclose(f);
+  return n_keys < 0 ? -1 : streams;
+}
+
 static void test_hold_stops_learning(void) {
   learn_environment();
   setenv("DYNAMICCL_LEARN_FOR", "4000", 1);
+  char call_log[160];
+  snprintf(call_log, sizeof(call_log), "%s/calls.csv", temp_dir);
   dccl_emu_result held;
-  CHECK(run("pcie-8gpu", pcie_text, 1, 0, &held) == 0);
-  /* After holding, every stream keeps one action: its steady state has no exploration outliers. */
+  CHECK(run_logged("pcie-8gpu", pcie_text, call_log, &held) == 0);
+  /* Before the hold the agent explores; after it (the 4000th measurement, published by call ~4200)
+   * every stream keeps one execution, and the held decisions beat NCCL's. */
+  int before = streams_that_changed(call_log, 0, 4000), after = streams_that_changed(call_log, 5000, held.calls);
+  CHECK_MSG(before > 0, "no stream changed its execution while learning (%d)", before);
+  CHECK_MSG(after == 0, "%d streams still changed their execution after the hold", after);
   double vs_nccl = held.steady_true_us / held.steady_default_us;
   CHECK_MSG(vs_nccl < 1.0, "held decisions %.4f x NCCL", vs_nccl);
+  unlink(call_log);
   unsetenv("DYNAMICCL_LEARN_FOR");
 }
 
