@@ -169,36 +169,20 @@ static int get(reader* r, void* out, size_t n) {
   r->left -= n;
   return 1;
 }
-static uint8_t get_u8(reader* r) {
-  uint8_t v;
-  get(r, &v, 1);
-  return v;
-}
-static uint16_t get_u16(reader* r) {
-  uint16_t v;
-  get(r, &v, 2);
-  return v;
-}
-static uint32_t get_u32(reader* r) {
-  uint32_t v;
-  get(r, &v, 4);
-  return v;
-}
-static uint64_t get_u64(reader* r) {
-  uint64_t v;
-  get(r, &v, 8);
-  return v;
-}
-static float get_f32(reader* r) {
-  float v;
-  get(r, &v, 4);
-  return v;
-}
-static double get_f64(reader* r) {
-  double v;
-  get(r, &v, 8);
-  return v;
-}
+/* Typed little-endian reads; after a failure they return zeros. */
+#define DEFINE_GET(name, type)        \
+  static type name(reader* r) {       \
+    type v;                           \
+    get(r, &v, sizeof(v));            \
+    return v;                         \
+  }
+DEFINE_GET(get_u8, uint8_t)
+DEFINE_GET(get_u16, uint16_t)
+DEFINE_GET(get_u32, uint32_t)
+DEFINE_GET(get_u64, uint64_t)
+DEFINE_GET(get_f32, float)
+DEFINE_GET(get_f64, double)
+#undef DEFINE_GET
 
 static int get_arm(reader* r, dccl_arm* a) {
   a->count = get_f32(r);
