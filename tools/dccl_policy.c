@@ -78,10 +78,7 @@ int dccl_cli_train(int argc, char** argv) {
   args[n++] = "--policy-file";
   args[n++] = (char*)out;
   setenv("DYNAMICCL_SAVE_SECONDS", "0", 1);
-  if (quiet) {
-    fflush(stdout);
-    if (freopen("/dev/null", "w", stdout) == NULL) return dccl_cli_fail("cannot silence stdout");
-  }
+  if (quiet) args[n++] = "--quiet";
   return dccl_cli_run(n, args);
 }
 

@@ -45,6 +45,7 @@ static void usage(FILE* out) {
           "  --max-channels N      largest channel count the oracle tries (default 32)\n"
           "  --call-log FILE       per-call CSV of rank 0\n"
           "  --verbose             print the plugin's log lines\n"
+          "  --quiet               print no report (the exit status still tells about rank agreement)\n"
           "Exit status: 0 when all ranks agreed on every call, 1 when they did not (real NCCL would hang),\n"
           "2 on usage errors.\n");
 }
@@ -69,13 +70,38 @@ static void print_row(const char* name, const dccl_emu_collective_stats* s, int 
   printf("\n");
 }
 
+/* The steady state (the last --steady fraction of the calls) and, with --by-stream, every stream. */
+static void print_steady_state(const dccl_emu_result* result, int by_stream) {
+  printf("\n  steady state (calls %llu..%llu): %.4f x oracle, %.4f x NCCL; %d streams (collective, size bin), "
+         "%d slower than NCCL by > 2%%, worst %.4f x NCCL (%s, bin 2^%d)\n",
+         (unsigned long long)result->steady_from, (unsigned long long)result->calls, result->steady_true_us / result->steady_oracle_us,
+         result->steady_true_us / result->steady_default_us, result->streams, result->streams_over_2pct,
+         result->worst_stream_vs_default, dccl_coll_name(result->worst_stream_coll), result->worst_stream_bin);
+  if (by_stream) {
+    printf("\n  %-14s %6s %9s %12s %12s %9s %9s %12s\n", "collective", "bytes", "calls", "steady us", "NCCL us",
+           "vs NCCL", "vs oracle", "convergence");
+    for (int k = 0; k < DCCL_NUM_COLLS * DCCL_SIZE_BINS; k++) {
+      const dccl_emu_stream_stats* st = &result->stream[k];
+      if (st->steady_calls == 0) continue;
+      char size[32];
+      dccl_format_bytes(1ULL << (k % DCCL_SIZE_BINS), size, sizeof(size));
+      printf("  %-14s %6s %9llu %12.2f %12.2f %9.4f %9.4f %12llu\n", dccl_coll_name(k / DCCL_SIZE_BINS), size,
+             (unsigned long long)st->calls, st->steady_true_us / st->steady_calls,
+             st->steady_default_us / st->steady_calls, st->steady_true_us / st->steady_default_us,
+             st->steady_true_us / st->steady_oracle_us, (unsigned long long)st->convergence_calls);
+    }
+  }
+  printf("  convergence: a stream's calls until every window of 10 stays within 5%% of the oracle: median %.0f, "
+         "max %.0f\n", result->convergence_median_calls, result->convergence_max_calls);
+}
+
 int dccl_cli_run(int argc, char** argv) {
   const char *profile_name = NULL, *workload_name = NULL, *conditions_name = NULL, *policy = "default";
   const char *table = NULL, *rules = NULL, *trace = NULL, *release = "2.30", *plugin = NULL, *call_log = NULL;
   const char *policy_file = NULL, *trigger = NULL;
   long long ranks = 2, calls = 0, seed = 1, max_channels = 32, learn_for = -1, sync_every = 64;
   double steady = 0, pace_us = 0;
-  int processes = 0, verbose = 0, by_stream = 0;
+  int processes = 0, verbose = 0, by_stream = 0, quiet = 0;
   for (int i = 0; i < argc; i++) {
     const char* a = argv[i];
     int more = i + 1 < argc;
@@ -108,6 +134,7 @@ int dccl_cli_run(int argc, char** argv) {
     else if (strcmp(a, "--processes") == 0) processes = 1;
     else if (strcmp(a, "--verbose") == 0) verbose = 1;
     else if (strcmp(a, "--by-stream") == 0) by_stream = 1;
+    else if (strcmp(a, "--quiet") == 0) quiet = 1;
     else if (strcmp(a, "--ranks") == 0 && more) {
       if (dccl_cli_int(argv[++i], 1, 4096, &ranks) != 0) return dccl_cli_fail("bad --ranks");
     } else if (strcmp(a, "--calls") == 0 && more) {
@@ -207,6 +234,7 @@ int dccl_cli_run(int argc, char** argv) {
     return dccl_cli_fail(error);
   }
 
+  if (quiet) goto done;
   printf("profile %s (%d ranks on %d nodes), workload %s, conditions %s, seed %lld\n", profile.name, profile.n_ranks,
          profile.n_nodes, workload.name, conditions_name ? schedule.name : "calm", seed);
   printf("NCCL %s ABIs: tuner v%d, profiler v%d (0 = none); %d rank%s as %s; policy %s%s%s\n", release,
@@ -224,33 +252,12 @@ int dccl_cli_run(int argc, char** argv) {
   printf("  'NCCL us', 'oracle us' = mean latency of NCCL's default and of the best action under the same conditions;\n"
          "  'vs NCCL' = total latency / NCCL default's (< 1: faster than NCCL);\n"
          "  'vs oracle' = total latency / the best valid action's (>= 1).\n");
-  if (result.steady_from < result.calls && steady > 0 && config.oracle) {
-    printf("\n  steady state (calls %llu..%llu): %.4f x oracle, %.4f x NCCL; %d streams (collective, size bin), "
-           "%d slower than NCCL by > 2%%, worst %.4f x NCCL (%s, bin 2^%d)\n",
-           (unsigned long long)result.steady_from, (unsigned long long)result.calls, result.steady_true_us / result.steady_oracle_us,
-           result.steady_true_us / result.steady_default_us, result.streams, result.streams_over_2pct,
-           result.worst_stream_vs_default, dccl_coll_name(result.worst_stream_coll), result.worst_stream_bin);
-    if (by_stream) {
-      printf("\n  %-14s %6s %9s %12s %12s %9s %9s %12s\n", "collective", "bytes", "calls", "steady us", "NCCL us",
-             "vs NCCL", "vs oracle", "convergence");
-      for (int k = 0; k < DCCL_NUM_COLLS * DCCL_SIZE_BINS; k++) {
-        const dccl_emu_stream_stats* st = &result.stream[k];
-        if (st->steady_calls == 0) continue;
-        char size[32];
-        dccl_format_bytes(1ULL << (k % DCCL_SIZE_BINS), size, sizeof(size));
-        printf("  %-14s %6s %9llu %12.2f %12.2f %9.4f %9.4f %12llu\n", dccl_coll_name(k / DCCL_SIZE_BINS), size,
-               (unsigned long long)st->calls, st->steady_true_us / st->steady_calls,
-               st->steady_default_us / st->steady_calls, st->steady_true_us / st->steady_default_us,
-               st->steady_true_us / st->steady_oracle_us, (unsigned long long)st->convergence_calls);
-      }
-    }
-    printf("  convergence: a stream's calls until every window of 10 stays within 5%% of the oracle: median %.0f, "
-           "max %.0f\n", result.convergence_median_calls, result.convergence_max_calls);
-  }
+  if (result.steady_from < result.calls && steady > 0 && config.oracle) print_steady_state(&result, by_stream);
   printf("  rank agreement: %llu of %llu calls mismatched%s; %llu calls failed; %llu plugin warnings; %.2f s\n",
          (unsigned long long)result.rank_mismatches, (unsigned long long)result.calls,
          result.rank_mismatches ? " (REAL NCCL WOULD HANG)" : "", (unsigned long long)result.failed_calls,
          (unsigned long long)result.plugin_warnings, result.wall_seconds);
+done:
   dccl_sim_free(&sim);
   dccl_workload_free(&workload);
   return result.rank_mismatches == 0 && result.failed_calls == 0 ? 0 : 1;
