@@ -22,7 +22,7 @@ LDFLAGS += -pthread $(SAN_LDFLAGS)
 LDLIBS = -lm -ldl
 
 # Layers, one folder each.
-PLUGIN_SRCS := $(wildcard abi/*.c) $(wildcard core/*.c) $(wildcard nn/*.c) $(wildcard agents/*.c) $(wildcard persist/*.c) \
+PLUGIN_SRCS := $(wildcard abi/*.c) $(wildcard core/*.c) $(wildcard coord/*.c) $(wildcard nn/*.c) $(wildcard agents/*.c) $(wildcard persist/*.c) \
                $(wildcard plugin/*.c)
 SIM_SRCS    := $(wildcard sim/*.c)
 EMU_SRCS    := $(wildcard emu/*.c)

@@ -36,47 +36,86 @@ void dccl_table_set_range(dccl_table* table, int coll, int first_bin, int last_b
       for (int reg = 0; reg < DCCL_REG_STATES; reg++) dccl_table_set(table, dccl_cell_index(coll, bin, pipe, reg), action);
 }
 
-void dccl_table_store_init(dccl_table_store* store, const dccl_table* initial, uint64_t epoch_calls) {
+void dccl_table_store_init(dccl_table_store* store, uint64_t epoch_calls) {
   for (int s = 0; s < DCCL_TABLE_SLOTS; s++) {
     dccl_table_fill(&store->slots[s], DCCL_ACTION_NCCL);
     store->slots[s].epoch = 0;
   }
-  if (initial != NULL) dccl_table_copy(&store->slots[0], initial);
-  store->slots[0].epoch = 0;
   unsigned shift = 0;
   while (shift < 40 && (1ULL << shift) < epoch_calls) shift++;
   store->epoch_shift = shift;
+  store->current_slot = 0;
+  store->current_epoch = 0;
   atomic_store(&store->switches, 0);
-  atomic_store(&store->state, 0u);
+  atomic_store(&store->entered, 0);
+  atomic_store(&store->self_limit, UINT64_MAX);
+  atomic_store(&store->decided, (uint64_t)1 << 8);
 }
 
-dccl_table* dccl_table_store_begin(dccl_table_store* store) {
-  uint32_t state = atomic_load_explicit(&store->state, memory_order_acquire);
-  uint32_t current = state & 0xFFu, pending = state >> 8;
-  for (uint32_t s = 0; s < DCCL_TABLE_SLOTS; s++)
-    if (s != current && s + 1 != pending) return &store->slots[s];
-  return NULL;
+dccl_table* dccl_table_store_initial(dccl_table_store* store) { return &store->slots[0]; }
+
+void dccl_table_store_follow(dccl_table_store* store) {
+  atomic_store(&store->self_limit, 0);
+  atomic_store(&store->decided, 0);
 }
 
-void dccl_table_store_publish(dccl_table_store* store, dccl_table* table, uint64_t epoch) {
-  table->epoch = epoch;
-  uint32_t slot = (uint32_t)(table - store->slots);
-  uint32_t state = atomic_load_explicit(&store->state, memory_order_acquire);
-  for (;;) {
-    uint32_t desired = (state & 0xFFu) | ((slot + 1) << 8);
-    if (atomic_compare_exchange_weak_explicit(&store->state, &state, desired, memory_order_acq_rel,
-                                              memory_order_acquire))
-      return;
+void dccl_table_store_allow(dccl_table_store* store, uint64_t limit) {
+  uint64_t now = atomic_load_explicit(&store->self_limit, memory_order_relaxed);
+  while (now < limit && !atomic_compare_exchange_weak_explicit(&store->self_limit, &now, limit, memory_order_release,
+                                                               memory_order_relaxed)) {
   }
 }
 
-const dccl_table* dccl_table_store_latest(dccl_table_store* store) {
-  uint32_t state = atomic_load_explicit(&store->state, memory_order_acquire);
-  uint32_t pending = state >> 8;
-  return &store->slots[pending != 0 ? pending - 1 : (state & 0xFFu)];
+dccl_table* dccl_table_store_begin(dccl_table_store* store) {
+  uint64_t word = atomic_load_explicit(&store->decided, memory_order_acquire);
+  if (atomic_load_explicit(&store->entered, memory_order_acquire) != word >> 8) return NULL;
+  for (uint32_t s = 0; s < DCCL_TABLE_SLOTS; s++)
+    if (s != (word & 0xFFu)) return &store->slots[s];
+  return NULL;
 }
 
-const dccl_table* dccl_table_store_current(dccl_table_store* store) {
-  uint32_t state = atomic_load_explicit(&store->state, memory_order_acquire);
-  return &store->slots[state & 0xFFu];
+int dccl_table_store_commit(dccl_table_store* store, dccl_table* table, uint64_t* epoch) {
+  uint64_t word = atomic_load_explicit(&store->decided, memory_order_acquire);
+  uint64_t decided = word >> 8;
+  if (atomic_load_explicit(&store->entered, memory_order_acquire) != decided) return -1;
+  uint64_t slot = word & 0xFFu;
+  if (table != NULL) {
+    uint64_t filled = (uint64_t)(table - store->slots);
+    if (filled >= DCCL_TABLE_SLOTS || (filled == slot && decided > 0)) return -1;
+    table->epoch = decided;
+    slot = filled;
+  }
+  if (!atomic_compare_exchange_strong_explicit(&store->decided, &word, ((decided + 1) << 8) | slot,
+                                               memory_order_acq_rel, memory_order_acquire))
+    return -1;
+  if (epoch != NULL) *epoch = decided;
+  return 0;
+}
+
+const dccl_table* dccl_table_store_latest(dccl_table_store* store) {
+  uint64_t word = atomic_load_explicit(&store->decided, memory_order_acquire);
+  return &store->slots[word & 0xFFu];
+}
+
+const dccl_table* dccl_table_store_enter(dccl_table_store* store, uint64_t epoch) {
+  uint64_t entered = atomic_load_explicit(&store->entered, memory_order_relaxed);
+  while (entered <= epoch) { /* enter epoch `entered` */
+    uint64_t word = atomic_load_explicit(&store->decided, memory_order_acquire);
+    while ((word >> 8) <= entered) {
+      if (entered >= atomic_load_explicit(&store->self_limit, memory_order_acquire)) return NULL;
+      uint64_t same = ((entered + 1) << 8) | (word & 0xFFu);
+      if (atomic_compare_exchange_weak_explicit(&store->decided, &word, same, memory_order_acq_rel,
+                                                memory_order_acquire))
+        word = same;
+    }
+    uint32_t slot = (uint32_t)(word & 0xFFu);
+    if (entered > 0 && slot != store->current_slot)
+      atomic_store_explicit(&store->switches, atomic_load_explicit(&store->switches, memory_order_relaxed) + 1,
+                            memory_order_relaxed);
+    store->current_slot = slot;
+    store->current_epoch = entered;
+    entered++;
+    atomic_store_explicit(&store->entered, entered, memory_order_release);
+  }
+  return &store->slots[store->current_slot];
 }

@@ -11,14 +11,19 @@
  * explore on the same calls.
  *
  * Publication works in epochs of calls. The hot path of a communicator counts its getCollInfo calls;
- * call number n belongs to epoch n / epoch_calls. A publisher (a policy, later the learner or the
- * coordination layer) fills a free slot and publishes it for an epoch e; the hot path switches to it
- * at the first epoch boundary >= e, never inside an epoch. So every call of an epoch sees one table,
- * which is what makes identical decisions on all ranks possible.
+ * call number n belongs to epoch n / epoch_calls. Every epoch has exactly one table, fixed before the
+ * epoch's first call and never changed during it; that is what makes identical decisions on all
+ * ranks possible. An epoch is decided by whichever comes first:
+ *  - the publisher (a policy, the learner, or the coordination layer on a worker) commits a table
+ *    for the next epoch while the hot path runs the last decided one (at most one epoch ahead);
+ *  - the hot path, reaching an undecided epoch below the store's limit, decides it itself: "same
+ *    table as before". On a coordinated worker the limit is what the leader has sent: the epochs it
+ *    decided without change; at an epoch past the limit the hot path waits for the publisher.
+ * Both decide by compare-and-swap on one word, so exactly one of them decides each epoch.
  *
  * Threads: one hot-path thread per communicator (NCCL never runs getCollInfo concurrently on one
- * communicator) and one publisher thread. The slot in use and the slot pending are one atomic word,
- * changed only by compare-and-swap, so a publisher never overwrites a slot the hot path may read. */
+ * communicator) and one publisher thread. A publisher only fills a slot the hot path cannot be
+ * reading: not the slot of the last decided epoch, and only once the hot path has entered it. */
 #ifndef DYNAMICCL_CORE_DECISION_TABLE_H
 #define DYNAMICCL_CORE_DECISION_TABLE_H
 
@@ -86,47 +91,61 @@ void dccl_table_set_range(dccl_table* table, int coll, int first_bin, int last_b
 /* ---- publication ---- */
 typedef struct dccl_table_store {
   dccl_table slots[DCCL_TABLE_SLOTS];
-  /* (current slot) | (pending slot + 1) << 8; pending 0 means none. */
-  _Atomic uint32_t state;
-  _Atomic uint64_t switches; /* tables switched to by the hot path */
+  /* (number of decided epochs) << 8 | slot of the last decided epoch. Changed only by CAS. */
+  _Alignas(64) _Atomic uint64_t decided;
+  /* Epochs the hot path has entered (it runs epoch entered - 1). Written by the hot path only. */
+  _Atomic uint64_t entered;
+  _Atomic uint64_t switches; /* epochs whose table differed from the previous epoch's */
   unsigned epoch_shift;      /* epoch = call >> epoch_shift */
+  /* The hot path may decide epochs below this one itself (UINT64_MAX: all; a coordinated worker:
+   * the epochs the leader decided without change). */
+  _Atomic uint64_t self_limit;
+  /* hot path only */
+  uint32_t current_slot;
+  uint64_t current_epoch; /* valid when entered > 0 */
 } dccl_table_store;
 
-/* Initialises with `initial` (NULL: all NCCL) in use from epoch 0. epoch_calls is rounded up to a
- * power of two (1 = switch at the next call). */
-void dccl_table_store_init(dccl_table_store* store, const dccl_table* initial, uint64_t epoch_calls);
+/* Initialises with all-NCCL tables, epoch 0 decided and no limit. epoch_calls is rounded up to a
+ * power of two (1 = a new epoch at every call). */
+void dccl_table_store_init(dccl_table_store* store, uint64_t epoch_calls);
+/* Before the first call only: the table of epoch 0, to fill in place (a fixed table, a policy). */
+dccl_table* dccl_table_store_initial(dccl_table_store* store);
+/* Before the first call only: makes this a follower store. Nothing is decided until the publisher
+ * commits epoch 0, and the hot path decides no epoch itself until dccl_table_store_allow raises the
+ * limit. */
+void dccl_table_store_follow(dccl_table_store* store);
+/* Publisher side: lets the hot path decide, unchanged, every epoch below `limit` (never lowers it). */
+void dccl_table_store_allow(dccl_table_store* store, uint64_t limit);
 
-/* Publisher side. Returns a slot that is neither in use nor pending (NULL if none is free, which
- * cannot happen with one publisher), to be filled and then handed to dccl_table_store_publish. */
+/* Publisher side. A slot to fill for the next epoch, or NULL when the next epoch cannot be decided
+ * now (the hot path has not entered the last decided epoch yet: try again later). */
 dccl_table* dccl_table_store_begin(dccl_table_store* store);
-/* Publishes a filled slot for `epoch`; replaces a pending table that the hot path has not taken. */
-void dccl_table_store_publish(dccl_table_store* store, dccl_table* table, uint64_t epoch);
-/* The table the hot path uses now (publisher-side observation). */
-const dccl_table* dccl_table_store_current(dccl_table_store* store);
-/* The newest published table: the pending one if the hot path has not taken it yet, else the
- * current one. A publisher that changes a few cells copies this one, so no change is lost. */
+/* Decides the next epoch: `table` (a slot from begin) or, with NULL, the same table as the last
+ * decided epoch. Returns 0 and the epoch decided, or -1 when it cannot be decided now (the hot path
+ * decided it first, or has not entered the last decided epoch): the publisher tries again later. */
+int dccl_table_store_commit(dccl_table_store* store, dccl_table* table, uint64_t* epoch);
+/* The table of the last decided epoch. A publisher that changes a few cells copies this one. */
 const dccl_table* dccl_table_store_latest(dccl_table_store* store);
-/* The first epoch that has not begun after `calls` calls: where a table published now can apply. */
-static inline uint64_t dccl_table_store_next_epoch(const dccl_table_store* store, uint64_t calls) {
-  return calls == 0 ? 0 : ((calls - 1) >> store->epoch_shift) + 1;
+/* Number of decided epochs. */
+static inline uint64_t dccl_table_store_decided(const dccl_table_store* store) {
+  return atomic_load_explicit(&store->decided, memory_order_acquire) >> 8;
+}
+/* Number of epochs the hot path has entered. */
+static inline uint64_t dccl_table_store_entered(const dccl_table_store* store) {
+  return atomic_load_explicit(&store->entered, memory_order_acquire);
 }
 
-/* Hot-path side: the table for call number `call`. Switches to a pending table when `call` starts
- * an epoch at or past the pending table's epoch. Lock-free, no allocation. */
+/* Hot-path slow path: enters epochs up to `epoch`. Returns NULL when one of them is undecided and
+ * past the limit (the caller waits and calls again). */
+const dccl_table* dccl_table_store_enter(dccl_table_store* store, uint64_t epoch);
+
+/* Hot-path side: the table for call number `call`, or NULL when the caller must wait (follower).
+ * Lock-free, no allocation; inside an epoch one shift and one compare. */
 static inline const dccl_table* dccl_table_store_for_call(dccl_table_store* store, uint64_t call) {
-  uint32_t state = atomic_load_explicit(&store->state, memory_order_acquire);
-  uint32_t pending = state >> 8;
-  if (pending != 0 && (call & ((1ULL << store->epoch_shift) - 1)) == 0) {
-    const dccl_table* next = &store->slots[pending - 1];
-    if (next->epoch <= (call >> store->epoch_shift) &&
-        atomic_compare_exchange_strong_explicit(&store->state, &state, pending - 1, memory_order_acq_rel,
-                                                memory_order_acquire)) {
-      atomic_fetch_add_explicit(&store->switches, 1, memory_order_relaxed);
-      return next;
-    }
-    state = atomic_load_explicit(&store->state, memory_order_acquire);
-  }
-  return &store->slots[state & 0xFFu];
+  uint64_t epoch = call >> store->epoch_shift;
+  if (epoch == store->current_epoch && atomic_load_explicit(&store->entered, memory_order_relaxed) != 0)
+    return &store->slots[store->current_slot];
+  return dccl_table_store_enter(store, epoch);
 }
 
 #endif

@@ -30,7 +30,7 @@ dccl_comm* dccl_comm_create(uint32_t slot, int comm_id_known, uint64_t comm_id, 
   atomic_flag_clear(&comm->warned_no_valid_entry);
   atomic_flag_clear(&comm->warned_nan_entry);
   dccl_settings_load(&comm->settings, &comm->logger);
-  dccl_table_store_init(&comm->tables, NULL, comm->settings.epoch_calls);
+  dccl_table_store_init(&comm->tables, comm->settings.epoch_calls);
   return comm;
 }
 
@@ -40,13 +40,12 @@ static void load_policy(dccl_comm* comm) {
     if (s->table_file[0] == '\0') {
       DCCL_WARN(&comm->logger, "DYNAMICCL_MODE=fixed but DYNAMICCL_TABLE_FILE is not set; using NCCL's choices");
     } else {
-      dccl_table* table = dccl_table_store_begin(&comm->tables);
-      dccl_table_fill(table, DCCL_ACTION_NCCL);
+      dccl_table* table = dccl_table_store_initial(&comm->tables);
       int rejected = dccl_table_text_load(s->table_file, comm->n_ranks, comm->n_nodes, table, &comm->logger);
       if (rejected < 0) {
+        dccl_table_fill(table, DCCL_ACTION_NCCL);
         DCCL_WARN(&comm->logger, "fixed mode without a usable table; using NCCL's choices");
       } else {
-        dccl_table_store_publish(&comm->tables, table, 0);
         comm->policy_active = 1;
         DCCL_INIT_INFO(&comm->logger, "fixed decision table %s loaded (%d line%s rejected)", s->table_file, rejected,
                        rejected == 1 ? "" : "s");
@@ -81,6 +80,8 @@ static void learner_inputs(dccl_comm* comm, dccl_learner_inputs* in) {
   in->tables = &comm->tables;
   in->call_counter = &comm->calls;
   in->logger = &comm->logger;
+  in->commit = NULL;
+  in->commit_context = NULL;
 }
 
 static void free_learning(dccl_comm* comm) {

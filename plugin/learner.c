@@ -120,14 +120,30 @@ static void observe(dccl_learner* l, const dccl_measurement* m) {
   dccl_agent_observe(&l->agent, &o);
 }
 
-static void publish(dccl_learner* l, dccl_table_store* tables, uint64_t epoch, int everything) {
-  dccl_table* next = dccl_table_store_begin(tables);
-  if (next == NULL) return;
-  dccl_table_copy(next, dccl_table_store_latest(tables));
-  if (everything) dccl_agent_exploit_table(&l->agent, next);
-  else if (dccl_agent_decide(&l->agent, next) == 0) return;
-  dccl_table_store_publish(tables, next, epoch);
-  l->counters.publications++;
+static int commit(const dccl_learner_inputs* in, dccl_table* table) {
+  if (in->commit != NULL) return in->commit(in->commit_context, in->tables, table);
+  return dccl_table_store_commit(in->tables, table, NULL);
+}
+
+/* Decides the next epoch: the cells the agent changed, kept in a filled slot until an epoch takes it
+ * (more changes accumulate there meanwhile); when nothing changed, the same table again, so that
+ * coordinated workers may run an epoch ahead. */
+static void publish(dccl_learner* l, const dccl_learner_inputs* in) {
+  dccl_table* next = l->unpublished;
+  if (next == NULL) {
+    next = dccl_table_store_begin(in->tables);
+    if (next == NULL) return; /* the hot path has not entered the last decided epoch */
+    dccl_table_copy(next, dccl_table_store_latest(in->tables));
+  }
+  if (dccl_agent_decide(&l->agent, next) > 0 || l->unpublished != NULL) {
+    l->unpublished = next;
+    if (commit(in, next) == 0) {
+      l->unpublished = NULL;
+      l->counters.publications++;
+    }
+  } else {
+    commit(in, NULL);
+  }
 }
 
 void dccl_learner_begin(dccl_learner* l, const dccl_learner_inputs* in) {
@@ -141,14 +157,7 @@ void dccl_learner_take(dccl_learner* l, const dccl_learner_inputs* in, const dcc
 }
 
 void dccl_learner_end(dccl_learner* l, const dccl_learner_inputs* in) {
-  if (l->options.agent.learning) {
-    uint64_t calls = atomic_load_explicit(in->call_counter, memory_order_relaxed);
-    uint64_t epoch = dccl_table_store_next_epoch(in->tables, calls);
-    if (epoch > l->last_epoch_published || l->last_epoch_published == 0) {
-      publish(l, in->tables, epoch, 0);
-      l->last_epoch_published = epoch;
-    }
-  }
+  if (l->options.agent.learning) publish(l, in);
   l->counters.cpu_ns += dccl_thread_cpu_ns() - l->step_started_ns;
 }
 
@@ -159,4 +168,6 @@ void dccl_learner_step(dccl_learner* l, const dccl_learner_inputs* in) {
   dccl_learner_end(l, in);
 }
 
-void dccl_learner_publish_initial(dccl_learner* l, dccl_table_store* tables) { publish(l, tables, 0, 1); }
+void dccl_learner_publish_initial(dccl_learner* l, dccl_table_store* tables) {
+  dccl_agent_exploit_table(&l->agent, dccl_table_store_initial(tables));
+}

@@ -76,7 +76,7 @@ typedef struct dccl_learner {
   /* gaps between collectives, for the compute-intensity estimate */
   uint64_t last_end_ns;
   double gap_average_us, duration_average_us;
-  uint64_t last_epoch_published;
+  dccl_table* unpublished; /* a filled slot no epoch has taken yet */
   uint64_t step_started_ns;
   dccl_learner_counters counters;
 } dccl_learner;
@@ -95,6 +95,10 @@ typedef struct dccl_learner_inputs {
   struct dccl_table_store* tables;
   _Atomic uint64_t* call_counter;
   const dccl_logger* logger;
+  /* NULL: tables are committed straight into `tables`; else through this (a coordinated leader,
+   * which also sends them to the workers). Same contract as dccl_table_store_commit. */
+  int (*commit)(void* context, struct dccl_table_store* tables, dccl_table* table);
+  void* commit_context;
 } dccl_learner_inputs;
 
 /* One pass of the background thread: begin, take each measurement, end (publishes a table for the
@@ -103,7 +107,8 @@ void dccl_learner_begin(dccl_learner* learner, const dccl_learner_inputs* inputs
 void dccl_learner_take(dccl_learner* learner, const dccl_learner_inputs* inputs, const dccl_measurement* measurement);
 void dccl_learner_end(dccl_learner* learner, const dccl_learner_inputs* inputs);
 void dccl_learner_step(dccl_learner* learner, const dccl_learner_inputs* inputs);
-/* Publishes the current decisions for epoch 0 (a frozen policy, or a warm start). */
+/* Writes the current decisions into the table of epoch 0, before the first call (a frozen policy,
+ * or a warm start). */
 void dccl_learner_publish_initial(dccl_learner* learner, struct dccl_table_store* tables);
 
 #endif

@@ -35,49 +35,90 @@ static void test_cells_are_a_bijection(void) {
         }
 }
 
+static int algo_at(dccl_table_store* store, uint64_t call) {
+  const dccl_table* t = dccl_table_store_for_call(store, call);
+  return t == NULL ? -100 : dccl_action_algo(dccl_table_get(t, 5));
+}
+
 static void test_epoch_switching(void) {
   static dccl_table_store store;
-  static dccl_table initial;
-  dccl_table_fill(&initial, dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 0, 0));
-  dccl_table_store_init(&store, &initial, 8);
+  dccl_table_store_init(&store, 8);
+  dccl_table_fill(dccl_table_store_initial(&store), dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 0, 0));
   CHECK_EQ_INT(dccl_table_get(dccl_table_store_for_call(&store, 0), 0), dccl_action_make(1, 2, 0, 0));
   dccl_table* next = dccl_table_store_begin(&store);
-  CHECK(next != NULL && next != dccl_table_store_current(&store));
+  CHECK(next != NULL && next != dccl_table_store_latest(&store));
   dccl_table_fill(next, dccl_action_make(DCCL_ALGO_TREE, DCCL_PROTO_LL, 4, 0));
-  dccl_table_store_publish(&store, next, 2); /* applies from epoch 2 = call 16 */
-  for (uint64_t call = 1; call < 16; call++)
-    CHECK_MSG(dccl_action_algo(dccl_table_get(dccl_table_store_for_call(&store, call), 5)) == DCCL_ALGO_RING,
-              "call %llu switched early", (unsigned long long)call);
-  CHECK_EQ_INT(dccl_action_algo(dccl_table_get(dccl_table_store_for_call(&store, 16), 5)), DCCL_ALGO_TREE);
-  CHECK_EQ_INT(dccl_action_algo(dccl_table_get(dccl_table_store_for_call(&store, 17), 5)), DCCL_ALGO_TREE);
+  uint64_t epoch = 99;
+  CHECK_EQ_INT(dccl_table_store_commit(&store, next, &epoch), 0);
+  CHECK_EQ_INT((int)epoch, 1); /* calls 8..15 */
+  /* One epoch ahead at most: nothing more can be decided until the hot path enters epoch 1. */
+  CHECK(dccl_table_store_begin(&store) == NULL);
+  CHECK_EQ_INT(dccl_table_store_commit(&store, NULL, NULL), -1);
+  for (uint64_t call = 1; call < 8; call++)
+    CHECK_MSG(algo_at(&store, call) == DCCL_ALGO_RING, "call %llu switched early", (unsigned long long)call);
+  CHECK_EQ_INT(algo_at(&store, 8), DCCL_ALGO_TREE);
+  CHECK_EQ_INT(algo_at(&store, 9), DCCL_ALGO_TREE);
   CHECK_EQ_INT((int)atomic_load(&store.switches), 1);
-  /* A table published for an epoch already past applies at the next boundary, not mid-epoch. */
-  dccl_table* third = dccl_table_store_begin(&store);
-  dccl_table_fill(third, dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_LL128, 0, 0));
-  dccl_table_store_publish(&store, third, 0);
-  CHECK_EQ_INT(dccl_action_proto(dccl_table_get(dccl_table_store_for_call(&store, 18), 5)), DCCL_PROTO_LL);
-  CHECK_EQ_INT(dccl_action_proto(dccl_table_get(dccl_table_store_for_call(&store, 24), 5)), DCCL_PROTO_LL128);
+  /* With no publisher, the hot path decides each new epoch itself: the same table. */
+  CHECK_EQ_INT(algo_at(&store, 40), DCCL_ALGO_TREE); /* epochs 2..5 entered at once */
+  CHECK_EQ_INT((int)dccl_table_store_decided(&store), 6);
+  CHECK_EQ_INT((int)dccl_table_store_entered(&store), 6);
 }
 
-static void test_pending_table_replaced(void) {
+static void test_hot_path_first(void) {
   static dccl_table_store store;
-  dccl_table_store_init(&store, NULL, 4);
+  dccl_table_store_init(&store, 4);
+  CHECK(dccl_table_store_begin(&store) == NULL); /* epoch 0 decided, not entered yet */
+  CHECK(dccl_table_store_for_call(&store, 0) != NULL);
   dccl_table* a = dccl_table_store_begin(&store);
-  dccl_table_fill(a, dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_LL, 0, 0));
-  dccl_table_store_publish(&store, a, 1);
-  dccl_table* b = dccl_table_store_begin(&store);
-  CHECK(b != a);
-  dccl_table_fill(b, dccl_action_make(DCCL_ALGO_TREE, DCCL_PROTO_SIMPLE, 0, 0));
-  dccl_table_store_publish(&store, b, 1);
-  CHECK_EQ_INT(dccl_action_algo(dccl_table_get(dccl_table_store_for_call(&store, 4), 0)), DCCL_ALGO_TREE);
+  CHECK(a != NULL);
+  dccl_table_fill(a, dccl_action_make(DCCL_ALGO_TREE, DCCL_PROTO_SIMPLE, 0, 0));
+  /* The hot path reaches epoch 1 before the publisher commits: it keeps the old table for epoch 1,
+   * and the commit goes to epoch 2, never into the running epoch. */
+  CHECK(dccl_action_is_nccl(dccl_table_get(dccl_table_store_for_call(&store, 4), 0)));
+  uint64_t epoch = 0;
+  CHECK_EQ_INT(dccl_table_store_commit(&store, a, &epoch), 0);
+  CHECK_EQ_INT((int)epoch, 2);
+  CHECK(dccl_action_is_nccl(dccl_table_get(dccl_table_store_for_call(&store, 7), 0)));
+  CHECK_EQ_INT(dccl_action_algo(dccl_table_get(dccl_table_store_for_call(&store, 8), 0)), DCCL_ALGO_TREE);
 }
 
-/* A publisher rewrites tables as fast as it can while the hot path reads; every call of an epoch must
- * see one whole table (all cells equal to the table's stamp), never a mix. */
+static void test_follower_waits(void) {
+  static dccl_table_store store;
+  dccl_table_store_init(&store, 4);
+  dccl_table_store_follow(&store);
+  CHECK(dccl_table_store_for_call(&store, 0) == NULL); /* epoch 0 not decided yet */
+  dccl_table* t = dccl_table_store_begin(&store);
+  dccl_table_fill(t, dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_LL, 0, 0));
+  uint64_t epoch = 9;
+  CHECK_EQ_INT(dccl_table_store_commit(&store, t, &epoch), 0);
+  CHECK_EQ_INT((int)epoch, 0);
+  CHECK_EQ_INT(algo_at(&store, 0), DCCL_ALGO_RING);
+  CHECK_EQ_INT(algo_at(&store, 4), -100); /* epoch 1: past the limit */
+  dccl_table_store_allow(&store, 3);      /* the leader decided epochs 1 and 2 unchanged */
+  dccl_table_store_allow(&store, 2);      /* never lowers */
+  CHECK_EQ_INT(algo_at(&store, 4), DCCL_ALGO_RING);
+  CHECK_EQ_INT(algo_at(&store, 8), DCCL_ALGO_RING);
+  CHECK_EQ_INT(algo_at(&store, 12), -100); /* epoch 3 changes: wait for the publisher */
+  t = dccl_table_store_begin(&store);
+  CHECK(t != NULL);
+  dccl_table_fill(t, dccl_action_make(DCCL_ALGO_TREE, DCCL_PROTO_LL, 0, 0));
+  CHECK_EQ_INT(dccl_table_store_commit(&store, t, &epoch), 0);
+  CHECK_EQ_INT((int)epoch, 3);
+  CHECK_EQ_INT(algo_at(&store, 12), DCCL_ALGO_TREE);
+  CHECK_EQ_INT(algo_at(&store, 13), DCCL_ALGO_TREE);
+}
+
+/* A publisher commits tables as fast as it can while the hot path runs. Every call of an epoch must
+ * see one whole table, and the table of every epoch must be exactly the last one the publisher
+ * committed for an epoch at or before it: the publisher's record alone tells what every epoch ran,
+ * which is what a coordinated leader sends to its workers. */
+#define RACE_EPOCHS 200000
 typedef struct race {
   dccl_table_store store;
   _Atomic int stop;
-  _Atomic uint64_t published;
+  uint32_t committed[RACE_EPOCHS]; /* stamp committed for an epoch, 0: none */
+  uint32_t seen[RACE_EPOCHS];
 } race;
 
 static void* publisher(void* argument) {
@@ -87,41 +128,50 @@ static void* publisher(void* argument) {
     dccl_table* t = dccl_table_store_begin(&r->store);
     if (t == NULL) continue;
     stamp = stamp % 60 + 1;
-    dccl_action action = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, (int)stamp, 0);
-    dccl_table_fill(t, action);
-    dccl_table_store_publish(&r->store, t, 0);
-    atomic_fetch_add(&r->published, 1);
+    dccl_table_fill(t, dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, (int)stamp, 0));
+    uint64_t epoch;
+    if (dccl_table_store_commit(&r->store, t, &epoch) == 0 && epoch < RACE_EPOCHS) r->committed[epoch] = stamp;
   }
   return NULL;
 }
 
-static void test_publication_never_tears(void) {
+static void test_publication_is_exact(void) {
   static race r;
-  dccl_table_store_init(&r.store, NULL, 4);
+  dccl_table_store_init(&r.store, 4);
   pthread_t thread;
   pthread_create(&thread, NULL, publisher, &r);
   int torn = 0;
-  for (uint64_t call = 0; call < 2000000 && !torn; call += 4) {
-    const dccl_table* t = dccl_table_store_for_call(&r.store, call);
+  for (uint64_t epoch = 0; epoch < RACE_EPOCHS && !torn; epoch++) {
+    const dccl_table* t = dccl_table_store_for_call(&r.store, epoch * 4);
     dccl_action first = dccl_table_get(t, 0);
-    for (int k = 1; k < 4; k++) {
-      const dccl_table* again = dccl_table_store_for_call(&r.store, call + (uint64_t)k);
-      if (again != t) torn = 1;
-    }
+    for (int k = 1; k < 4; k++)
+      if (dccl_table_store_for_call(&r.store, epoch * 4 + (uint64_t)k) != t) torn = 1;
     for (int cell = 0; cell < DCCL_TABLE_CELLS; cell += 97)
       if (dccl_table_get(t, cell) != first) torn = 1;
+    r.seen[epoch] = dccl_action_is_nccl(first) ? 0 : (uint32_t)dccl_action_channels(first);
   }
   atomic_store(&r.stop, 1);
   pthread_join(thread, NULL);
   CHECK(!torn);
-  CHECK(atomic_load(&r.published) > 0);
+  uint32_t expected = 0;
+  int wrong = 0, commits = 0;
+  for (int e = 0; e < RACE_EPOCHS; e++) {
+    if (r.committed[e] != 0) {
+      expected = r.committed[e];
+      commits++;
+    }
+    if (r.seen[e] != expected) wrong++;
+  }
+  CHECK_MSG(wrong == 0, "%d epochs ran a table other than the publisher's record", wrong);
+  CHECK(commits > 0);
 }
 
 int main(void) {
   RUN(test_bins_and_buckets);
   RUN(test_cells_are_a_bijection);
   RUN(test_epoch_switching);
-  RUN(test_pending_table_replaced);
-  RUN(test_publication_never_tears);
+  RUN(test_hot_path_first);
+  RUN(test_follower_waits);
+  RUN(test_publication_is_exact);
   TEST_SUMMARY();
 }
