@@ -47,7 +47,7 @@ else
   Q = @
 endif
 
-.PHONY: all plugin test test-fast test-asan demo bench bench-agents clean
+.PHONY: all plugin test test-fast test-asan test-coordination-long demo bench bench-agents clean
 .SECONDARY:
 all: plugin $(CLI) $(TESTS) $(BENCHES)
 plugin: $(TUNER_SO) $(PROFILER_SO)
@@ -116,6 +116,10 @@ bench: all
 	@$(BUILD)/bench/bench_trigger
 
 # The agents' evaluation on the simulator (static and dynamic scenarios, warm start; ~4 minutes).
+# The coordination test at the issue's full length: 8 processes x 10^6 calls with faults.
+test-coordination-long: all
+	@DYNAMICCL_TEST_CALLS=1000000 $(BUILD)/tests/test_coordination 2>/dev/null
+
 bench-agents: all
 	@bench/bench_agents.sh $(BUILD)
 

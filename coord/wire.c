@@ -22,7 +22,7 @@ int dccl_wire_parse_header(const uint8_t* bytes, size_t available, dccl_wire_hea
   h->version = read_u16(bytes + 4);
   h->type = read_u16(bytes + 6);
   h->payload_bytes = read_u32(bytes + 8);
-  h->flags = read_u32(bytes + 12);
+  h->rank = read_u32(bytes + 12);
   h->comm_id = read_u64(bytes + 16);
   h->token = read_u64(bytes + 24);
   if (h->magic != DCCL_WIRE_MAGIC) {
@@ -73,13 +73,13 @@ void dccl_wire_put_u64(dccl_wire_writer* w, uint64_t v) {
   dccl_wire_put_u32(w, (uint32_t)(v >> 32));
 }
 
-size_t dccl_wire_begin(dccl_wire_writer* w, dccl_wire_type type, uint64_t comm_id, uint64_t token) {
+size_t dccl_wire_begin(dccl_wire_writer* w, dccl_wire_type type, uint32_t rank, uint64_t comm_id, uint64_t token) {
   size_t at = w->length;
   dccl_wire_put_u32(w, DCCL_WIRE_MAGIC);
   dccl_wire_put_u16(w, DCCL_WIRE_VERSION);
   dccl_wire_put_u16(w, (uint16_t)type);
   dccl_wire_put_u32(w, 0);
-  dccl_wire_put_u32(w, 0);
+  dccl_wire_put_u32(w, rank);
   dccl_wire_put_u64(w, comm_id);
   dccl_wire_put_u64(w, token);
   return at;

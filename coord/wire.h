@@ -2,7 +2,7 @@
  *
  * Every message is a 32-byte header followed by a payload of at most DCCL_WIRE_MAX_PAYLOAD bytes,
  * all integers little-endian:
- *   magic u32 "DCCO" | version u16 | type u16 | payload bytes u32 | flags u32 | comm id u64 | token u64
+ *   magic u32 "DCCO" | version u16 | type u16 | payload bytes u32 | rank u32 | comm id u64 | token u64
  * The token is derived from the communicator id (and DYNAMICCL_COORD_SECRET when set): a peer that
  * does not know the communicator cannot speak for it. A header with a wrong magic, version, type,
  * length or token, or a payload that does not decode exactly, is rejected; the connection that
@@ -37,7 +37,7 @@ typedef enum {
 typedef struct dccl_wire_header {
   uint32_t magic;
   uint16_t version, type;
-  uint32_t payload_bytes, flags;
+  uint32_t payload_bytes, rank; /* rank: the worker rank a message is from or for (0: none) */
   uint64_t comm_id, token;
 } dccl_wire_header;
 
@@ -100,7 +100,7 @@ void dccl_wire_put_u32(dccl_wire_writer* w, uint32_t v);
 void dccl_wire_put_u64(dccl_wire_writer* w, uint64_t v);
 /* Starts a message (header with a zero length); dccl_wire_end fills the length. Returns the offset
  * of the message in the writer. */
-size_t dccl_wire_begin(dccl_wire_writer* w, dccl_wire_type type, uint64_t comm_id, uint64_t token);
+size_t dccl_wire_begin(dccl_wire_writer* w, dccl_wire_type type, uint32_t rank, uint64_t comm_id, uint64_t token);
 /* Returns 0, or -1 if the message overflowed the buffer or DCCL_WIRE_MAX_PAYLOAD. */
 int dccl_wire_end(dccl_wire_writer* w, size_t message_offset);
 

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "rng.h"
+
 const dccl_setting_doc dccl_setting_docs[] = {
   {"DYNAMICCL_MODE", "default", "`default`: NCCL's own choice, cost table untouched; `fixed`: decisions from DYNAMICCL_TABLE_FILE; `learn`: the agents explore and learn online; `frozen`: exploit the saved policy only (same decisions on every rank, no feedback)"},
   {"DYNAMICCL_TABLE_FILE", "(none)", "decision table for `fixed` mode (format: docs/formats.md)"},
@@ -20,7 +22,10 @@ const dccl_setting_doc dccl_setting_docs[] = {
   {"DYNAMICCL_POLICY_DIR", "(none)", "folder of saved policies, one file per topology fingerprint (loaded at start, saved periodically and at exit)"},
   {"DYNAMICCL_POLICY_FILE", "(none)", "an explicit policy file; overrides DYNAMICCL_POLICY_DIR"},
   {"DYNAMICCL_SAVE_SECONDS", "300", "seconds between periodic policy saves in `learn` mode (0: only at exit)"},
-  {"DYNAMICCL_COORD", "(none)", "`solo`: only this process tunes (single-rank jobs, the emulator); learning on a multi-rank communicator needs cross-rank coordination, otherwise it runs `frozen`"},
+  {"DYNAMICCL_COORD", "auto", "How ranks of a communicator agree in `learn` mode. `auto`: rank 0 learns and the other ranks follow its tables, over Unix sockets on one node, or across nodes over TCP through the registry at `MASTER_ADDR`:(`MASTER_PORT`+1) when torchrun's variables are set (else `frozen`, with a warning); `host:port`: across nodes, through the registry at that address (hosted by the process that can bind it); `off`: multi-rank communicators run `frozen`; `solo`: every process tunes alone (single-process simulations only)"},
+  {"DYNAMICCL_COORD_TIMEOUT_S", "30", "A worker waiting this long for the leader's table logs an error naming the leader (and again every as long; it keeps waiting: switching without the table could hang NCCL)"},
+  {"DYNAMICCL_COORD_SECRET", "(none)", "Mixed into the token every coordination message carries, so that only processes sharing it can take part"},
+  {"DYNAMICCL_COORD_DROP", "0", "Testing only: probability that a worker drops its connection after a message (it reconnects and resumes)"},
   {"DYNAMICCL_GUARD_PCT", "3", "a learned action slower than NCCL's own choice by more than this (percent, recent window) falls back to NCCL's"},
   {"DYNAMICCL_GAMMA", "0", "DQN discount (0..0.9); 0: the reward is immediate"},
   {"DYNAMICCL_EPSILON", "0.3", "initial exploration rate of a new decision cell (0..1)"},
@@ -85,6 +90,40 @@ static unsigned long long round_up_power_of_two(unsigned long long x) {
   return p;
 }
 
+/* DYNAMICCL_COORD, or torchrun's MASTER_ADDR and MASTER_PORT, and the other coordination settings. */
+static void read_coordination(dccl_settings* settings, const dccl_logger* logger) {
+  strcpy(settings->coordination, "auto");
+  settings->coord_registry[0] = '\0';
+  const char* coordination = getenv("DYNAMICCL_COORD");
+  if (coordination != NULL && coordination[0] != '\0') {
+    const char* colon = strrchr(coordination, ':');
+    char* end = NULL;
+    long port = colon != NULL ? strtol(colon + 1, &end, 10) : 0;
+    if (strcmp(coordination, "solo") == 0 || strcmp(coordination, "off") == 0 || strcmp(coordination, "auto") == 0) {
+      snprintf(settings->coordination, sizeof(settings->coordination), "%s", coordination);
+    } else if (colon != NULL && colon != coordination && end != NULL && *end == '\0' && port > 0 && port < 65536 &&
+               strlen(coordination) < sizeof(settings->coord_registry)) {
+      snprintf(settings->coord_registry, sizeof(settings->coord_registry), "%s", coordination);
+    } else {
+      DCCL_WARN(logger, "DYNAMICCL_COORD='%s' is not auto, off, solo or host:port; using auto", coordination);
+    }
+  }
+  const char* master_addr = getenv("MASTER_ADDR");
+  const char* master_port = getenv("MASTER_PORT");
+  if (settings->coord_registry[0] == '\0' && master_addr != NULL && master_addr[0] != '\0' && master_port != NULL) {
+    char* end;
+    long port = strtol(master_port, &end, 10);
+    if (*end == '\0' && port > 0 && port < 65535 && strlen(master_addr) < 256)
+      snprintf(settings->coord_registry, sizeof(settings->coord_registry), "%s:%ld", master_addr, port + 1);
+  }
+  settings->coord_timeout_seconds = read_number("DYNAMICCL_COORD_TIMEOUT_S", 0.1, 1e6, 30, logger);
+  settings->coord_drop = read_number("DYNAMICCL_COORD_DROP", 0, 0.5, 0, logger);
+  const char* secret = getenv("DYNAMICCL_COORD_SECRET");
+  settings->coord_secret = 0;
+  if (secret != NULL)
+    for (const char* p = secret; *p != '\0'; p++) settings->coord_secret = dccl_mix64(settings->coord_secret ^ (uint8_t)*p);
+}
+
 void dccl_settings_load(dccl_settings* settings, const dccl_logger* logger) {
   memset(settings, 0, sizeof(*settings));
 
@@ -119,11 +158,7 @@ void dccl_settings_load(dccl_settings* settings, const dccl_logger* logger) {
 
   copy_path("DYNAMICCL_POLICY_DIR", getenv("DYNAMICCL_POLICY_DIR"), settings->policy_dir, logger);
   copy_path("DYNAMICCL_POLICY_FILE", getenv("DYNAMICCL_POLICY_FILE"), settings->policy_file, logger);
-  const char* coordination = getenv("DYNAMICCL_COORD");
-  if (coordination != NULL && coordination[0] != '\0') {
-    if (strcmp(coordination, "solo") == 0) strcpy(settings->coordination, "solo");
-    else DCCL_WARN(logger, "DYNAMICCL_COORD='%s' is not supported (only 'solo' so far); ignored", coordination);
-  }
+  read_coordination(settings, logger);
   settings->save_seconds = read_number("DYNAMICCL_SAVE_SECONDS", 0, 1e7, 300, logger);
   settings->guard_pct = read_number("DYNAMICCL_GUARD_PCT", 0, 100, 3, logger);
   settings->gamma = read_number("DYNAMICCL_GAMMA", 0, 0.9, 0, logger);

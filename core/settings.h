@@ -32,7 +32,11 @@ typedef struct dccl_settings {
   /* learning */
   char policy_dir[DCCL_PATH_MAX];
   char policy_file[DCCL_PATH_MAX];
-  char coordination[64];   /* "solo": this rank alone tunes (until cross-rank coordination exists) */
+  char coordination[16];   /* "auto", "off" or "solo" (DYNAMICCL_COORD) */
+  char coord_registry[288]; /* "host:port" of the registry for multi-node coordination, or "" */
+  double coord_timeout_seconds;
+  double coord_drop;        /* testing: connection drop probability */
+  uint64_t coord_secret;
   double save_seconds;
   double guard_pct;
   double gamma;

@@ -18,6 +18,7 @@
 
 #include "../abi/nccl_profiler_abi.h"
 #include "../core/clock.h"
+#include "../core/rng.h"
 #include "nccl_calls.h"
 #include "plugin_loader.h"
 
@@ -71,7 +72,23 @@ typedef struct shared_state {
   _Atomic uint64_t default_mismatches, expected_mismatches, failed_calls, plugin_warnings;
   _Atomic int tuner_version, profiler_version;
   _Atomic int rank_failures;
+  _Atomic uint64_t* issued;    /* [rank]: calls issued */
+  uint64_t* tuner_histogram;   /* [rank * TIME_BUCKETS + bucket]: getCollInfo wall times */
 } shared_state;
+
+/* A log-linear histogram of nanoseconds: 8 sub-buckets per power of two. */
+#define TIME_BUCKETS 320
+static int time_bucket(uint64_t ns) {
+  if (ns < 16) return (int)ns;
+  int e = 63 - __builtin_clzll(ns);
+  int bucket = 16 + (e - 4) * 8 + (int)((ns >> (e - 3)) & 7);
+  return bucket < TIME_BUCKETS ? bucket : TIME_BUCKETS - 1;
+}
+static double bucket_ns(int bucket) {
+  if (bucket < 16) return bucket;
+  int e = (bucket - 16) / 8 + 4, sub = (bucket - 16) % 8;
+  return ldexp(1.0 + (sub + 0.5) / 8.0, e);
+}
 
 typedef struct rank_context {
   const dccl_emu_config* config;
@@ -174,6 +191,32 @@ static void descriptor_count(int coll, size_t bytes, int n_ranks, size_t* count,
   }
 }
 
+static void pause_us(double us) {
+  if (us <= 0) return;
+  if (us < 50) { /* shorter than a sleep can be: spin */
+    uint64_t until = dccl_monotonic_ns() + (uint64_t)(us * 1000.0);
+    while (dccl_monotonic_ns() < until) {
+    }
+    return;
+  }
+  struct timespec t = {(time_t)(us / 1e6), (long)fmod(us * 1000.0, 1e9)};
+  nanosleep(&t, NULL);
+}
+
+/* Coupling: call `index` waits until every rank has issued call index - depth. */
+static void wait_for_ranks(shared_state* shared, uint64_t index, uint64_t depth) {
+  if (index < depth) return;
+  for (int spin = 0;; spin++) {
+    uint64_t slowest = UINT64_MAX;
+    for (int k = 0; k < shared->ranks; k++) {
+      uint64_t issued = atomic_load_explicit(&shared->issued[k], memory_order_acquire);
+      if (issued < slowest) slowest = issued;
+    }
+    if (slowest == UINT64_MAX || slowest + depth >= index) return;
+    if (spin > 32) sched_yield();
+  }
+}
+
 static int run_rank(rank_context* r) {
   const dccl_emu_config* cfg = r->config;
   const dccl_sim* sim = r->sim;
@@ -181,6 +224,11 @@ static int run_rank(rank_context* r) {
   shared_state* shared = r->shared;
   dccl_loaded_plugin* plugin = r->plugin;
   int mask = 0;
+
+  if (r->rank == cfg->late_rank && cfg->late_start_ms > 0) pause_us(cfg->late_start_ms * 1000.0);
+  dccl_rng delays;
+  dccl_rng_seed(&delays, 0xDE1A7ULL + (uint64_t)r->rank);
+  uint64_t* histogram = &shared->tuner_histogram[(size_t)r->rank * TIME_BUCKETS];
 
   /* Communicator init: profiler first, then tuner, on this thread (as NCCL does). */
   if (plugin != NULL && plugin->profiler_version != 0)
@@ -224,14 +272,21 @@ static int run_rank(rank_context* r) {
     if (cfg->synchronous && cfg->sync_step != NULL && r->tuner_context != NULL && call.index % sync_every == 0 &&
         call.index > 0)
       cfg->sync_step(r->tuner_context);
+    if (cfg->couple_depth > 0) wait_for_ranks(shared, call.index, cfg->couple_depth);
+    if (cfg->host_delay_probability > 0 && dccl_rng_uniform(&delays) < cfg->host_delay_probability)
+      pause_us(dccl_rng_uniform(&delays) * cfg->host_delay_max_us);
+    if (r->rank == cfg->slow_rank && cfg->slow_rank_us > 0) pause_us(cfg->slow_rank_us);
     dccl_conditions conditions;
     dccl_sim_conditions(sim, call.index, &hint, &conditions);
     float cost[DCCL_NUM_ALGOS * DCCL_NUM_PROTOS];
     dccl_nccl_cost_table(&sim->model, call.coll, call.bytes, call.pipe_ops, cost);
     int plugin_channels = 0;
-    if (plugin != NULL && plugin->tuner_version != 0)
+    if (plugin != NULL && plugin->tuner_version != 0) {
+      uint64_t before = dccl_monotonic_ns();
       dccl_emu_tuner_get_coll_info(plugin, r->tuner_context, call.coll, call.bytes, call.pipe_ops, call.reg_buff, cost,
                                    &plugin_channels);
+      histogram[time_bucket(dccl_monotonic_ns() - before)]++;
+    }
     dccl_execution e;
     if (dccl_nccl_select(&sim->model, cost, call.coll, call.bytes, plugin_channels, &e) != 0) {
       atomic_fetch_add(&shared->failed_calls, 1);
@@ -279,6 +334,7 @@ static int run_rank(rank_context* r) {
       }
     }
     gpu_clock_ns += duration_ns;
+    atomic_store_explicit(&shared->issued[r->rank], call.index + 1, memory_order_release);
 
     if (r->rank == 0) {
       shared->true_us[call.index] = true_us;
@@ -301,6 +357,7 @@ static int run_rank(rank_context* r) {
     }
   }
   if (use_oracle) dccl_oracle_free(&oracle);
+  atomic_store_explicit(&shared->issued[r->rank], UINT64_MAX, memory_order_release); /* done: never waited for */
 
   if (proxy_running) {
     atomic_store_explicit(&r->queue.closed, 1, memory_order_release);
@@ -325,6 +382,8 @@ void dccl_emu_config_defaults(dccl_emu_config* c) {
   c->ranks = 2;
   c->comm_id = 0xD1CC1C0FFEE00001ULL;
   c->gpu_queue_depth = 256;
+  c->slow_rank = -1;
+  c->late_rank = -1;
   c->oracle = 1;
   c->oracle_options.max_channels = 32;
   c->oracle_options.tune_chunk = 0;
@@ -406,7 +465,29 @@ done:
   free(sorted);
 }
 
+static void summarise_tuner_times(const shared_state* s, dccl_emu_result* out) {
+  for (int group = 0; group < 2; group++) {
+    uint64_t merged[TIME_BUCKETS] = {0}, total = 0;
+    for (int r = group == 0 ? 0 : 1; r < (group == 0 ? 1 : s->ranks); r++)
+      for (int b = 0; b < TIME_BUCKETS; b++) {
+        merged[b] += s->tuner_histogram[(size_t)r * TIME_BUCKETS + b];
+        total += s->tuner_histogram[(size_t)r * TIME_BUCKETS + b];
+      }
+    if (total == 0) continue;
+    uint64_t seen = 0;
+    double* targets[2] = {&out->tuner_p50_ns[group], &out->tuner_p99_ns[group]};
+    double quantiles[2] = {0.5, 0.99};
+    int next = 0;
+    for (int b = 0; b < TIME_BUCKETS; b++) {
+      seen += merged[b];
+      while (next < 2 && (double)seen >= quantiles[next] * (double)total) *targets[next++] = bucket_ns(b);
+      if (merged[b] > 0) out->tuner_max_ns[group] = bucket_ns(b);
+    }
+  }
+}
+
 static void summarise(const shared_state* s, const dccl_emu_config* cfg, dccl_emu_result* out) {
+  summarise_tuner_times(s, out);
   out->calls = s->calls;
   out->default_mismatches = atomic_load(&s->default_mismatches);
   out->expected_mismatches = atomic_load(&s->expected_mismatches);
@@ -460,7 +541,8 @@ static void summarise(const shared_state* s, const dccl_emu_config* cfg, dccl_em
 
 /* Lays out the shared state in one block (anonymous shared memory in process mode). */
 static shared_state* allocate_shared(uint64_t calls, int ranks, int process_mode, size_t* size_out) {
-  size_t size = sizeof(shared_state) + calls * (size_t)ranks * sizeof(uint64_t) + 4 * calls * sizeof(double) + 2 * calls + 64;
+  size_t size = sizeof(shared_state) + calls * (size_t)ranks * sizeof(uint64_t) + 4 * calls * sizeof(double) +
+                (size_t)ranks * (1 + TIME_BUCKETS) * sizeof(uint64_t) + 2 * calls + 64;
   void* block = process_mode ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)
                              : calloc(1, size);
   if (block == NULL || block == MAP_FAILED) return NULL;
@@ -477,6 +559,11 @@ static shared_state* allocate_shared(uint64_t calls, int ranks, int process_mode
   cursor += calls * sizeof(double);
   s->oracle_us = (double*)cursor;
   cursor += calls * sizeof(double);
+  s->issued = (_Atomic uint64_t*)cursor;
+  cursor += (size_t)ranks * sizeof(uint64_t);
+  s->tuner_histogram = (uint64_t*)cursor;
+  cursor += (size_t)ranks * TIME_BUCKETS * sizeof(uint64_t);
+  memset(s->issued, 0, (size_t)ranks * (1 + TIME_BUCKETS) * sizeof(uint64_t));
   s->collectives = (uint8_t*)cursor;
   cursor += calls;
   s->size_bins = (uint8_t*)cursor;

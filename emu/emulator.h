@@ -45,6 +45,20 @@ typedef struct dccl_emu_config {
   double pace_us;
   /* Steady-state metrics cover the last steady_fraction of the calls (0: none). */
   double steady_fraction;
+  /* Faults and timing of a real job, for coordination tests:
+   *  - couple_depth > 0: a rank's call n waits until every rank has issued call n - couple_depth, as
+   *    a collective cannot complete before every rank launched it and a host stalls once its GPU
+   *    queue is full;
+   *  - host delays: before each call, with host_delay_probability, a rank pauses for up to
+   *    host_delay_max_us (a host descheduled, a data loader, a checkpoint);
+   *  - slow_rank (-1: none) spends slow_rank_us more on every call;
+   *  - late_rank (-1: none) starts late_start_ms after the others. */
+  uint64_t couple_depth;
+  double host_delay_probability, host_delay_max_us;
+  int slow_rank;
+  double slow_rank_us;
+  int late_rank;
+  double late_start_ms;
   /* Process mode only: called in each rank's process before the plugin is loaded (e.g. to give ranks
    * different settings and provoke the disagreement the emulator must detect). */
   void (*rank_setup)(int rank, void* argument);
@@ -89,6 +103,9 @@ typedef struct dccl_emu_result {
    * (median and max over streams; "never" counts as the stream's call count). */
   double convergence_median_calls, convergence_max_calls;
   dccl_emu_stream_stats stream[DCCL_NUM_COLLS * DCCL_SIZE_BINS]; /* [coll * DCCL_SIZE_BINS + bin] */
+  /* getCollInfo wall time per call, as the emulated NCCL sees it (waits included): [0] rank 0
+   * (the leader when coordinated), [1] every other rank. */
+  double tuner_p50_ns[2], tuner_p99_ns[2], tuner_max_ns[2];
   double wall_seconds;
 } dccl_emu_result;
 

@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../abi/nccl_profiler_abi.h"
+#include "../coord/coordinator.h"
 #include "../core/clock.h"
 #include "../persist/policy_file.h"
 #include "../persist/table_text.h"
@@ -80,8 +82,8 @@ static void learner_inputs(dccl_comm* comm, dccl_learner_inputs* in) {
   in->tables = &comm->tables;
   in->call_counter = &comm->calls;
   in->logger = &comm->logger;
-  in->commit = NULL;
-  in->commit_context = NULL;
+  in->commit = comm->coord != NULL ? dccl_coord_commit : NULL;
+  in->commit_context = comm->coord;
 }
 
 static void free_learning(dccl_comm* comm) {
@@ -116,10 +118,41 @@ static void save_policy(dccl_comm* comm, int at_exit) {
   comm->last_save_seconds = dccl_monotonic_seconds();
 }
 
+static void coord_options(dccl_comm* comm, dccl_coord_options* o) {
+  memset(o, 0, sizeof(*o));
+  o->comm_id = comm->comm_id;
+  o->rank = comm->rank;
+  o->n_ranks = comm->n_ranks;
+  o->epoch_calls = 1ULL << comm->tables.epoch_shift;
+  o->store = &comm->tables;
+  o->logger = &comm->logger;
+  if (comm->n_nodes > 1) snprintf(o->registry, sizeof(o->registry), "%s", comm->settings.coord_registry);
+  o->secret = comm->settings.coord_secret;
+  o->drop_probability = comm->settings.coord_drop;
+}
+
+/* A worker of a coordinated communicator: no agents, only the leader's tables. */
+static void setup_worker(dccl_comm* comm) {
+  dccl_coord_options o;
+  coord_options(comm, &o);
+  char error[512];
+  comm->coord = dccl_coord_follow(&o, error, sizeof(error));
+  if (comm->coord == NULL) {
+    /* Without the leader's tables this rank cannot know what the others run: it must not guess. */
+    DCCL_WARN(&comm->logger, "cannot follow the leader of comm %016llx: %s; this rank keeps NCCL's choices, which may "
+              "differ from the other ranks' and hang NCCL: fix the cause or set DYNAMICCL_COORD=off",
+              (unsigned long long)comm->comm_id, error);
+    return;
+  }
+  comm->policy_active = 1;
+  DCCL_INIT_INFO(&comm->logger, "coordination: rank %d follows %s", comm->rank, dccl_coord_leader_name(comm->coord));
+}
+
 static void setup_learning(dccl_comm* comm) {
   const dccl_settings* s = &comm->settings;
   dccl_mode mode = s->mode;
-  int downgraded = 0; /* learn -> frozen: already warned */
+  int downgraded = 0;  /* learn -> frozen: already warned */
+  int coordinated = 0; /* the leader of a coordinated communicator */
   int tune_chunk = comm->tuner_abi >= 6;
   comm->fingerprint = dccl_policy_fingerprint(comm->n_ranks, comm->n_nodes, s->max_channels, tune_chunk);
   if (s->policy_file[0] != '\0') {
@@ -136,12 +169,25 @@ static void setup_learning(dccl_comm* comm) {
     mode = DCCL_MODE_FROZEN;
     downgraded = 1;
   } else if (mode == DCCL_MODE_LEARN && comm->n_ranks > 1 && strcmp(s->coordination, "solo") != 0) {
-    DCCL_WARN(&comm->logger,
-              "learning on a %d-rank communicator needs cross-rank coordination so that every rank decides alike; "
-              "without it DynamICCL runs frozen (DYNAMICCL_COORD=solo: only this process tunes, e.g. a simulation)",
-              comm->n_ranks);
-    mode = DCCL_MODE_FROZEN;
-    downgraded = 1;
+    /* Decided from configuration alone, so that every rank reaches the same answer. */
+    if (strcmp(s->coordination, "off") == 0) {
+      DCCL_WARN(&comm->logger, "DYNAMICCL_COORD=off: the %d-rank communicator runs frozen", comm->n_ranks);
+      mode = DCCL_MODE_FROZEN;
+      downgraded = 1;
+    } else if (comm->n_nodes > 1 && s->coord_registry[0] == '\0') {
+      DCCL_WARN(&comm->logger,
+                "learning across %d nodes needs a coordinator so that every rank decides alike: set "
+                "DYNAMICCL_COORD=host:port (a port any rank's host can bind, reachable from all nodes), or run under "
+                "torchrun (MASTER_ADDR/MASTER_PORT); running frozen meanwhile",
+                comm->n_nodes);
+      mode = DCCL_MODE_FROZEN;
+      downgraded = 1;
+    } else if (comm->rank > 0) {
+      setup_worker(comm);
+      return;
+    } else {
+      coordinated = 1;
+    }
   }
   dccl_learner_options o;
   memset(&o, 0, sizeof(o));
@@ -211,6 +257,22 @@ static void setup_learning(dccl_comm* comm) {
     return;
   }
   if (loaded) dccl_learner_publish_initial(comm->learner, &comm->tables);
+  if (coordinated) {
+    dccl_coord_options co;
+    coord_options(comm, &co);
+    char error[512];
+    comm->coord = dccl_coord_lead(&co, error, sizeof(error));
+    if (comm->coord == NULL) {
+      /* The workers will wait for a leader that never comes; say so loudly. */
+      DCCL_WARN(&comm->logger, "cannot lead the coordination of comm %016llx: %s; the other ranks will wait for it",
+                (unsigned long long)comm->comm_id, error);
+      free_learning(comm);
+      return;
+    }
+    DCCL_INIT_INFO(&comm->logger, "coordination: rank 0 leads comm %016llx (%d ranks, %s, %llu calls per epoch)",
+                   (unsigned long long)comm->comm_id, comm->n_ranks,
+                   co.registry[0] != '\0' ? "tcp through the registry" : "unix sockets", (unsigned long long)co.epoch_calls);
+  }
   comm->policy_active = 1;
   comm->last_save_seconds = dccl_monotonic_seconds();
   atomic_store_explicit(&comm->learning, 1, memory_order_release);
@@ -306,6 +368,36 @@ int dccl_comm_drain(dccl_comm* comm) {
   return taken;
 }
 
+const dccl_table* dccl_comm_wait_for_table(dccl_comm* comm, uint64_t call) {
+  uint64_t started = dccl_monotonic_ns();
+  uint64_t patience = (uint64_t)(comm->settings.coord_timeout_seconds * 1e9);
+  uint64_t report_at = started + patience;
+  for (unsigned spin = 0;; spin++) {
+    const dccl_table* table = dccl_table_store_for_call(&comm->tables, call);
+    if (table != NULL) {
+      dccl_bump(&comm->counters.waits);
+      atomic_store_explicit(&comm->counters.wait_ns,
+                            atomic_load_explicit(&comm->counters.wait_ns, memory_order_relaxed) +
+                              (dccl_monotonic_ns() - started),
+                            memory_order_relaxed);
+      return table;
+    }
+    if (spin < 64) continue;
+    struct timespec pause = {0, spin < 1024 ? 2000 : 20000};
+    nanosleep(&pause, NULL);
+    uint64_t now = dccl_monotonic_ns();
+    if (now >= report_at) {
+      /* Waiting is correct (running without the leader's table could make ranks disagree); make it
+       * visible. */
+      DCCL_WARN(&comm->logger, "rank %d has waited %.0f s for %s to decide epoch %llu (call %llu)", comm->rank,
+                1e-9 * (double)(now - started),
+                comm->coord != NULL ? dccl_coord_leader_name(comm->coord) : "the leader",
+                (unsigned long long)(call >> comm->tables.epoch_shift), (unsigned long long)call);
+      report_at = now + patience;
+    }
+  }
+}
+
 static unsigned long long load(_Atomic uint64_t* counter) {
   return (unsigned long long)atomic_load_explicit(counter, memory_order_relaxed);
 }
@@ -334,6 +426,19 @@ void dccl_comm_destroy(dccl_comm* comm) {
               "%llu unusable actions, %llu bad inputs, %llu table switches",
               (unsigned long long)comm->comm_id, comm->rank, load(&comm->calls), load(&c->applied), load(&c->pinned),
               load(&c->nccl_kept), load(&c->unusable), load(&c->bad_input), load(&comm->tables.switches));
+  }
+  if (comm->coord != NULL) {
+    dccl_coord_stats c;
+    dccl_coord_leave(comm->coord, &c);
+    comm->coord = NULL;
+    DCCL_INFO(&comm->logger,
+              "coordination: comm %016llx rank %d: %llu epochs, %llu table changes, %llu messages (%llu bytes) sent, "
+              "%llu (%llu bytes) received, %llu rejected, %llu connections; waited %llu times, %.3f ms in all",
+              (unsigned long long)comm->comm_id, comm->rank, (unsigned long long)c.epochs, (unsigned long long)c.changes,
+              (unsigned long long)c.messages_sent, (unsigned long long)c.bytes_sent,
+              (unsigned long long)c.messages_received, (unsigned long long)c.bytes_received,
+              (unsigned long long)c.rejected, (unsigned long long)c.connections, load(&comm->counters.waits),
+              1e-6 * (double)load(&comm->counters.wait_ns));
   }
   if (comm->learner != NULL) {
     dccl_learner* l = comm->learner;

@@ -23,6 +23,8 @@ typedef struct dccl_tuner_counters {
   _Atomic uint64_t unusable;       /* chosen action not runnable for this call: NCCL's choice kept */
   _Atomic uint64_t bad_input;      /* calls with arguments we could not use */
   _Atomic uint64_t chunk_set;      /* getChunkSize overrides */
+  _Atomic uint64_t waits;          /* coordinated worker: epochs whose table had not arrived in time */
+  _Atomic uint64_t wait_ns;        /* time spent waiting for them */
 } dccl_tuner_counters;
 
 typedef struct dccl_comm {
@@ -65,6 +67,10 @@ typedef struct dccl_comm {
   uint64_t fingerprint;
   double last_save_seconds;
 
+  /* coordination (learn mode on a multi-rank communicator): leader or worker session */
+  struct dccl_coord_session* coord;
+  atomic_flag warned_wait;
+
   /* background thread */
   int worker_refs; /* guarded by the registry lock */
   FILE* trace;
@@ -89,6 +95,9 @@ int dccl_comm_attach_profiler(dccl_comm* comm, int abi_version, int rank);
  * background thread (or, in synchronous simulations, by the emulator) and at destroy. Returns the
  * number of measurements taken. */
 int dccl_comm_drain(dccl_comm* comm);
+/* Hot-path slow path of a coordinated worker: waits until the leader's table for the epoch of `call`
+ * has arrived, logging an error every DYNAMICCL_COORD_TIMEOUT_S. Never returns NULL. */
+const dccl_table* dccl_comm_wait_for_table(dccl_comm* comm, uint64_t call);
 /* Logs a summary, closes files, frees everything. */
 void dccl_comm_destroy(dccl_comm* comm);
 

@@ -67,6 +67,7 @@ static dccl_action choose(dccl_comm* comm, uint64_t call, const call_view* v, in
     }
   }
   const dccl_table* table = dccl_table_store_for_call(&comm->tables, call);
+  if (__builtin_expect(table == NULL, 0)) table = dccl_comm_wait_for_table(comm, call); /* coordinated worker */
   dccl_action action = dccl_table_action(table, cell, comm->cell_calls[cell]++);
   if (dccl_action_is_nccl(action)) {
     dccl_bump(&comm->counters.nccl_kept);

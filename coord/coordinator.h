@@ -1,0 +1,64 @@
+/* coord/coordinator.h: the same decision table on every rank of a communicator.
+ *
+ * The leader of a communicator (rank 0) learns; the other ranks (workers) run the tables it decides.
+ * All ranks make the same getCollInfo calls in the same order and group them into epochs of
+ * DYNAMICCL_EPOCH_CALLS calls. The leader decides the table of each epoch (see decision_table.h:
+ * committed by its learner one epoch ahead, or "unchanged" by its hot path) and records the changes;
+ * a per-process service thread sends every worker the decided epochs and the tables that changed. A
+ * worker's hot path runs an epoch only once the leader's decision for it has arrived, and waits at
+ * the boundary otherwise, so no two ranks ever run different tables in one epoch.
+ *
+ * Transports: Unix domain sockets in the abstract namespace, named from the communicator's token,
+ * on one node; TCP across nodes, the leader being found through a small registry at `registry`
+ * (hosted by whichever process can bind that address). One connection per pair of processes serves
+ * all their communicators. Messages: coord/wire.h. */
+#ifndef DYNAMICCL_COORD_COORDINATOR_H
+#define DYNAMICCL_COORD_COORDINATOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/decision_table.h"
+#include "../core/log.h"
+
+typedef struct dccl_coord_options {
+  uint64_t comm_id;
+  int rank, n_ranks;
+  uint64_t epoch_calls;
+  dccl_table_store* store;
+  const dccl_logger* logger;
+  char registry[288];      /* "host:port": TCP through this registry; "": Unix sockets on this node */
+  uint64_t secret;         /* mixed into the token (DYNAMICCL_COORD_SECRET); 0: none */
+  double drop_probability; /* testing: a worker drops its connection after a message with this chance */
+} dccl_coord_options;
+
+typedef struct dccl_coord_session dccl_coord_session;
+
+/* Leader: starts serving `store`, whose table of epoch 0 must be in place. NULL with a reason. */
+dccl_coord_session* dccl_coord_lead(const dccl_coord_options* options, char* error, size_t error_size);
+/* Worker: puts `store` in follow mode (before the first call) and starts receiving. */
+dccl_coord_session* dccl_coord_follow(const dccl_coord_options* options, char* error, size_t error_size);
+/* The leader's publisher: dccl_table_store_commit plus the record the workers are sent. The context
+ * is the leader's session. */
+int dccl_coord_commit(void* session, dccl_table_store* store, dccl_table* table);
+/* Who a worker waits for, for its log lines. */
+const char* dccl_coord_leader_name(const dccl_coord_session* session);
+typedef struct dccl_coord_stats {
+  uint64_t messages_sent, bytes_sent, messages_received, bytes_received;
+  uint64_t rejected;      /* messages refused (malformed, wrong token, version, shape) */
+  uint64_t connections;   /* connections this session used (reconnects included) */
+  uint64_t changes;       /* tables that changed (leader: recorded; worker: applied) */
+  uint64_t epochs;        /* leader: epochs decided; worker: epochs received */
+} dccl_coord_stats;
+/* Ends the session and frees it, leaving its final statistics in `stats` (may be NULL). A leader
+ * first sends every connected worker what it decided, then says goodbye (waiting at most two
+ * seconds); a worker that was told goodbye runs its last table on. */
+void dccl_coord_leave(dccl_coord_session* session, dccl_coord_stats* stats);
+
+void dccl_coord_get_stats(dccl_coord_session* session, dccl_coord_stats* stats);
+size_t dccl_coord_memory_bytes(const dccl_coord_session* session);
+
+/* Tests: connections (all sessions) the service has accepted or made, and rejected messages. */
+void dccl_coord_service_counters(uint64_t* connections, uint64_t* rejected);
+
+#endif

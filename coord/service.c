@@ -1,0 +1,953 @@
+/* coord/service.c: the per-process coordination service: one thread, its sockets, and the leader and
+ * worker sessions of every coordinated communicator in the process (see coordinator.h). */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../core/clock.h"
+#include "../core/rng.h"
+#include "coordinator.h"
+#include "history.h"
+#include "transport.h"
+#include "wire.h"
+
+#define MAX_SESSIONS 256
+#define MAX_CONNECTIONS 256
+#define MAX_REGISTRY 1024
+#define IN_CAPACITY (DCCL_WIRE_HEADER_BYTES + DCCL_WIRE_MAX_PAYLOAD)
+#define OUT_CAPACITY (1u << 20)
+#define HISTORY_ENTRIES 8192
+#define HISTORY_CELLS (1u << 16)
+#define INBOX_ENTRIES 8192
+#define INBOX_CELLS (1u << 16)
+#define POLL_NS 200000L                /* service period while sessions exist */
+#define RETRY_NS 5000000ULL            /* between attempts to reach a leader or the registry */
+#define LEAVE_NS 2000000000ULL         /* a leaving leader waits this long for its workers */
+
+typedef struct connection {
+  int fd;
+  int connecting; /* TCP connect in progress */
+  int initiated;  /* we connected (else accepted) */
+  int to_registry;
+  int closing;
+  uint64_t peer_key; /* 0 until the peer's HELLO */
+  uint8_t* in;
+  size_t in_length;
+  uint8_t* out;
+  size_t out_length;
+} connection;
+
+typedef struct worker_link { /* the leader's view of one worker rank */
+  connection* conn;
+  uint64_t sent, acked;
+  int need_full;
+} worker_link;
+
+typedef struct inbox_entry {
+  uint64_t epoch;
+  uint32_t first, cells, full;
+} inbox_entry;
+
+struct dccl_coord_session {
+  int leader;
+  dccl_coord_options options;
+  uint64_t token;
+  char local_name[64];
+  char leader_name[384];
+  dccl_coord_stats stats;
+  /* leader */
+  int listener;
+  pthread_mutex_t history_lock; /* history and the commits that feed it */
+  dccl_history history;
+  worker_link* links; /* [n_ranks] */
+  int registered;
+  int leaving, done;
+  uint64_t leave_started_ns, final_decided;
+  /* worker */
+  connection* conn;
+  int joined, looking_up;
+  uint64_t retry_at_ns;
+  uint64_t received;
+  int leader_gone;
+  inbox_entry* inbox;
+  uint32_t inbox_head, inbox_count;
+  dccl_wire_cell* inbox_cells;
+  uint32_t inbox_cells_used;
+};
+
+typedef struct registry_entry {
+  uint64_t comm_id;
+  connection* owner;
+  dccl_wire_address address;
+} registry_entry;
+
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t changed;
+  pthread_t thread;
+  int running, stop;
+  dccl_coord_session* sessions[MAX_SESSIONS];
+  int session_count;
+  connection* connections[MAX_CONNECTIONS];
+  int connection_count;
+  uint64_t process_key, secret;
+  const dccl_logger* logger; /* of the first session, for process-wide messages */
+  int tcp_listener;
+  uint16_t tcp_port;
+  char registry[288];
+  int registry_listener;
+  connection* registry_conn;
+  uint64_t registry_retry_at_ns;
+  registry_entry registry_entries[MAX_REGISTRY];
+  int registry_count;
+  dccl_rng rng;
+  uint64_t connections_made, rejected;
+  uint8_t scratch[4096];
+} service = {.lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER, .tcp_listener = -1,
+             .registry_listener = -1};
+
+/* ---- connections ---- */
+static connection* add_connection(int fd, int initiated, int connecting) {
+  if (service.connection_count == MAX_CONNECTIONS) {
+    close(fd);
+    return NULL;
+  }
+  connection* c = calloc(1, sizeof(connection));
+  if (c != NULL) {
+    c->in = malloc(IN_CAPACITY);
+    c->out = malloc(OUT_CAPACITY);
+  }
+  if (c == NULL || c->in == NULL || c->out == NULL) {
+    if (c != NULL) {
+      free(c->in);
+      free(c->out);
+    }
+    free(c);
+    close(fd);
+    return NULL;
+  }
+  c->fd = fd;
+  c->initiated = initiated;
+  c->connecting = connecting;
+  service.connections[service.connection_count++] = c;
+  service.connections_made++;
+  return c;
+}
+
+static void close_connection(connection* c, uint64_t now) {
+  for (int i = 0; i < service.session_count; i++) {
+    dccl_coord_session* s = service.sessions[i];
+    if (s->leader) {
+      for (int r = 0; r < s->options.n_ranks; r++)
+        if (s->links[r].conn == c) s->links[r].conn = NULL;
+      if (c->to_registry) s->registered = 0;
+    } else {
+      if (s->conn == c) {
+        s->conn = NULL;
+        s->joined = 0;
+        s->retry_at_ns = now + RETRY_NS / 5;
+      }
+      if (c->to_registry) s->looking_up = 0;
+    }
+  }
+  for (int i = 0; i < service.registry_count;)
+    if (service.registry_entries[i].owner == c) service.registry_entries[i] = service.registry_entries[--service.registry_count];
+    else i++;
+  if (service.registry_conn == c) service.registry_conn = NULL;
+  for (int i = 0; i < service.connection_count; i++)
+    if (service.connections[i] == c) {
+      service.connections[i] = service.connections[--service.connection_count];
+      break;
+    }
+  close(c->fd);
+  free(c->in);
+  free(c->out);
+  free(c);
+}
+
+static void flush(connection* c) {
+  size_t done = 0;
+  while (done < c->out_length) {
+    ssize_t n = send(c->fd, c->out + done, c->out_length - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      done += (size_t)n;
+    } else {
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) c->closing = 1;
+      break;
+    }
+  }
+  memmove(c->out, c->out + done, c->out_length - done);
+  c->out_length -= done;
+}
+
+/* A writer over the free part of a connection's output buffer; commit with finish(). */
+static void writer_for(connection* c, dccl_wire_writer* w) { dccl_wire_writer_init(w, c->out + c->out_length, OUT_CAPACITY - c->out_length); }
+static size_t finish(connection* c, dccl_wire_writer* w, dccl_coord_stats* stats) {
+  if (w->overflow || w->length == 0) return 0;
+  c->out_length += w->length;
+  if (stats != NULL) {
+    stats->messages_sent++;
+    stats->bytes_sent += w->length;
+  }
+  return w->length;
+}
+
+static uint64_t token_of(uint64_t comm_id) { return dccl_wire_token(comm_id, service.secret); }
+
+static void send_simple(connection* c, dccl_wire_type type, uint32_t rank, uint64_t comm_id, const void* payload,
+                        dccl_coord_stats* stats) {
+  dccl_wire_writer w;
+  writer_for(c, &w);
+  size_t at = dccl_wire_begin(&w, type, rank, comm_id, token_of(comm_id));
+  switch (type) {
+    case DCCL_MSG_HELLO: dccl_wire_put_hello(&w, payload); break;
+    case DCCL_MSG_JOIN: dccl_wire_put_join(&w, payload); break;
+    case DCCL_MSG_ACK: dccl_wire_put_ack(&w, payload); break;
+    case DCCL_MSG_BYE: dccl_wire_put_u64(&w, *(const uint64_t*)payload); break;
+    case DCCL_MSG_REGISTER:
+    case DCCL_MSG_ADDRESS: dccl_wire_put_address(&w, payload); break;
+    case DCCL_MSG_REJECT: dccl_wire_put_text(&w, payload); break;
+    default: break;
+  }
+  if (dccl_wire_end(&w, at) == 0) finish(c, &w, stats);
+}
+
+static void send_hello(connection* c) {
+  dccl_wire_hello hello = {service.process_key};
+  send_simple(c, DCCL_MSG_HELLO, 0, 0, &hello, NULL);
+}
+
+/* ---- sessions ---- */
+static dccl_coord_session* find_session(int leader, uint64_t comm_id, uint32_t rank) {
+  for (int i = 0; i < service.session_count; i++) {
+    dccl_coord_session* s = service.sessions[i];
+    if (s->leader == leader && s->options.comm_id == comm_id && (leader || (uint32_t)s->options.rank == rank) &&
+        !(leader && s->done))
+      return s;
+  }
+  return NULL;
+}
+
+static void reject(connection* c, const dccl_wire_header* h, const char* why) {
+  service.rejected++;
+  DCCL_WARN(service.logger, "coordination: rejected a %u message for comm %016llx: %s", h->type,
+            (unsigned long long)h->comm_id, why);
+  send_simple(c, DCCL_MSG_REJECT, h->rank, h->comm_id, why, NULL);
+}
+
+/* Leader: a worker joins (or rejoins) a communicator this process leads. */
+static void on_join(connection* c, const dccl_wire_header* h, dccl_wire_reader* r) {
+  dccl_wire_join join;
+  char why[160];
+  if (dccl_wire_get_join(r, &join) != 0 || join.rank != h->rank) {
+    reject(c, h, "malformed join");
+    return;
+  }
+  dccl_coord_session* s = find_session(1, h->comm_id, 0);
+  if (s == NULL || s->leaving) {
+    reject(c, h, "this process does not lead that communicator (any more)");
+    return;
+  }
+  if ((int)join.n_ranks != s->options.n_ranks || join.epoch_calls != s->options.epoch_calls) {
+    snprintf(why, sizeof(why), "rank %u has %u ranks and %llu calls per epoch, the leader %d and %llu (settings differ between ranks?)",
+             join.rank, join.n_ranks, (unsigned long long)join.epoch_calls, s->options.n_ranks,
+             (unsigned long long)s->options.epoch_calls);
+    reject(c, h, why);
+    s->stats.rejected++;
+    return;
+  }
+  worker_link* link = &s->links[join.rank];
+  link->conn = c;
+  link->sent = join.received;
+  if (join.received > link->acked) link->acked = join.received;
+  link->need_full = 1;
+  s->stats.connections++;
+}
+
+static void on_ack(const dccl_wire_header* h, dccl_wire_reader* r) {
+  dccl_wire_ack ack;
+  dccl_coord_session* s = find_session(1, h->comm_id, 0);
+  if (s == NULL || dccl_wire_get_ack(r, &ack) != 0 || ack.rank == 0 || (int)ack.rank >= s->options.n_ranks) return;
+  s->stats.messages_received++;
+  if (ack.received > s->links[ack.rank].acked) s->links[ack.rank].acked = ack.received;
+}
+
+static uint32_t inbox_free_cells(const dccl_coord_session* s) { return INBOX_CELLS - s->inbox_cells_used; }
+
+/* Worker: decided epochs and changed tables from the leader. Returns 0 when it could not be taken
+ * yet (inbox full: the message stays in the input buffer), 1 when taken or refused. */
+static int on_decisions(connection* c, const dccl_wire_header* h, const uint8_t* payload) {
+  dccl_coord_session* s = find_session(0, h->comm_id, h->rank);
+  char why[160];
+  int entries = dccl_wire_check_decisions(payload, h->payload_bytes, why, sizeof(why));
+  if (entries < 0) {
+    reject(c, h, why);
+    c->closing = 1;
+    return 1;
+  }
+  if (s == NULL || s->conn != c) return 1; /* a session that left, or a stale connection */
+  if (s->inbox_count + (uint32_t)entries > INBOX_ENTRIES || inbox_free_cells(s) < h->payload_bytes / DCCL_WIRE_CELL_BYTES) {
+    /* Compact the cell arena, then wait until the store has taken entries. */
+    return 0;
+  }
+  dccl_wire_reader r;
+  dccl_wire_reader_init(&r, payload, h->payload_bytes);
+  uint64_t decided;
+  uint32_t count;
+  dccl_wire_get_u64(&r, &decided);
+  dccl_wire_get_u32(&r, &count);
+  for (uint32_t i = 0; i < count; i++) {
+    dccl_wire_entry_header e;
+    dccl_wire_get_entry_header(&r, &e);
+    int keep = e.epoch >= s->received;
+    inbox_entry* slot = &s->inbox[(s->inbox_head + s->inbox_count) % INBOX_ENTRIES];
+    if (keep) *slot = (inbox_entry){e.epoch, s->inbox_cells_used, e.cells, e.full};
+    for (uint32_t k = 0; k < e.cells; k++) {
+      dccl_wire_cell cell;
+      dccl_wire_get_cell(&r, &cell);
+      if (keep) s->inbox_cells[s->inbox_cells_used++] = cell;
+    }
+    if (keep) {
+      s->inbox_count++;
+      s->stats.changes++;
+    }
+  }
+  s->stats.messages_received++;
+  s->stats.bytes_received += DCCL_WIRE_HEADER_BYTES + h->payload_bytes;
+  if (decided > s->received) {
+    s->stats.epochs += decided - s->received;
+    s->received = decided;
+  }
+  dccl_wire_ack ack = {(uint32_t)s->options.rank, s->received};
+  size_t before = c->out_length;
+  send_simple(c, DCCL_MSG_ACK, ack.rank, s->options.comm_id, &ack, NULL);
+  s->stats.messages_sent++;
+  s->stats.bytes_sent += c->out_length - before;
+  if (s->options.drop_probability > 0 && dccl_rng_uniform(&service.rng) < s->options.drop_probability)
+    c->closing = 1; /* testing: a dropped connection, to be re-established */
+  return 1;
+}
+
+static void start_connection_to(dccl_coord_session* s, const dccl_wire_address* a, uint64_t now);
+
+static void on_address(const dccl_wire_header* h, dccl_wire_reader* r, uint64_t now) {
+  dccl_wire_address a;
+  dccl_coord_session* s = find_session(0, h->comm_id, h->rank);
+  if (s == NULL || dccl_wire_get_address(r, &a) != 0) return;
+  s->looking_up = 0;
+  if (!a.found) {
+    s->retry_at_ns = now + RETRY_NS; /* the leader has not registered yet */
+    return;
+  }
+  start_connection_to(s, &a, now);
+}
+
+static void on_register(connection* c, const dccl_wire_header* h, dccl_wire_reader* r) {
+  dccl_wire_address a;
+  if (dccl_wire_get_address(r, &a) != 0) {
+    reject(c, h, "malformed registration");
+    c->closing = 1;
+    return;
+  }
+  for (int i = 0; i < service.registry_count; i++)
+    if (service.registry_entries[i].comm_id == h->comm_id) {
+      service.registry_entries[i].owner = c;
+      service.registry_entries[i].address = a;
+      return;
+    }
+  if (service.registry_count == MAX_REGISTRY) {
+    reject(c, h, "the registry is full");
+    return;
+  }
+  service.registry_entries[service.registry_count++] = (registry_entry){h->comm_id, c, a};
+}
+
+static void on_lookup(connection* c, const dccl_wire_header* h) {
+  dccl_wire_address answer;
+  memset(&answer, 0, sizeof(answer));
+  for (int i = 0; i < service.registry_count; i++)
+    if (service.registry_entries[i].comm_id == h->comm_id) answer = service.registry_entries[i].address;
+  send_simple(c, DCCL_MSG_ADDRESS, h->rank, h->comm_id, &answer, NULL);
+}
+
+/* Whether a worker session may use connection `other` to the process with key `peer`: one we made,
+ * or one the peer made when our key is the lower (the peer keeps the connections it made, we give up
+ * ours: a rule both sides apply alike, so they never both give up theirs). Never the accepted end of
+ * a connection to ourselves. */
+static int may_share(const connection* other, uint64_t peer) {
+  if (other->initiated) return 1;
+  return peer != service.process_key && service.process_key < peer;
+}
+
+/* After a HELLO: one connection per pair of processes. A second one to a process we already talk to
+ * hands its sessions over and closes. */
+static void on_hello(connection* c, dccl_wire_reader* r) {
+  dccl_wire_hello hello;
+  if (dccl_wire_get_hello(r, &hello) != 0 || hello.process_key == 0) {
+    c->closing = 1;
+    return;
+  }
+  c->peer_key = hello.process_key;
+  if (!c->initiated) {
+    send_hello(c);
+    return;
+  }
+  if (c->to_registry) return;
+  for (int i = 0; i < service.connection_count; i++) {
+    connection* other = service.connections[i];
+    if (other != c && !other->closing && !other->to_registry && other->peer_key == c->peer_key &&
+        may_share(other, c->peer_key)) {
+      for (int k = 0; k < service.session_count; k++)
+        if (!service.sessions[k]->leader && service.sessions[k]->conn == c) service.sessions[k]->conn = other;
+      c->closing = 1;
+      return;
+    }
+  }
+}
+
+/* Handles every complete message in a connection's input buffer. */
+static void handle_input(connection* c, uint64_t now) {
+  size_t at = 0;
+  while (!c->closing) {
+    dccl_wire_header h;
+    char why[160];
+    int parsed = dccl_wire_parse_header(c->in + at, c->in_length - at, &h, why, sizeof(why));
+    if (parsed == 0) break;
+    if (parsed < 0) {
+      service.rejected++;
+      DCCL_WARN(service.logger, "coordination: closing a connection that sent an invalid message: %s", why);
+      c->closing = 1;
+      break;
+    }
+    if (c->in_length - at < DCCL_WIRE_HEADER_BYTES + h.payload_bytes) break;
+    const uint8_t* payload = c->in + at + DCCL_WIRE_HEADER_BYTES;
+    dccl_wire_reader r;
+    dccl_wire_reader_init(&r, payload, h.payload_bytes);
+    if (h.type != DCCL_MSG_HELLO && h.token != token_of(h.comm_id)) {
+      service.rejected++;
+      DCCL_WARN(service.logger, "coordination: closing a connection that sent a message with a wrong token for comm %016llx",
+                (unsigned long long)h.comm_id);
+      c->closing = 1;
+      break;
+    }
+    if (h.type != DCCL_MSG_HELLO && c->peer_key == 0) {
+      service.rejected++;
+      DCCL_WARN(service.logger, "coordination: closing a connection that skipped its hello");
+      c->closing = 1;
+      break;
+    }
+    switch (h.type) {
+      case DCCL_MSG_HELLO: on_hello(c, &r); break;
+      case DCCL_MSG_JOIN: on_join(c, &h, &r); break;
+      case DCCL_MSG_ACK: on_ack(&h, &r); break;
+      case DCCL_MSG_DECISIONS:
+        if (!on_decisions(c, &h, payload)) goto stalled;
+        break;
+      case DCCL_MSG_BYE: {
+        dccl_coord_session* s = find_session(0, h.comm_id, h.rank);
+        uint64_t final_decided;
+        if (s != NULL && dccl_wire_get_u64(&r, &final_decided) == 0 && dccl_wire_at_end(&r)) s->leader_gone = 1;
+        break;
+      }
+      case DCCL_MSG_REGISTER:
+        if (service.registry_listener >= 0) on_register(c, &h, &r);
+        break;
+      case DCCL_MSG_LOOKUP:
+        if (service.registry_listener >= 0) on_lookup(c, &h);
+        break;
+      case DCCL_MSG_ADDRESS: on_address(&h, &r, now); break;
+      case DCCL_MSG_REJECT: {
+        char text[DCCL_WIRE_HOST_MAX + 1] = "(unreadable reason)";
+        dccl_wire_get_text(&r, text, sizeof(text));
+        dccl_coord_session* s = find_session(0, h.comm_id, h.rank);
+        DCCL_WARN(s != NULL ? s->options.logger : service.logger, "coordination: the leader of comm %016llx refused rank %u: %s",
+                  (unsigned long long)h.comm_id, h.rank, text);
+        if (s != NULL) {
+          s->joined = 0;
+          s->retry_at_ns = now + 100 * RETRY_NS;
+        }
+        break;
+      }
+      default: break;
+    }
+    at += DCCL_WIRE_HEADER_BYTES + h.payload_bytes;
+  }
+stalled:
+  memmove(c->in, c->in + at, c->in_length - at);
+  c->in_length -= at;
+}
+
+static void read_input(connection* c, uint64_t now) {
+  while (c->in_length < IN_CAPACITY && !c->closing) {
+    ssize_t n = recv(c->fd, c->in + c->in_length, IN_CAPACITY - c->in_length, MSG_DONTWAIT);
+    if (n > 0) {
+      c->in_length += (size_t)n;
+      handle_input(c, now);
+    } else {
+      if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) c->closing = 1;
+      break;
+    }
+  }
+}
+
+/* ---- leader work ---- */
+static void ensure_registry(uint64_t now) {
+  if (service.registry_conn != NULL || now < service.registry_retry_at_ns) return;
+  char host[DCCL_WIRE_HOST_MAX + 1];
+  uint16_t port;
+  if (dccl_transport_parse_address(service.registry, host, sizeof(host), &port) != 0) return;
+  int fd = dccl_transport_connect_tcp(host, port);
+  if (fd < 0) {
+    service.registry_retry_at_ns = now + RETRY_NS;
+    return;
+  }
+  connection* c = add_connection(fd, 1, 1);
+  if (c == NULL) return;
+  c->to_registry = 1;
+  service.registry_conn = c;
+  send_hello(c);
+}
+
+static void leader_work(dccl_coord_session* s, uint64_t now) {
+  if (s->options.registry[0] != '\0' && !s->registered) {
+    ensure_registry(now);
+    connection* rc = service.registry_conn;
+    if (rc != NULL && !rc->connecting) {
+      dccl_wire_address a;
+      memset(&a, 0, sizeof(a));
+      a.found = 1;
+      a.port = service.tcp_port;
+      a.process_key = service.process_key;
+      if (dccl_transport_local_address(rc->fd, a.host, sizeof(a.host)) != 0) strcpy(a.host, "127.0.0.1");
+      send_simple(rc, DCCL_MSG_REGISTER, 0, s->options.comm_id, &a, &s->stats);
+      s->registered = 1;
+    }
+  }
+  pthread_mutex_lock(&s->history_lock);
+  uint64_t decided = dccl_table_store_decided(s->options.store);
+  uint64_t oldest = UINT64_MAX;
+  int all_sent = 1;
+  for (int rank = 1; rank < s->options.n_ranks; rank++) {
+    worker_link* link = &s->links[rank];
+    if (link->acked < oldest) oldest = link->acked;
+    connection* c = link->conn;
+    if (c == NULL || c->closing || c->peer_key == 0) {
+      if (s->leaving && c != NULL) all_sent = 0;
+      continue;
+    }
+    while (link->need_full || link->sent < decided) {
+      if (link->sent >= decided) break; /* a full table needs a decided epoch to describe */
+      dccl_wire_writer w;
+      writer_for(c, &w);
+      int64_t stated = dccl_history_write(&s->history, &w, (uint32_t)rank, s->options.comm_id, s->token, link->sent,
+                                          link->need_full, decided);
+      if (stated < 0) {
+        DCCL_WARN(s->options.logger,
+                  "coordination: rank %d of comm %016llx resumes from epoch %llu, which the leader no longer keeps; it "
+                  "cannot follow safely and will wait",
+                  rank, (unsigned long long)s->options.comm_id, (unsigned long long)link->sent);
+        link->conn = NULL;
+        break;
+      }
+      if (stated == 0 || finish(c, &w, &s->stats) == 0) break; /* no room now */
+      link->sent = (uint64_t)stated;
+      link->need_full = 0;
+    }
+    if (link->sent < decided || c->out_length > 0) all_sent = 0;
+  }
+  if (oldest != UINT64_MAX && oldest > s->history.base_epoch) dccl_history_forget(&s->history, oldest);
+  pthread_mutex_unlock(&s->history_lock);
+  if (s->leaving && !s->done && (all_sent || now - s->leave_started_ns > LEAVE_NS)) {
+    for (int rank = 1; rank < s->options.n_ranks; rank++)
+      if (s->links[rank].conn != NULL) send_simple(s->links[rank].conn, DCCL_MSG_BYE, (uint32_t)rank, s->options.comm_id, &decided, &s->stats);
+    for (int i = 0; i < service.connection_count; i++) flush(service.connections[i]);
+    if (s->listener >= 0) close(s->listener);
+    s->listener = -1;
+    s->final_decided = decided;
+    s->done = 1;
+    pthread_cond_broadcast(&service.changed);
+  }
+}
+
+/* ---- worker work ---- */
+static void start_connection_to(dccl_coord_session* s, const dccl_wire_address* a, uint64_t now) {
+  for (int i = 0; i < service.connection_count; i++) {
+    connection* c = service.connections[i];
+    if (!c->closing && !c->to_registry && c->peer_key == a->process_key && may_share(c, a->process_key)) {
+      s->conn = c; /* one connection per pair of processes */
+      return;
+    }
+  }
+  int fd = dccl_transport_connect_tcp(a->host, a->port);
+  if (fd < 0) {
+    s->retry_at_ns = now + RETRY_NS;
+    return;
+  }
+  connection* c = add_connection(fd, 1, 1);
+  if (c == NULL) return;
+  s->conn = c;
+  send_hello(c);
+}
+
+static void find_leader(dccl_coord_session* s, uint64_t now) {
+  if (s->options.registry[0] == '\0') {
+    int fd = dccl_transport_connect_local(s->local_name);
+    if (fd < 0) {
+      s->retry_at_ns = now + RETRY_NS; /* nobody listens yet */
+      return;
+    }
+    connection* c = add_connection(fd, 1, 0);
+    if (c == NULL) return;
+    s->conn = c;
+    send_hello(c);
+    return;
+  }
+  ensure_registry(now);
+  connection* rc = service.registry_conn;
+  if (rc == NULL || rc->connecting || s->looking_up) return;
+  send_simple(rc, DCCL_MSG_LOOKUP, (uint32_t)s->options.rank, s->options.comm_id, "", &s->stats);
+  s->looking_up = 1;
+}
+
+static void apply_cell(dccl_table* t, const dccl_wire_cell* c) {
+  dccl_table_set(t, c->cell, c->action);
+  dccl_table_set_explore(t, c->cell, c->explore, c->explore_mask);
+}
+
+/* Moves what arrived into the store: the changed tables, each exactly at its epoch, and the limit up
+ * to which the hot path may go on with the same table. */
+static void feed_store(dccl_coord_session* s) {
+  dccl_table_store* store = s->options.store;
+  while (s->inbox_count > 0) {
+    inbox_entry* e = &s->inbox[s->inbox_head];
+    uint64_t decided = dccl_table_store_decided(store);
+    if (e->epoch > decided) break;
+    if (e->epoch < decided) { /* cannot happen: epochs are only decided from the inbox */
+      DCCL_WARN(s->options.logger, "coordination: a table for epoch %llu arrived after it was decided; ignored",
+                (unsigned long long)e->epoch);
+    } else {
+      dccl_table* t = dccl_table_store_begin(store);
+      if (t == NULL) break; /* the hot path has not entered the previous epoch yet */
+      if (e->full) dccl_table_fill(t, DCCL_ACTION_NCCL);
+      else dccl_table_copy(t, dccl_table_store_latest(store));
+      for (uint32_t k = 0; k < e->cells; k++) apply_cell(t, &s->inbox_cells[e->first + k]);
+      if (dccl_table_store_commit(store, t, NULL) != 0) break;
+    }
+    s->inbox_head = (s->inbox_head + 1) % INBOX_ENTRIES;
+    s->inbox_count--;
+  }
+  if (s->inbox_count == 0) {
+    s->inbox_head = 0;
+    s->inbox_cells_used = 0;
+  } else if (s->inbox[s->inbox_head].first > INBOX_CELLS / 2) {
+    uint32_t first = s->inbox[s->inbox_head].first;
+    memmove(s->inbox_cells, s->inbox_cells + first, (s->inbox_cells_used - first) * sizeof(dccl_wire_cell));
+    s->inbox_cells_used -= first;
+    for (uint32_t i = 0; i < s->inbox_count; i++) s->inbox[(s->inbox_head + i) % INBOX_ENTRIES].first -= first;
+  }
+  uint64_t limit = s->inbox_count > 0 ? s->inbox[s->inbox_head].epoch : s->received;
+  if (s->leader_gone && s->inbox_count == 0) limit = UINT64_MAX; /* nothing will change any more */
+  dccl_table_store_allow(store, limit);
+}
+
+static void worker_work(dccl_coord_session* s, uint64_t now) {
+  if (!s->leader_gone) {
+    if (s->conn == NULL && now >= s->retry_at_ns) find_leader(s, now);
+    connection* c = s->conn;
+    if (c != NULL && !c->closing && !c->connecting && c->peer_key != 0 && !s->joined && now >= s->retry_at_ns) {
+      dccl_wire_join join = {(uint32_t)s->options.rank, (uint32_t)s->options.n_ranks, s->options.epoch_calls, s->received};
+      send_simple(c, DCCL_MSG_JOIN, join.rank, s->options.comm_id, &join, &s->stats);
+      s->joined = 1;
+      s->stats.connections++;
+    }
+  }
+  feed_store(s);
+}
+
+/* ---- the thread ---- */
+static void* service_main(void* argument) {
+  (void)argument;
+  struct pollfd fds[MAX_CONNECTIONS + MAX_SESSIONS + 2];
+  connection* owners[MAX_CONNECTIONS + MAX_SESSIONS + 2];
+  pthread_mutex_lock(&service.lock);
+  while (!service.stop) {
+    uint64_t now = dccl_monotonic_ns();
+    for (int i = 0; i < service.session_count; i++) {
+      if (service.sessions[i]->leader) leader_work(service.sessions[i], now);
+      else worker_work(service.sessions[i], now);
+    }
+    for (int i = 0; i < service.connection_count;) {
+      connection* c = service.connections[i];
+      if (c->connecting) {
+        int state = dccl_transport_connected(c->fd);
+        if (state == 1) c->connecting = 0;
+        else if (state < 0) c->closing = 1;
+      }
+      if (!c->connecting && !c->closing) {
+        handle_input(c, now); /* messages left waiting for room */
+        flush(c);
+      }
+      if (c->closing) close_connection(c, now); /* removes it from the array */
+      else i++;
+    }
+    int n = 0;
+    for (int i = 0; i < service.session_count; i++)
+      if (service.sessions[i]->leader && service.sessions[i]->listener >= 0) {
+        fds[n] = (struct pollfd){service.sessions[i]->listener, POLLIN, 0};
+        owners[n++] = NULL;
+      }
+    if (service.tcp_listener >= 0) {
+      fds[n] = (struct pollfd){service.tcp_listener, POLLIN, 0};
+      owners[n++] = NULL;
+    }
+    if (service.registry_listener >= 0) {
+      fds[n] = (struct pollfd){service.registry_listener, POLLIN, 0};
+      owners[n++] = NULL;
+    }
+    for (int i = 0; i < service.connection_count; i++) {
+      connection* c = service.connections[i];
+      short events = (short)((c->in_length < IN_CAPACITY ? POLLIN : 0) | (c->out_length > 0 || c->connecting ? POLLOUT : 0));
+      fds[n] = (struct pollfd){c->fd, events, 0};
+      owners[n++] = c;
+    }
+    pthread_mutex_unlock(&service.lock);
+    struct timespec period = {0, POLL_NS};
+    int ready = ppoll(fds, (nfds_t)n, &period, NULL);
+    pthread_mutex_lock(&service.lock);
+    if (ready <= 0) continue;
+    now = dccl_monotonic_ns();
+    for (int i = 0; i < n; i++) {
+      if (fds[i].revents == 0) continue;
+      if (owners[i] == NULL) { /* a listener */
+        for (int fd; (fd = dccl_transport_accept(fds[i].fd)) >= 0;) add_connection(fd, 0, 0);
+        continue;
+      }
+      connection* c = owners[i];
+      int alive = 0;
+      for (int k = 0; k < service.connection_count; k++) alive |= service.connections[k] == c;
+      if (!alive || c->connecting) continue;
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) read_input(c, now);
+      if (fds[i].revents & POLLOUT) flush(c);
+    }
+  }
+  pthread_mutex_unlock(&service.lock);
+  return NULL;
+}
+
+/* Called with the lock held. */
+static int start_service(const dccl_coord_options* o, char* error, size_t error_size) {
+  if (service.running) return 0;
+  if (service.process_key == 0) {
+    dccl_rng_seed(&service.rng, dccl_mix64((uint64_t)getpid() ^ dccl_monotonic_ns()));
+    service.process_key = dccl_mix64(dccl_monotonic_ns() ^ ((uint64_t)getpid() << 32)) | 1;
+  }
+  service.secret = o->secret;
+  service.logger = o->logger;
+  service.stop = 0;
+  int rc = pthread_create(&service.thread, NULL, service_main, NULL);
+  if (rc != 0) {
+    snprintf(error, error_size, "cannot start the coordination thread (error %d)", rc);
+    return -1;
+  }
+  service.running = 1;
+  return 0;
+}
+
+/* Called with the lock held: TCP listener for a leader, registry if this process can host it. */
+static int setup_tcp(const dccl_coord_options* o, int leader, char* error, size_t error_size) {
+  if (service.registry[0] == '\0') snprintf(service.registry, sizeof(service.registry), "%s", o->registry);
+  if (service.registry_listener < 0 && service.registry_conn == NULL) {
+    char host[DCCL_WIRE_HOST_MAX + 1];
+    uint16_t port;
+    if (dccl_transport_parse_address(o->registry, host, sizeof(host), &port) != 0) {
+      snprintf(error, error_size, "coordinator address '%s' is not host:port", o->registry);
+      return -1;
+    }
+    service.registry_listener = dccl_transport_listen_tcp(host, port, NULL); /* fails unless ours and free */
+    if (service.registry_listener >= 0)
+      DCCL_INFO(o->logger, "coordination registry listening at %s", o->registry);
+  }
+  if (leader && service.tcp_listener < 0) {
+    service.tcp_listener = dccl_transport_listen_tcp(NULL, 0, &service.tcp_port);
+    if (service.tcp_listener < 0) {
+      snprintf(error, error_size, "cannot listen on TCP: %s", strerror(errno));
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static dccl_coord_session* new_session(const dccl_coord_options* o, int leader) {
+  dccl_coord_session* s = calloc(1, sizeof(dccl_coord_session));
+  if (s == NULL) return NULL;
+  s->leader = leader;
+  s->options = *o;
+  s->token = dccl_wire_token(o->comm_id, o->secret);
+  s->listener = -1;
+  dccl_transport_local_name(s->token, s->local_name, sizeof(s->local_name));
+  if (o->registry[0] == '\0')
+    snprintf(s->leader_name, sizeof(s->leader_name), "rank 0 of comm %016llx (unix socket @%s on this node)",
+             (unsigned long long)o->comm_id, s->local_name);
+  else
+    snprintf(s->leader_name, sizeof(s->leader_name), "rank 0 of comm %016llx (found through the registry at %s)",
+             (unsigned long long)o->comm_id, o->registry);
+  return s;
+}
+
+static int add_session(dccl_coord_session* s, char* error, size_t error_size) {
+  pthread_mutex_lock(&service.lock);
+  int rc = -1;
+  if (service.session_count == MAX_SESSIONS) {
+    snprintf(error, error_size, "too many coordinated communicators in this process (%d)", MAX_SESSIONS);
+  } else if (s->options.registry[0] != '\0' && setup_tcp(&s->options, s->leader, error, error_size) != 0) {
+  } else if (start_service(&s->options, error, error_size) == 0) {
+    service.sessions[service.session_count++] = s;
+    rc = 0;
+  }
+  pthread_mutex_unlock(&service.lock);
+  return rc;
+}
+
+static void free_session(dccl_coord_session* s) {
+  if (s->leader) {
+    dccl_history_free(&s->history);
+    pthread_mutex_destroy(&s->history_lock);
+    free(s->links);
+  } else {
+    free(s->inbox);
+    free(s->inbox_cells);
+  }
+  free(s);
+}
+
+dccl_coord_session* dccl_coord_lead(const dccl_coord_options* o, char* error, size_t error_size) {
+  dccl_coord_session* s = new_session(o, 1);
+  if (s == NULL) {
+    snprintf(error, error_size, "out of memory");
+    return NULL;
+  }
+  pthread_mutex_init(&s->history_lock, NULL);
+  s->links = calloc((size_t)o->n_ranks, sizeof(worker_link));
+  if (s->links == NULL ||
+      dccl_history_init(&s->history, dccl_table_store_latest(o->store), HISTORY_ENTRIES, HISTORY_CELLS) != 0) {
+    snprintf(error, error_size, "out of memory");
+    free_session(s);
+    return NULL;
+  }
+  if (o->registry[0] == '\0') {
+    s->listener = dccl_transport_listen_local(s->local_name);
+    if (s->listener < 0) {
+      snprintf(error, error_size, "cannot listen on @%s: %s (is another leader of this communicator running?)",
+               s->local_name, strerror(errno));
+      free_session(s);
+      return NULL;
+    }
+  }
+  if (add_session(s, error, error_size) != 0) {
+    if (s->listener >= 0) close(s->listener);
+    free_session(s);
+    return NULL;
+  }
+  return s;
+}
+
+dccl_coord_session* dccl_coord_follow(const dccl_coord_options* o, char* error, size_t error_size) {
+  dccl_coord_session* s = new_session(o, 0);
+  if (s == NULL) {
+    snprintf(error, error_size, "out of memory");
+    return NULL;
+  }
+  s->inbox = calloc(INBOX_ENTRIES, sizeof(inbox_entry));
+  s->inbox_cells = calloc(INBOX_CELLS, sizeof(dccl_wire_cell));
+  if (s->inbox == NULL || s->inbox_cells == NULL) {
+    snprintf(error, error_size, "out of memory");
+    free_session(s);
+    return NULL;
+  }
+  dccl_table_store_follow(o->store);
+  if (add_session(s, error, error_size) != 0) {
+    free_session(s);
+    return NULL;
+  }
+  return s;
+}
+
+int dccl_coord_commit(void* context, dccl_table_store* store, dccl_table* table) {
+  dccl_coord_session* s = context;
+  if (table == NULL) return dccl_table_store_commit(store, NULL, NULL);
+  pthread_mutex_lock(&s->history_lock);
+  uint64_t next = dccl_table_store_decided(store), epoch = next;
+  int rc = -1;
+  if (dccl_history_append(&s->history, next, table) >= 0) {
+    rc = dccl_table_store_commit(store, table, &epoch);
+    if (rc != 0) dccl_history_drop_last(&s->history);
+    else s->history.entries[s->history.count - 1].epoch = epoch; /* the hot path may have decided `next` */
+    if (rc == 0) s->stats.changes++;
+  }
+  pthread_mutex_unlock(&s->history_lock);
+  return rc;
+}
+
+const char* dccl_coord_leader_name(const dccl_coord_session* s) { return s->leader_name; }
+
+void dccl_coord_leave(dccl_coord_session* s, dccl_coord_stats* stats) {
+  if (s == NULL) return;
+  pthread_mutex_lock(&service.lock);
+  if (s->leader) {
+    s->leaving = 1;
+    s->leave_started_ns = dccl_monotonic_ns();
+    while (!s->done && service.running) pthread_cond_wait(&service.changed, &service.lock);
+    s->stats.epochs = dccl_table_store_decided(s->options.store);
+  }
+  if (stats != NULL) *stats = s->stats;
+  for (int i = 0; i < service.session_count; i++)
+    if (service.sessions[i] == s) {
+      service.sessions[i] = service.sessions[--service.session_count];
+      break;
+    }
+  int last = service.session_count == 0 && service.running;
+  if (last) service.stop = 1;
+  pthread_mutex_unlock(&service.lock);
+  if (last) {
+    pthread_join(service.thread, NULL);
+    pthread_mutex_lock(&service.lock);
+    uint64_t now = dccl_monotonic_ns();
+    while (service.connection_count > 0) close_connection(service.connections[0], now);
+    if (service.tcp_listener >= 0) close(service.tcp_listener);
+    if (service.registry_listener >= 0) close(service.registry_listener);
+    service.tcp_listener = service.registry_listener = -1;
+    service.registry_count = 0;
+    service.registry[0] = '\0';
+    service.running = 0;
+    pthread_mutex_unlock(&service.lock);
+  }
+  if (s->listener >= 0) close(s->listener);
+  free_session(s);
+}
+
+void dccl_coord_get_stats(dccl_coord_session* s, dccl_coord_stats* stats) {
+  pthread_mutex_lock(&service.lock);
+  *stats = s->stats;
+  if (s->leader) stats->epochs = dccl_table_store_decided(s->options.store);
+  pthread_mutex_unlock(&service.lock);
+}
+
+size_t dccl_coord_memory_bytes(const dccl_coord_session* s) {
+  size_t bytes = sizeof(*s);
+  if (s->leader) bytes += dccl_history_memory_bytes(&s->history) + (size_t)s->options.n_ranks * sizeof(worker_link);
+  else bytes += INBOX_ENTRIES * sizeof(inbox_entry) + INBOX_CELLS * sizeof(dccl_wire_cell);
+  return bytes;
+}
+
+void dccl_coord_service_counters(uint64_t* connections, uint64_t* rejected) {
+  pthread_mutex_lock(&service.lock);
+  *connections = service.connections_made;
+  *rejected = service.rejected;
+  pthread_mutex_unlock(&service.lock);
+}

@@ -1,0 +1,33 @@
+/* coord/transport.h: the sockets of the coordination layer: Unix domain sockets in the abstract
+ * namespace (one node, no files, no configuration) and TCP (across nodes). All sockets are
+ * non-blocking and close-on-exec. */
+#ifndef DYNAMICCL_COORD_TRANSPORT_H
+#define DYNAMICCL_COORD_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The abstract socket name of a communicator's leader on this node ("dynamiccl-<token>"). */
+void dccl_transport_local_name(uint64_t token, char* name, size_t size);
+/* Listens on an abstract Unix socket; returns the fd or -1 (errno set). */
+int dccl_transport_listen_local(const char* name);
+/* Starts connecting to an abstract Unix socket; returns the fd or -1 (errno: ECONNREFUSED or
+ * ENOENT-like when nobody listens yet). */
+int dccl_transport_connect_local(const char* name);
+
+/* Parses "host:port" (host may be a name or an IPv4 address). Returns 0 or -1. */
+int dccl_transport_parse_address(const char* text, char* host, size_t host_size, uint16_t* port);
+/* Listens on TCP: on `host` (NULL: every interface) and `port` (0: any). Returns the fd or -1; the
+ * port chosen in *bound_port. */
+int dccl_transport_listen_tcp(const char* host, uint16_t port, uint16_t* bound_port);
+/* Starts a TCP connection; returns the fd or -1. Completion shows as writability (check with
+ * dccl_transport_connected). */
+int dccl_transport_connect_tcp(const char* host, uint16_t port);
+/* 1 when a connection has completed, 0 while in progress, -1 when it failed. */
+int dccl_transport_connected(int fd);
+/* The local IPv4 address of a connected TCP socket, as text. */
+int dccl_transport_local_address(int fd, char* host, size_t size);
+/* Accepts one connection (non-blocking); -1 when none. */
+int dccl_transport_accept(int listener);
+
+#endif

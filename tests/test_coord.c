@@ -1,0 +1,539 @@
+/* tests/test_coord.c: coordination: the wire format and its parser, the leader's history, and
+ * leaders and workers in one process over Unix and TCP sockets agreeing on every epoch's table. */
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../coord/coordinator.h"
+#include "../coord/history.h"
+#include "../coord/transport.h"
+#include "../coord/wire.h"
+#include "../core/rng.h"
+#include "test.h"
+
+static int warnings;
+static void quiet_sink(int level, const char* line) {
+  (void)line;
+  if (level == NCCL_LOG_WARN) warnings++;
+}
+static dccl_logger quiet = {0};
+
+static dccl_action some_action(dccl_rng* rng) {
+  return dccl_action_make((int)dccl_rng_below(rng, 2), (int)dccl_rng_below(rng, 3), 1 + (int)dccl_rng_below(rng, 32), 0);
+}
+
+static void test_wire_round_trip(void) {
+  uint8_t buffer[4096];
+  dccl_wire_writer w;
+  dccl_wire_writer_init(&w, buffer, sizeof(buffer));
+  size_t at = dccl_wire_begin(&w, DCCL_MSG_JOIN, 3, 0x1234, dccl_wire_token(0x1234, 0));
+  dccl_wire_join join = {3, 8, 64, 17};
+  dccl_wire_put_join(&w, &join);
+  CHECK_EQ_INT(dccl_wire_end(&w, at), 0);
+  dccl_wire_header h;
+  char why[160];
+  CHECK_EQ_INT(dccl_wire_parse_header(buffer, 10, &h, why, sizeof(why)), 0); /* incomplete */
+  CHECK_EQ_INT(dccl_wire_parse_header(buffer, w.length, &h, why, sizeof(why)), 1);
+  CHECK_EQ_INT(h.type, DCCL_MSG_JOIN);
+  CHECK_EQ_INT((int)h.rank, 3);
+  CHECK_EQ_INT((int)h.payload_bytes, 24);
+  CHECK(h.token == dccl_wire_token(0x1234, 0) && h.token != dccl_wire_token(0x1235, 0) &&
+        h.token != dccl_wire_token(0x1234, 7));
+  dccl_wire_reader r;
+  dccl_wire_reader_init(&r, buffer + DCCL_WIRE_HEADER_BYTES, h.payload_bytes);
+  dccl_wire_join back;
+  CHECK_EQ_INT(dccl_wire_get_join(&r, &back), 0);
+  CHECK(back.rank == 3 && back.n_ranks == 8 && back.epoch_calls == 64 && back.received == 17);
+  /* One byte short, one byte too many, a rank out of range: refused. */
+  dccl_wire_reader_init(&r, buffer + DCCL_WIRE_HEADER_BYTES, h.payload_bytes - 1);
+  CHECK_EQ_INT(dccl_wire_get_join(&r, &back), -1);
+  uint8_t longer[64];
+  memcpy(longer, buffer + DCCL_WIRE_HEADER_BYTES, 24);
+  longer[24] = 0;
+  dccl_wire_reader_init(&r, longer, 25);
+  CHECK_EQ_INT(dccl_wire_get_join(&r, &back), -1);
+  longer[0] = 9; /* rank 9 of 8 */
+  dccl_wire_reader_init(&r, longer, 24);
+  CHECK_EQ_INT(dccl_wire_get_join(&r, &back), -1);
+}
+
+static void test_wire_rejects_bad_headers(void) {
+  uint8_t buffer[64];
+  dccl_wire_writer w;
+  dccl_wire_writer_init(&w, buffer, sizeof(buffer));
+  size_t at = dccl_wire_begin(&w, DCCL_MSG_ACK, 1, 5, 6);
+  dccl_wire_ack ack = {1, 2};
+  dccl_wire_put_ack(&w, &ack);
+  dccl_wire_end(&w, at);
+  dccl_wire_header h;
+  char why[160];
+  uint8_t bad[64];
+  memcpy(bad, buffer, w.length);
+  bad[0] ^= 1;
+  CHECK_EQ_INT(dccl_wire_parse_header(bad, w.length, &h, why, sizeof(why)), -1);
+  CHECK(strstr(why, "magic") != NULL);
+  memcpy(bad, buffer, w.length);
+  bad[4] = 2; /* version 2 */
+  CHECK_EQ_INT(dccl_wire_parse_header(bad, w.length, &h, why, sizeof(why)), -1);
+  CHECK(strstr(why, "version") != NULL);
+  memcpy(bad, buffer, w.length);
+  bad[6] = 77; /* type */
+  CHECK_EQ_INT(dccl_wire_parse_header(bad, w.length, &h, why, sizeof(why)), -1);
+  memcpy(bad, buffer, w.length);
+  bad[10] = 0x10; /* 1 MiB payload */
+  CHECK_EQ_INT(dccl_wire_parse_header(bad, w.length, &h, why, sizeof(why)), -1);
+  CHECK(strstr(why, "limit") != NULL);
+}
+
+static size_t decisions_message(uint8_t* buffer, size_t size, uint64_t decided, uint64_t epoch0, uint64_t epoch1,
+                                uint16_t cell) {
+  dccl_wire_writer w;
+  dccl_wire_writer_init(&w, buffer, size);
+  dccl_wire_put_u64(&w, decided);
+  dccl_wire_put_u32(&w, 2);
+  dccl_wire_entry_header e = {epoch0, 1, 1};
+  dccl_wire_put_entry_header(&w, &e);
+  dccl_wire_cell c = {cell, 0x0F, dccl_action_make(0, 1, 4, 0), dccl_action_make(1, 2, 8, 0)};
+  dccl_wire_put_cell(&w, &c);
+  e = (dccl_wire_entry_header){epoch1, 0, 1};
+  dccl_wire_put_entry_header(&w, &e);
+  dccl_wire_put_cell(&w, &c);
+  return w.length;
+}
+
+static void test_decisions_validation(void) {
+  uint8_t payload[256];
+  char why[160];
+  size_t n = decisions_message(payload, sizeof(payload), 10, 2, 5, 7);
+  CHECK_EQ_INT(dccl_wire_check_decisions(payload, n, why, sizeof(why)), 2);
+  CHECK_EQ_INT(dccl_wire_check_decisions(payload, n - 1, why, sizeof(why)), -1); /* truncated */
+  n = decisions_message(payload, sizeof(payload), 10, 5, 2, 7);
+  CHECK_EQ_INT(dccl_wire_check_decisions(payload, n, why, sizeof(why)), -1); /* out of order */
+  n = decisions_message(payload, sizeof(payload), 5, 2, 5, 7);
+  CHECK_EQ_INT(dccl_wire_check_decisions(payload, n, why, sizeof(why)), -1); /* entry not decided */
+  n = decisions_message(payload, sizeof(payload), 10, 2, 5, DCCL_TABLE_CELLS);
+  CHECK_EQ_INT(dccl_wire_check_decisions(payload, n, why, sizeof(why)), -1); /* cell out of range */
+  n = decisions_message(payload, sizeof(payload), 10, 2, 5, 7);
+  payload[n - 1] = 0xFF; /* explore action with unknown algorithm bits */
+  payload[n - 4] = 0x0F;
+  CHECK_EQ_INT(dccl_wire_check_decisions(payload, n, why, sizeof(why)), -1);
+}
+
+/* The fuzz target's body: any bytes, parsed as a stream of messages, never crash or over-read. */
+int dccl_fuzz_wire(const uint8_t* data, size_t size);
+int dccl_fuzz_wire(const uint8_t* data, size_t size) {
+  size_t at = 0;
+  int messages = 0;
+  while (at < size) {
+    dccl_wire_header h;
+    char why[160];
+    if (dccl_wire_parse_header(data + at, size - at, &h, why, sizeof(why)) != 1) break;
+    if (size - at - DCCL_WIRE_HEADER_BYTES < h.payload_bytes) break;
+    const uint8_t* payload = data + at + DCCL_WIRE_HEADER_BYTES;
+    dccl_wire_reader r;
+    dccl_wire_reader_init(&r, payload, h.payload_bytes);
+    union {
+      dccl_wire_hello hello;
+      dccl_wire_join join;
+      dccl_wire_ack ack;
+      dccl_wire_address address;
+      char text[DCCL_WIRE_HOST_MAX + 1];
+    } u;
+    switch (h.type) {
+      case DCCL_MSG_HELLO: dccl_wire_get_hello(&r, &u.hello); break;
+      case DCCL_MSG_JOIN: dccl_wire_get_join(&r, &u.join); break;
+      case DCCL_MSG_ACK: dccl_wire_get_ack(&r, &u.ack); break;
+      case DCCL_MSG_DECISIONS: dccl_wire_check_decisions(payload, h.payload_bytes, why, sizeof(why)); break;
+      case DCCL_MSG_REGISTER:
+      case DCCL_MSG_ADDRESS: dccl_wire_get_address(&r, &u.address); break;
+      case DCCL_MSG_REJECT: dccl_wire_get_text(&r, u.text, sizeof(u.text)); break;
+      default: break;
+    }
+    at += DCCL_WIRE_HEADER_BYTES + h.payload_bytes;
+    messages++;
+  }
+  return messages;
+}
+
+static void test_parser_fuzz(void) {
+  /* Mutations of valid messages (the interesting inputs) and random bytes; under ASan in `make test`. */
+  dccl_rng rng;
+  dccl_rng_seed(&rng, 42);
+  static uint8_t seed_stream[1024], input[1024];
+  dccl_wire_writer w;
+  dccl_wire_writer_init(&w, seed_stream, sizeof(seed_stream));
+  size_t at = dccl_wire_begin(&w, DCCL_MSG_DECISIONS, 1, 9, dccl_wire_token(9, 0));
+  size_t payload = decisions_message(seed_stream + w.length, sizeof(seed_stream) - w.length, 10, 2, 5, 7);
+  w.length += payload;
+  dccl_wire_end(&w, at);
+  at = dccl_wire_begin(&w, DCCL_MSG_REGISTER, 0, 9, dccl_wire_token(9, 0));
+  dccl_wire_address a = {1, 4000, 77, "10.0.0.1"};
+  dccl_wire_put_address(&w, &a);
+  dccl_wire_end(&w, at);
+  size_t seed_length = w.length;
+  CHECK_EQ_INT(dccl_fuzz_wire(seed_stream, seed_length), 2);
+  for (int round = 0; round < 200000; round++) {
+    size_t n = seed_length;
+    memcpy(input, seed_stream, n);
+    int flips = 1 + (int)dccl_rng_below(&rng, 4);
+    for (int f = 0; f < flips; f++) input[dccl_rng_below(&rng, n)] = (uint8_t)dccl_rng_below(&rng, 256);
+    if (round % 3 == 0) n = dccl_rng_below(&rng, n + 1);
+    if (round % 10 == 0)
+      for (size_t k = 0; k < n; k++) input[k] = (uint8_t)dccl_rng_below(&rng, 256);
+    /* An exact-size heap copy so that ASan catches any read past the end. */
+    uint8_t* exact = malloc(n ? n : 1);
+    memcpy(exact, input, n);
+    dccl_fuzz_wire(exact, n);
+    free(exact);
+  }
+}
+
+static void random_change(dccl_table* t, dccl_rng* rng) {
+  int changes = 1 + (int)dccl_rng_below(rng, 6);
+  for (int k = 0; k < changes; k++) {
+    int cell = (int)dccl_rng_below(rng, DCCL_TABLE_CELLS);
+    dccl_table_set(t, cell, some_action(rng));
+    dccl_table_set_explore(t, cell, some_action(rng), (uint8_t)dccl_rng_below(rng, 256));
+  }
+}
+
+static int tables_equal(const dccl_table* a, const dccl_table* b) {
+  for (int c = 0; c < DCCL_TABLE_CELLS; c++)
+    if (dccl_table_get(a, c) != dccl_table_get(b, c) ||
+        atomic_load(&a->explore[c]) != atomic_load(&b->explore[c]) ||
+        atomic_load(&a->explore_mask[c]) != atomic_load(&b->explore_mask[c]))
+      return 0;
+  return 1;
+}
+
+/* Applies a DECISIONS payload the way a worker does, to a table per epoch. */
+static void apply_payload(const uint8_t* payload, size_t length, dccl_table* current, uint64_t* decided) {
+  dccl_wire_reader r;
+  dccl_wire_reader_init(&r, payload, length);
+  uint32_t count;
+  dccl_wire_get_u64(&r, decided);
+  dccl_wire_get_u32(&r, &count);
+  for (uint32_t i = 0; i < count; i++) {
+    dccl_wire_entry_header e;
+    dccl_wire_get_entry_header(&r, &e);
+    if (e.full) dccl_table_fill(current, DCCL_ACTION_NCCL);
+    for (uint32_t k = 0; k < e.cells; k++) {
+      dccl_wire_cell c;
+      dccl_wire_get_cell(&r, &c);
+      dccl_table_set(current, c.cell, c.action);
+      dccl_table_set_explore(current, c.cell, c.explore, c.explore_mask);
+    }
+  }
+}
+
+static void test_history(void) {
+  static dccl_history h;
+  static dccl_table truth[64], replay;
+  dccl_rng rng;
+  dccl_rng_seed(&rng, 3);
+  dccl_table_fill(&truth[0], DCCL_ACTION_NCCL);
+  dccl_table_set(&truth[0], 11, dccl_action_make(1, 2, 8, 0));
+  CHECK_EQ_INT(dccl_history_init(&h, &truth[0], 16, 4096), 0);
+  for (int e = 1; e < 40; e++) {
+    dccl_table_copy(&truth[e], &truth[e - 1]);
+    if (e % 3 == 0) {
+      random_change(&truth[e], &rng);
+      CHECK(dccl_history_append(&h, (uint64_t)e, &truth[e]) > 0);
+    }
+  }
+  CHECK_EQ_INT(dccl_history_append(&h, 40, &truth[39]), 0); /* nothing changed: an empty entry */
+  dccl_history_drop_last(&h);
+  /* A worker joining at epoch 7 gets the table of epoch 7, then every change. */
+  static uint8_t buffer[1 << 16];
+  dccl_wire_writer w;
+  dccl_wire_writer_init(&w, buffer, sizeof(buffer));
+  int64_t stated = dccl_history_write(&h, &w, 1, 5, dccl_wire_token(5, 0), 7, 1, 40);
+  CHECK_EQ_INT((int)stated, 40);
+  char why[160];
+  CHECK(dccl_wire_check_decisions(buffer + DCCL_WIRE_HEADER_BYTES, w.length - DCCL_WIRE_HEADER_BYTES, why, sizeof(why)) > 0);
+  /* Replaying entry by entry gives every epoch's table. */
+  dccl_wire_reader r;
+  dccl_wire_reader_init(&r, buffer + DCCL_WIRE_HEADER_BYTES, w.length - DCCL_WIRE_HEADER_BYTES);
+  uint64_t decided;
+  uint32_t count;
+  dccl_wire_get_u64(&r, &decided);
+  dccl_wire_get_u32(&r, &count);
+  int epoch = 7, wrong = 0;
+  for (uint32_t i = 0; i < count; i++) {
+    dccl_wire_entry_header e;
+    dccl_wire_get_entry_header(&r, &e);
+    for (; epoch < (int)e.epoch; epoch++) wrong += !tables_equal(&replay, &truth[epoch]);
+    if (e.full) dccl_table_fill(&replay, DCCL_ACTION_NCCL);
+    for (uint32_t k = 0; k < e.cells; k++) {
+      dccl_wire_cell c;
+      dccl_wire_get_cell(&r, &c);
+      dccl_table_set(&replay, c.cell, c.action);
+      dccl_table_set_explore(&replay, c.cell, c.explore, c.explore_mask);
+    }
+  }
+  for (; epoch < 40; epoch++) wrong += !tables_equal(&replay, &truth[epoch]);
+  CHECK_EQ_INT(wrong, 0);
+  /* Forgetting up to 20 keeps everything a worker at 20 or later needs, and nothing before. */
+  dccl_history_forget(&h, 20);
+  dccl_wire_writer_init(&w, buffer, sizeof(buffer));
+  CHECK_EQ_INT((int)dccl_history_write(&h, &w, 1, 5, 0, 7, 1, 40), -1);
+  dccl_wire_writer_init(&w, buffer, sizeof(buffer));
+  CHECK_EQ_INT((int)dccl_history_write(&h, &w, 1, 5, 0, 25, 1, 40), 40);
+  uint64_t d;
+  apply_payload(buffer + DCCL_WIRE_HEADER_BYTES, w.length - DCCL_WIRE_HEADER_BYTES, &replay, &d);
+  CHECK(tables_equal(&replay, &truth[39]));
+  /* Full: appends wait. */
+  int full = 0;
+  for (int e = 41; e < 80 && !full; e++) {
+    dccl_table_set(&truth[39], e, some_action(&rng));
+    full = dccl_history_append(&h, (uint64_t)e, &truth[39]) < 0;
+  }
+  CHECK(full);
+  /* A writer too small for the changes states fewer decided epochs, never skips a change. */
+  dccl_wire_writer_init(&w, buffer, 200);
+  stated = dccl_history_write(&h, &w, 1, 5, 0, 25, 0, 80);
+  CHECK(stated > 25 && stated < 80);
+  dccl_history_free(&h);
+}
+
+/* ---- leaders and workers in one process ---- */
+#define RANKS 4
+#define EPOCHS 3000
+
+typedef struct rank_run {
+  dccl_table_store store;
+  dccl_coord_session* session;
+  uint64_t hash[EPOCHS];
+  int rank;
+  uint64_t epoch_calls;
+  _Atomic int finished;
+} rank_run;
+
+static uint64_t table_hash(const dccl_table* t) {
+  uint64_t h = 0;
+  for (int c = 0; c < DCCL_TABLE_CELLS; c++)
+    h = dccl_mix64(h ^ dccl_table_get(t, c) ^ ((uint64_t)atomic_load(&t->explore[c]) << 32) ^
+                   ((uint64_t)atomic_load(&t->explore_mask[c]) << 24));
+  return h;
+}
+
+static void* hot_path(void* argument) {
+  rank_run* r = argument;
+  dccl_rng rng;
+  dccl_rng_seed(&rng, (uint64_t)r->rank + 100);
+  for (uint64_t call = 0; call < EPOCHS * r->epoch_calls; call++) {
+    const dccl_table* t;
+    while ((t = dccl_table_store_for_call(&r->store, call)) == NULL) {
+      struct timespec pause = {0, 20000};
+      nanosleep(&pause, NULL);
+    }
+    if ((call & (r->epoch_calls - 1)) == 0) r->hash[call / r->epoch_calls] = table_hash(t);
+    if (dccl_rng_below(&rng, 2000) == 0) { /* a host delay of up to a few epochs */
+      struct timespec pause = {0, (long)dccl_rng_below(&rng, 3000000)};
+      nanosleep(&pause, NULL);
+    }
+  }
+  atomic_store(&r->finished, 1);
+  return NULL;
+}
+
+typedef struct leader_learner {
+  rank_run* leader;
+  _Atomic int stop;
+  uint64_t changes;
+} leader_learner;
+
+static void* learner(void* argument) {
+  leader_learner* l = argument;
+  dccl_rng rng;
+  dccl_rng_seed(&rng, 9);
+  dccl_table* pending = NULL;
+  while (!atomic_load(&l->stop)) {
+    if (pending == NULL && dccl_rng_below(&rng, 3) == 0) {
+      pending = dccl_table_store_begin(&l->leader->store);
+      if (pending != NULL) {
+        dccl_table_copy(pending, dccl_table_store_latest(&l->leader->store));
+        random_change(pending, &rng);
+      }
+    }
+    if (dccl_coord_commit(l->leader->session, &l->leader->store, pending) == 0 && pending != NULL) {
+      pending = NULL;
+      l->changes++;
+    }
+    struct timespec pause = {0, 50000};
+    nanosleep(&pause, NULL);
+  }
+  return NULL;
+}
+
+static void run_communicator(const char* registry, uint64_t comm_id, double drop, int* mismatches, uint64_t* changes) {
+  static rank_run runs[RANKS];
+  memset(runs, 0, sizeof(runs));
+  char error[256];
+  dccl_coord_options o;
+  memset(&o, 0, sizeof(o));
+  o.comm_id = comm_id;
+  o.n_ranks = RANKS;
+  o.epoch_calls = 4;
+  o.logger = &quiet;
+  o.drop_probability = drop;
+  snprintf(o.registry, sizeof(o.registry), "%s", registry);
+  pthread_t threads[RANKS];
+  for (int rank = 0; rank < RANKS; rank++) {
+    rank_run* r = &runs[rank];
+    r->rank = rank;
+    r->epoch_calls = 4;
+    dccl_table_store_init(&r->store, 4);
+    o.rank = rank;
+    o.store = &r->store;
+    if (rank == 0) dccl_table_set(dccl_table_store_initial(&r->store), 3, dccl_action_make(1, 2, 2, 0));
+    r->session = rank == 0 ? dccl_coord_lead(&o, error, sizeof(error)) : dccl_coord_follow(&o, error, sizeof(error));
+    CHECK_MSG(r->session != NULL, "rank %d: %s", rank, error);
+    if (r->session == NULL) return;
+  }
+  leader_learner l = {&runs[0], 0, 0};
+  pthread_t learner_thread;
+  pthread_create(&learner_thread, NULL, learner, &l);
+  for (int rank = 0; rank < RANKS; rank++) pthread_create(&threads[rank], NULL, hot_path, &runs[rank]);
+  for (int rank = 0; rank < RANKS; rank++) pthread_join(threads[rank], NULL);
+  atomic_store(&l.stop, 1);
+  pthread_join(learner_thread, NULL);
+  *mismatches = 0;
+  for (int rank = 1; rank < RANKS; rank++)
+    for (int e = 0; e < EPOCHS; e++) *mismatches += runs[rank].hash[e] != runs[0].hash[e];
+  *changes = l.changes;
+  for (int rank = RANKS - 1; rank >= 0; rank--) {
+    dccl_coord_stats stats;
+    dccl_coord_leave(runs[rank].session, &stats);
+    if (rank == 0) CHECK(stats.changes == l.changes);
+  }
+}
+
+static void test_unix_sockets_agree(void) {
+  int mismatches = -1;
+  uint64_t changes = 0;
+  run_communicator("", 0xC0FFEE01ULL, 0.0, &mismatches, &changes);
+  CHECK_EQ_INT(mismatches, 0);
+  CHECK(changes > 20);
+}
+
+static void test_drops_and_reconnects(void) {
+  uint64_t before, rejected;
+  dccl_coord_service_counters(&before, &rejected);
+  int mismatches = -1;
+  uint64_t changes = 0;
+  run_communicator("", 0xC0FFEE02ULL, 0.05, &mismatches, &changes);
+  uint64_t after;
+  dccl_coord_service_counters(&after, &rejected);
+  CHECK_EQ_INT(mismatches, 0);
+  CHECK_MSG(after - before > 20, "only %llu connections: the drops did not happen", (unsigned long long)(after - before));
+}
+
+static int free_port(void) {
+  uint16_t port = 0;
+  int fd = dccl_transport_listen_tcp("127.0.0.1", 0, &port);
+  close(fd);
+  return port;
+}
+
+static void test_tcp_through_registry(void) {
+  char registry[64];
+  snprintf(registry, sizeof(registry), "127.0.0.1:%d", free_port());
+  int mismatches = -1;
+  uint64_t changes = 0;
+  run_communicator(registry, 0xC0FFEE03ULL, 0.0, &mismatches, &changes);
+  CHECK_EQ_INT(mismatches, 0);
+  CHECK(changes > 20);
+}
+
+/* A stray peer sends garbage, a wrong token, a wrong version and an oversized message to a leader
+ * while its session runs: each is refused, and the session goes on. */
+static void test_bad_peers_rejected(void) {
+  static dccl_table_store leader_store, worker_store;
+  dccl_table_store_init(&leader_store, 1);
+  dccl_table_store_init(&worker_store, 1);
+  dccl_coord_options o;
+  memset(&o, 0, sizeof(o));
+  o.comm_id = 0xBADBADULL;
+  o.n_ranks = 2;
+  o.epoch_calls = 1;
+  o.logger = &quiet;
+  o.store = &leader_store;
+  char error[256];
+  dccl_coord_session* leader = dccl_coord_lead(&o, error, sizeof(error));
+  CHECK(leader != NULL);
+  char name[64];
+  dccl_transport_local_name(dccl_wire_token(o.comm_id, 0), name, sizeof(name));
+  uint64_t connections, rejected_before, rejected_after;
+  dccl_coord_service_counters(&connections, &rejected_before);
+  for (int attack = 0; attack < 4; attack++) {
+    int fd = dccl_transport_connect_local(name);
+    CHECK(fd >= 0);
+    uint8_t buffer[128];
+    dccl_wire_writer w;
+    dccl_wire_writer_init(&w, buffer, sizeof(buffer));
+    size_t at = dccl_wire_begin(&w, DCCL_MSG_HELLO, 0, 0, 0);
+    dccl_wire_hello hello = {12345};
+    dccl_wire_put_hello(&w, &hello);
+    dccl_wire_end(&w, at);
+    at = dccl_wire_begin(&w, DCCL_MSG_JOIN, 1, o.comm_id, attack == 1 ? 999 : dccl_wire_token(o.comm_id, 0));
+    dccl_wire_join join = {1, 2, 1, 0};
+    dccl_wire_put_join(&w, &join);
+    dccl_wire_end(&w, at);
+    if (attack == 0) memset(buffer + at, 0x5A, 32);     /* garbage */
+    if (attack == 2) buffer[at + 4] = 9;                /* version 9 */
+    if (attack == 3) buffer[at + 11] = 0x40;            /* 1 GiB payload */
+    ssize_t sent = send(fd, buffer, w.length, MSG_NOSIGNAL);
+    CHECK(sent == (ssize_t)w.length);
+    /* The leader closes the connection: read until EOF. */
+    uint8_t sink[256];
+    struct timespec pause = {0, 1000000};
+    int closed = 0;
+    for (int tries = 0; tries < 2000 && !closed; tries++) {
+      ssize_t n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+      if (n == 0) closed = 1;
+      else if (n < 0) nanosleep(&pause, NULL);
+    }
+    CHECK_MSG(closed, "attack %d: connection not closed", attack);
+    close(fd);
+  }
+  dccl_coord_service_counters(&connections, &rejected_after);
+  CHECK_EQ_INT((int)(rejected_after - rejected_before), 4);
+  /* A real worker still joins and follows. */
+  o.rank = 1;
+  o.store = &worker_store;
+  dccl_coord_session* worker = dccl_coord_follow(&o, error, sizeof(error));
+  CHECK(worker != NULL);
+  CHECK(dccl_table_store_for_call(&leader_store, 0) != NULL);
+  dccl_table* t = dccl_table_store_begin(&leader_store);
+  dccl_table_set(t, 9, dccl_action_make(1, 1, 3, 0));
+  CHECK_EQ_INT(dccl_coord_commit(leader, &leader_store, t), 0);
+  const dccl_table* seen = NULL;
+  for (int tries = 0; tries < 5000; tries++) {
+    if (dccl_table_store_for_call(&worker_store, 0) != NULL && (seen = dccl_table_store_for_call(&worker_store, 1)) != NULL)
+      break;
+    struct timespec pause = {0, 1000000};
+    nanosleep(&pause, NULL);
+  }
+  CHECK(seen != NULL && dccl_table_get(seen, 9) == dccl_action_make(1, 1, 3, 0));
+  dccl_coord_leave(worker, NULL);
+  dccl_coord_leave(leader, NULL);
+}
+
+int main(void) {
+  dccl_log_set_sink(quiet_sink);
+  RUN(test_wire_round_trip);
+  RUN(test_wire_rejects_bad_headers);
+  RUN(test_decisions_validation);
+  RUN(test_parser_fuzz);
+  RUN(test_history);
+  RUN(test_unix_sockets_agree);
+  RUN(test_drops_and_reconnects);
+  RUN(test_tcp_through_registry);
+  RUN(test_bad_peers_rejected);
+  TEST_SUMMARY();
+}

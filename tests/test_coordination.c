@@ -1,0 +1,316 @@
+/* tests/test_coordination.c: coordinated learning end to end. The plugin library, learning, driven by
+ * the NCCL emulator with ranks as processes on loopback: every rank must run the same action on every
+ * call while the emulator injects host delays of several epochs, a slow leader, a late worker and
+ * dropped connections; over Unix sockets on one node and TCP through the registry across "nodes";
+ * a multi-node communicator without a coordinator runs frozen everywhere; and processes that each
+ * hold two communicators with different leaders.
+ *
+ * DYNAMICCL_TEST_CALLS sets the calls of the 8-process run (default 200000; the closing note's
+ * figure uses 1000000: `make test-coordination-long`). */
+#include <libgen.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../coord/coordinator.h"
+#include "../coord/transport.h"
+#include "../core/rng.h"
+#include "../emu/emulator.h"
+#include "test.h"
+
+static char plugin_path[1200];
+
+static int load(const char* profile_name, const char* workload_name, dccl_sim* sim, dccl_workload* workload,
+                uint64_t calls) {
+  char path[512], error[512];
+  dccl_profile profile;
+  snprintf(path, sizeof(path), "%s/scenarios/profiles/%s.profile", DYNAMICCL_SOURCE_DIR, profile_name);
+  if (dccl_profile_load(path, &profile, error, sizeof(error)) != 0) goto fail;
+  snprintf(path, sizeof(path), "%s/scenarios/workloads/%s.workload", DYNAMICCL_SOURCE_DIR, workload_name);
+  if (dccl_workload_find(path, workload, error, sizeof(error)) != 0) goto fail;
+  if (dccl_sim_init(sim, &profile, NULL, 5, calls, error, sizeof(error)) != 0) goto fail;
+  return 0;
+fail:
+  fprintf(stderr, "%s\n", error);
+  return -1;
+}
+
+static void learning_environment(void) {
+  setenv("DYNAMICCL_MODE", "learn", 1);
+  setenv("DYNAMICCL_PROFILE", "on", 1);
+  unsetenv("DYNAMICCL_COORD");
+  unsetenv("DYNAMICCL_POLICY_DIR");
+  unsetenv("MASTER_ADDR");
+  unsetenv("MASTER_PORT");
+  setenv("DYNAMICCL_SAVE_SECONDS", "0", 1);
+}
+
+static uint64_t test_calls(void) {
+  const char* text = getenv("DYNAMICCL_TEST_CALLS");
+  return text != NULL && atoll(text) > 0 ? (uint64_t)atoll(text) : 200000;
+}
+
+static void report(const char* what, const dccl_emu_result* r) {
+  printf("  %s: %llu calls x ranks in %.1f s; rank mismatches %llu; calls off NCCL's choice %llu; getCollInfo "
+         "leader p50 %.0f ns p99 %.0f ns, workers p50 %.0f ns p99 %.0f ns max %.0f us\n",
+         what, (unsigned long long)r->calls, r->wall_seconds, (unsigned long long)r->rank_mismatches,
+         (unsigned long long)r->default_mismatches, r->tuner_p50_ns[0], r->tuner_p99_ns[0], r->tuner_p50_ns[1],
+         r->tuner_p99_ns[1], r->tuner_max_ns[1] / 1000.0);
+}
+
+/* 8 ranks as processes on one node (Unix sockets), learning, with every fault at once. */
+static void test_eight_processes_agree(void) {
+  static dccl_sim sim;
+  static dccl_workload workload;
+  uint64_t calls = test_calls();
+  if (load("nvlink-h100x8", "mixed-long", &sim, &workload, calls) != 0) {
+    CHECK(0);
+    return;
+  }
+  /* mixed-long's iteration, repeated for as many calls as asked. */
+  char text[512], error[512];
+  snprintf(text, sizeof(text),
+           "name = mixed-coordination\nallreduce 8K x10 gap=50us\nallgather 4M x20 gap=200us\nreducescatter 4M x20 "
+           "gap=200us\nallgather 32M x20 gap=400us\nreducescatter 32M x20 gap=400us\nallreduce 256K x10 gap=100us\n"
+           "allreduce 128M x10 gap=2ms\nrepeat %llu\n",
+           (unsigned long long)(calls / 110 + 1));
+  dccl_workload_free(&workload);
+  CHECK(dccl_workload_parse(text, "test", &workload, error, sizeof(error)) == 0);
+  learning_environment();
+  setenv("DYNAMICCL_COORD_DROP", "0.002", 1);
+  dccl_emu_config config;
+  dccl_emu_config_defaults(&config);
+  config.plugin_path = plugin_path;
+  config.processes = 1;
+  config.ranks = 8;
+  config.calls = calls;
+  config.oracle = 0;
+  config.check_default = 1;
+  config.comm_id = 0xC00D0001ULL;
+  config.couple_depth = 512;              /* 8 epochs of the default 64 calls */
+  config.host_delay_probability = 2e-4;   /* ~40 pauses per rank per 200k calls */
+  config.host_delay_max_us = 3000;        /* up to dozens of epochs at emulator speed */
+  config.slow_rank = 0;                   /* a slow leader */
+  config.slow_rank_us = 0.5;
+  config.late_rank = 5;                   /* a worker that starts late */
+  config.late_start_ms = 300;
+  dccl_emu_result r;
+  CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
+  report("8 processes, unix sockets, faults", &r);
+  CHECK_EQ_INT((int)r.calls, (int)calls);
+  CHECK_MSG(r.rank_mismatches == 0, "%llu calls where ranks ran different actions", (unsigned long long)r.rank_mismatches);
+  CHECK(r.failed_calls == 0);
+  /* Learning really ran and changed what NCCL executes, on every rank alike. */
+  CHECK_MSG(r.default_mismatches > calls * 8 / 200, "only %llu executions off NCCL's choice",
+            (unsigned long long)r.default_mismatches);
+  unsetenv("DYNAMICCL_COORD_DROP");
+  dccl_sim_free(&sim);
+  dccl_workload_free(&workload);
+}
+
+static int free_port(void) {
+  uint16_t port = 0;
+  int fd = dccl_transport_listen_tcp("127.0.0.1", 0, &port);
+  close(fd);
+  return port;
+}
+
+/* Four "nodes" (one rank each) over TCP, the leader found through the registry. */
+static void test_tcp_across_nodes(void) {
+  static dccl_sim sim;
+  static dccl_workload workload;
+  if (load("sockets-1gpu-4ranks", "mixed-long", &sim, &workload, 60000) != 0) {
+    CHECK(0);
+    return;
+  }
+  learning_environment();
+  char address[64];
+  snprintf(address, sizeof(address), "127.0.0.1:%d", free_port());
+  setenv("DYNAMICCL_COORD", address, 1);
+  setenv("DYNAMICCL_COORD_DROP", "0.002", 1);
+  dccl_emu_config config;
+  dccl_emu_config_defaults(&config);
+  config.plugin_path = plugin_path;
+  config.processes = 1;
+  config.ranks = sim.profile.n_ranks;
+  config.calls = 60000;
+  config.oracle = 0;
+  config.check_default = 1;
+  config.comm_id = 0xC00D0002ULL;
+  config.couple_depth = 512;
+  config.host_delay_probability = 2e-4;
+  config.host_delay_max_us = 3000;
+  config.late_rank = 2;
+  config.late_start_ms = 200;
+  dccl_emu_result r;
+  char error[512];
+  CHECK(sim.profile.n_nodes > 1);
+  CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
+  report("4 nodes, tcp via registry", &r);
+  CHECK(r.rank_mismatches == 0 && r.failed_calls == 0);
+  CHECK(r.default_mismatches > 0);
+  unsetenv("DYNAMICCL_COORD");
+  unsetenv("DYNAMICCL_COORD_DROP");
+  dccl_sim_free(&sim);
+  dccl_workload_free(&workload);
+}
+
+/* Multi-node without a coordinator: every rank runs frozen (NCCL's choices without a policy), with
+ * one warning each, and ranks agree. */
+static void test_multinode_without_coordinator_is_frozen(void) {
+  static dccl_sim sim;
+  static dccl_workload workload;
+  if (load("sockets-1gpu-4ranks", "mixed", &sim, &workload, 5000) != 0) {
+    CHECK(0);
+    return;
+  }
+  learning_environment();
+  dccl_emu_config config;
+  dccl_emu_config_defaults(&config);
+  config.plugin_path = plugin_path;
+  config.processes = 1;
+  config.ranks = sim.profile.n_ranks;
+  config.calls = 5000;
+  config.oracle = 0;
+  config.check_default = 1;
+  dccl_emu_result r;
+  char error[512];
+  CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
+  CHECK(r.rank_mismatches == 0 && r.default_mismatches == 0);
+  CHECK_EQ_INT((int)r.plugin_warnings, sim.profile.n_ranks);
+  dccl_sim_free(&sim);
+  dccl_workload_free(&workload);
+}
+
+/* ---- two communicators per process, different leaders (say tensor- and data-parallel groups) ---- */
+#define PROCESSES 3
+#define EPOCHS 4000
+#define EPOCH_CALLS 4
+
+typedef struct shared_hashes {
+  uint64_t hash[2][PROCESSES][EPOCHS]; /* [communicator][rank][epoch] */
+  uint64_t changes[2];
+} shared_hashes;
+
+typedef struct comm_run {
+  dccl_table_store store;
+  dccl_coord_session* session;
+  uint64_t* hashes;
+  int leader;
+  uint64_t seed;
+  uint64_t changes;
+} comm_run;
+
+static uint64_t table_hash(const dccl_table* t) {
+  uint64_t h = 0;
+  for (int c = 0; c < DCCL_TABLE_CELLS; c += 3) h = dccl_mix64(h ^ dccl_table_get(t, c) ^ atomic_load(&t->explore_mask[c]));
+  return h;
+}
+
+static void* run_comm(void* argument) {
+  comm_run* c = argument;
+  dccl_rng rng;
+  dccl_rng_seed(&rng, c->seed);
+  dccl_table* pending = NULL;
+  for (uint64_t call = 0; call < (uint64_t)EPOCHS * EPOCH_CALLS; call++) {
+    if (c->leader && (call & 15) == 0) { /* the leader's learner, inline: a change now and then */
+      if (pending == NULL && dccl_rng_below(&rng, 4) == 0 && (pending = dccl_table_store_begin(&c->store)) != NULL) {
+        dccl_table_copy(pending, dccl_table_store_latest(&c->store));
+        int cell = (int)dccl_rng_below(&rng, DCCL_TABLE_CELLS);
+        dccl_table_set(pending, cell, dccl_action_make(1, (int)dccl_rng_below(&rng, 3), 1 + (int)dccl_rng_below(&rng, 16), 0));
+      }
+      if (pending != NULL && dccl_coord_commit(c->session, &c->store, pending) == 0) {
+        pending = NULL;
+        c->changes++;
+      }
+    }
+    const dccl_table* t;
+    while ((t = dccl_table_store_for_call(&c->store, call)) == NULL) {
+      struct timespec pause = {0, 10000};
+      nanosleep(&pause, NULL);
+    }
+    if ((call % EPOCH_CALLS) == 0) c->hashes[call / EPOCH_CALLS] = table_hash(t);
+    if (dccl_rng_below(&rng, 3000) == 0) {
+      struct timespec pause = {0, (long)dccl_rng_below(&rng, 2000000)};
+      nanosleep(&pause, NULL);
+    }
+  }
+  return NULL;
+}
+
+static void process_main(int process, shared_hashes* shared) {
+  static comm_run runs[2];
+  dccl_logger logger = {0};
+  pthread_t threads[2];
+  /* Communicator 0: led by process 0; communicator 1: led by process 2 (ranks in reverse order). */
+  for (int k = 0; k < 2; k++) {
+    int rank = k == 0 ? process : PROCESSES - 1 - process;
+    comm_run* c = &runs[k];
+    dccl_table_store_init(&c->store, EPOCH_CALLS);
+    dccl_coord_options o;
+    memset(&o, 0, sizeof(o));
+    o.comm_id = 0xAB0000ULL + (uint64_t)k;
+    o.rank = rank;
+    o.n_ranks = PROCESSES;
+    o.epoch_calls = EPOCH_CALLS;
+    o.store = &c->store;
+    o.logger = &logger;
+    char error[256];
+    c->leader = rank == 0;
+    c->seed = 77 + (uint64_t)k * 10 + (uint64_t)process;
+    c->hashes = shared->hash[k][rank];
+    c->session = c->leader ? dccl_coord_lead(&o, error, sizeof(error)) : dccl_coord_follow(&o, error, sizeof(error));
+    if (c->session == NULL) {
+      fprintf(stderr, "process %d: %s\n", process, error);
+      _exit(2);
+    }
+  }
+  for (int k = 0; k < 2; k++) pthread_create(&threads[k], NULL, run_comm, &runs[k]);
+  for (int k = 0; k < 2; k++) pthread_join(threads[k], NULL);
+  for (int k = 0; k < 2; k++) {
+    if (runs[k].leader) shared->changes[k] = runs[k].changes;
+    dccl_coord_leave(runs[k].session, NULL);
+  }
+  _exit(0);
+}
+
+static void test_two_communicators_per_process(void) {
+  shared_hashes* shared = mmap(NULL, sizeof(shared_hashes), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  CHECK(shared != MAP_FAILED);
+  memset(shared, 0, sizeof(*shared));
+  pid_t pids[PROCESSES];
+  for (int p = 0; p < PROCESSES; p++) {
+    pids[p] = fork();
+    if (pids[p] == 0) process_main(p, shared);
+  }
+  int failed = 0;
+  for (int p = 0; p < PROCESSES; p++) {
+    int status;
+    waitpid(pids[p], &status, 0);
+    failed += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+  }
+  CHECK_EQ_INT(failed, 0);
+  int mismatches = 0;
+  for (int k = 0; k < 2; k++)
+    for (int rank = 1; rank < PROCESSES; rank++)
+      for (int e = 0; e < EPOCHS; e++) mismatches += shared->hash[k][rank][e] != shared->hash[k][0][e];
+  CHECK_EQ_INT(mismatches, 0);
+  CHECK(shared->changes[0] > 50 && shared->changes[1] > 50);
+  munmap(shared, sizeof(*shared));
+}
+
+int main(int argc, char** argv) {
+  (void)argc;
+  char self[1024];
+  snprintf(self, sizeof(self), "%s", argv[0]);
+  snprintf(plugin_path, sizeof(plugin_path), "%s/../libnccl-tuner-dynamiccl.so", dirname(self));
+  RUN(test_two_communicators_per_process);
+  RUN(test_multinode_without_coordinator_is_frozen);
+  RUN(test_tcp_across_nodes);
+  RUN(test_eight_processes_agree);
+  TEST_SUMMARY();
+}
