@@ -47,9 +47,9 @@ else
   Q = @
 endif
 
-.PHONY: all plugin test test-fast test-asan test-coordination-long demo bench bench-agents clean
+.PHONY: all plugin test test-fast test-asan test-coordination-long fuzz demo bench bench-agents clean
 .SECONDARY:
-all: plugin $(CLI) $(TESTS) $(BENCHES)
+all: plugin $(CLI) $(TESTS) $(BENCHES) $(BUILD)/fuzz_wire
 plugin: $(TUNER_SO) $(PROFILER_SO)
 
 # Tests find the repository's files (README, scenarios) from here.
@@ -116,6 +116,17 @@ bench: all
 	@$(BUILD)/bench/bench_trigger
 
 # The agents' evaluation on the simulator (static and dynamic scenarios, warm start; ~4 minutes).
+# Fuzzing the coordination message parser with libFuzzer (needs clang); without clang, the same
+# target builds as a replay driver (build/fuzz_wire FILE...).
+$(BUILD)/fuzz_wire: tests/fuzz/fuzz_wire.c $(PLUGIN_LIB)
+	$(Q)$(CC) $(CFLAGS) $< -o $@ $(PLUGIN_LIB) $(LDFLAGS) $(LDLIBS)
+fuzz: $(PLUGIN_LIB)
+	@if command -v clang >/dev/null 2>&1; then \
+	  clang -std=c11 -D_GNU_SOURCE -g -O1 -DDCCL_LIBFUZZER -fsanitize=fuzzer,address,undefined \
+	    tests/fuzz/fuzz_wire.c coord/wire.c core/action.c core/types.c core/rng.c -o $(BUILD)/fuzz_wire -lm && \
+	  mkdir -p $(BUILD)/fuzz-corpus && $(BUILD)/fuzz_wire -max_total_time=60 $(BUILD)/fuzz-corpus; \
+	else echo "clang not found: building the replay driver only"; $(MAKE) --no-print-directory $(BUILD)/fuzz_wire; fi
+
 # The coordination test at the issue's full length: 8 processes x 10^6 calls with faults.
 test-coordination-long: all
 	@DYNAMICCL_TEST_CALLS=1000000 $(BUILD)/tests/test_coordination 2>/dev/null

@@ -251,3 +251,42 @@ int dccl_wire_check_decisions(const uint8_t* payload, size_t length, char* why, 
   }
   return (int)entries;
 }
+
+int dccl_wire_parse_stream(const uint8_t* bytes, size_t size) {
+  size_t at = 0;
+  int messages = 0;
+  while (at < size) {
+    dccl_wire_header h;
+    char why[160];
+    if (dccl_wire_parse_header(bytes + at, size - at, &h, why, sizeof(why)) != 1) break;
+    if (size - at - DCCL_WIRE_HEADER_BYTES < h.payload_bytes) break;
+    const uint8_t* payload = bytes + at + DCCL_WIRE_HEADER_BYTES;
+    dccl_wire_reader r;
+    dccl_wire_reader_init(&r, payload, h.payload_bytes);
+    union {
+      dccl_wire_hello hello;
+      dccl_wire_join join;
+      dccl_wire_ack ack;
+      dccl_wire_address address;
+      char text[DCCL_WIRE_HOST_MAX + 1];
+    } u;
+    int valid = -1;
+    uint64_t decided;
+    switch (h.type) {
+      case DCCL_MSG_HELLO: valid = dccl_wire_get_hello(&r, &u.hello); break;
+      case DCCL_MSG_JOIN: valid = dccl_wire_get_join(&r, &u.join); break;
+      case DCCL_MSG_ACK: valid = dccl_wire_get_ack(&r, &u.ack); break;
+      case DCCL_MSG_DECISIONS: valid = dccl_wire_check_decisions(payload, h.payload_bytes, why, sizeof(why)) < 0 ? -1 : 0; break;
+      case DCCL_MSG_BYE: valid = dccl_wire_get_u64(&r, &decided) == 0 && dccl_wire_at_end(&r) ? 0 : -1; break;
+      case DCCL_MSG_LOOKUP: valid = 0; break;
+      case DCCL_MSG_REGISTER:
+      case DCCL_MSG_ADDRESS: valid = dccl_wire_get_address(&r, &u.address); break;
+      case DCCL_MSG_REJECT: valid = dccl_wire_get_text(&r, u.text, sizeof(u.text)); break;
+      default: break;
+    }
+    if (valid != 0) break;
+    at += DCCL_WIRE_HEADER_BYTES + h.payload_bytes;
+    messages++;
+  }
+  return messages;
+}

@@ -139,6 +139,11 @@ static inline int dccl_wire_at_end(const dccl_wire_reader* r) { return r->offset
  * `decided`, cells in range, nothing left over. Returns the number of entries, or -1 (why says). */
 int dccl_wire_check_decisions(const uint8_t* payload, size_t length, char* why, size_t why_size);
 
+/* Parses a byte stream as consecutive messages, decoding every payload fully, until the first
+ * invalid or incomplete one; returns the number of valid messages. The fuzz target
+ * (tests/fuzz_wire.c) and the parser tests drive it. */
+int dccl_wire_parse_stream(const uint8_t* bytes, size_t size);
+
 #define DCCL_WIRE_CELL_BYTES 11
 #define DCCL_WIRE_ENTRY_BYTES 16
 
