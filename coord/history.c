@@ -77,15 +77,17 @@ void dccl_history_drop_last(dccl_history* h) {
   rebuild_last(h);
 }
 
-void dccl_history_forget(dccl_history* h, uint64_t epoch) {
-  if (epoch <= h->base_epoch) return;
+void dccl_history_forget(dccl_history* h, uint64_t received) {
+  /* Changes of epochs below `received` fold into the base, which becomes the table of epoch
+   * received - 1; the change of epoch `received` itself may not have been sent yet and stays. */
+  if (received == 0 || received - 1 <= h->base_epoch) return;
   uint32_t folded = 0;
-  while (folded < h->count && h->entries[folded].epoch <= epoch) {
+  while (folded < h->count && h->entries[folded].epoch < received) {
     const dccl_history_entry* e = &h->entries[folded];
     for (uint32_t k = 0; k < e->cells; k++) apply(&h->base, &h->cells[e->first_cell + k]);
     folded++;
   }
-  h->base_epoch = epoch;
+  h->base_epoch = received - 1;
   if (folded == 0) return;
   uint32_t first_kept = folded < h->count ? h->entries[folded].first_cell : h->cells_used;
   memmove(h->cells, h->cells + first_kept, (h->cells_used - first_kept) * sizeof(*h->cells));

@@ -36,8 +36,9 @@ size_t dccl_history_memory_bytes(const dccl_history* h);
 int dccl_history_append(dccl_history* h, uint64_t epoch, const dccl_table* table);
 /* Takes back the newest append (its commit did not happen). */
 void dccl_history_drop_last(dccl_history* h);
-/* Folds the changes of epochs up to `epoch` into the base: no worker will ask for earlier ones. */
-void dccl_history_forget(dccl_history* h, uint64_t epoch);
+/* Every worker has received the epochs below `received`: their changes fold into the base (no worker
+ * will ask for them again; one resuming asks for epoch `received` or later). */
+void dccl_history_forget(dccl_history* h, uint64_t received);
 
 /* Writes one DECISIONS message for a worker: epochs [from, decided) are decided. With full, its
  * first entry is the whole table of epoch `from` (a worker joining or rejoining); then the changes

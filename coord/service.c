@@ -555,13 +555,14 @@ static void leader_work(dccl_coord_session* s, uint64_t now) {
         link->conn = NULL;
         break;
       }
-      if (stated == 0 || finish(c, &w, &s->stats) == 0) break; /* no room now */
+      /* No room now (nothing written, or not even the next change fits): the rest when there is. */
+      if (stated == 0 || ((uint64_t)stated <= link->sent && !link->need_full) || finish(c, &w, &s->stats) == 0) break;
       link->sent = (uint64_t)stated;
       link->need_full = 0;
     }
     if (link->sent < decided || c->out_length > 0) all_sent = 0;
   }
-  if (oldest != UINT64_MAX && oldest > s->history.base_epoch) dccl_history_forget(&s->history, oldest);
+  if (oldest != UINT64_MAX) dccl_history_forget(&s->history, oldest);
   pthread_mutex_unlock(&s->history_lock);
   if (s->leaving && !s->done && (all_sent || now - s->leave_started_ns > LEAVE_NS)) {
     for (int rank = 1; rank < s->options.n_ranks; rank++)

@@ -241,8 +241,16 @@ static void test_history(void) {
   }
   for (; epoch < 40; epoch++) wrong += !tables_equal(&replay, &truth[epoch]);
   CHECK_EQ_INT(wrong, 0);
-  /* Forgetting up to 20 keeps everything a worker at 20 or later needs, and nothing before. */
-  dccl_history_forget(&h, 20);
+  /* Every worker has received epochs below 21 (and the change of epoch 21, unsent, must stay):
+   * everything a worker at 21 or later needs is kept, nothing before. */
+  dccl_history_forget(&h, 21);
+  dccl_wire_writer_init(&w, buffer, sizeof(buffer));
+  CHECK_EQ_INT((int)dccl_history_write(&h, &w, 1, 5, 0, 21, 0, 40), 40);
+  dccl_wire_reader_init(&r, buffer + DCCL_WIRE_HEADER_BYTES, w.length - DCCL_WIRE_HEADER_BYTES);
+  dccl_wire_get_u64(&r, &decided);
+  dccl_wire_get_u32(&r, &count);
+  dccl_wire_entry_header first;
+  CHECK(count > 0 && dccl_wire_get_entry_header(&r, &first) == 0 && first.epoch == 21);
   dccl_wire_writer_init(&w, buffer, sizeof(buffer));
   CHECK_EQ_INT((int)dccl_history_write(&h, &w, 1, 5, 0, 7, 1, 40), -1);
   dccl_wire_writer_init(&w, buffer, sizeof(buffer));

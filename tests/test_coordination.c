@@ -62,6 +62,28 @@ static void report(const char* what, const dccl_emu_result* r) {
          r->tuner_p99_ns[1], r->tuner_max_ns[1] / 1000.0);
 }
 
+/* Every rank of the communicator as a process running the plugin library, without the oracle. */
+static void process_config(dccl_emu_config* config, int ranks, uint64_t calls, uint64_t comm_id) {
+  dccl_emu_config_defaults(config);
+  config->plugin_path = plugin_path;
+  config->processes = 1;
+  config->ranks = ranks;
+  config->calls = calls;
+  config->oracle = 0;
+  config->check_default = 1;
+  config->comm_id = comm_id;
+}
+
+/* The faults of a real job: GPU-queue coupling, host pauses of up to 3 ms (dozens of epochs at
+ * emulator speed), and one worker starting late. */
+static void inject_faults(dccl_emu_config* config, int late_rank, double late_ms) {
+  config->couple_depth = 512; /* 8 epochs of the default 64 calls */
+  config->host_delay_probability = 2e-4;
+  config->host_delay_max_us = 3000;
+  config->late_rank = late_rank;
+  config->late_start_ms = late_ms;
+}
+
 /* 8 ranks as processes on one node (Unix sockets), learning, with every fault at once. */
 static void test_eight_processes_agree(void) {
   static dccl_sim sim;
@@ -83,21 +105,10 @@ static void test_eight_processes_agree(void) {
   learning_environment();
   setenv("DYNAMICCL_COORD_DROP", "0.002", 1);
   dccl_emu_config config;
-  dccl_emu_config_defaults(&config);
-  config.plugin_path = plugin_path;
-  config.processes = 1;
-  config.ranks = 8;
-  config.calls = calls;
-  config.oracle = 0;
-  config.check_default = 1;
-  config.comm_id = 0xC00D0001ULL;
-  config.couple_depth = 512;              /* 8 epochs of the default 64 calls */
-  config.host_delay_probability = 2e-4;   /* ~40 pauses per rank per 200k calls */
-  config.host_delay_max_us = 3000;        /* up to dozens of epochs at emulator speed */
-  config.slow_rank = 0;                   /* a slow leader */
+  process_config(&config, 8, calls, 0xC00D0001ULL);
+  inject_faults(&config, 5, 300);
+  config.slow_rank = 0; /* a slow leader */
   config.slow_rank_us = 0.5;
-  config.late_rank = 5;                   /* a worker that starts late */
-  config.late_start_ms = 300;
   dccl_emu_result r;
   CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
   report("8 processes, unix sockets, faults", &r);
@@ -133,19 +144,8 @@ static void test_tcp_across_nodes(void) {
   setenv("DYNAMICCL_COORD", address, 1);
   setenv("DYNAMICCL_COORD_DROP", "0.002", 1);
   dccl_emu_config config;
-  dccl_emu_config_defaults(&config);
-  config.plugin_path = plugin_path;
-  config.processes = 1;
-  config.ranks = sim.profile.n_ranks;
-  config.calls = 60000;
-  config.oracle = 0;
-  config.check_default = 1;
-  config.comm_id = 0xC00D0002ULL;
-  config.couple_depth = 512;
-  config.host_delay_probability = 2e-4;
-  config.host_delay_max_us = 3000;
-  config.late_rank = 2;
-  config.late_start_ms = 200;
+  process_config(&config, sim.profile.n_ranks, 60000, 0xC00D0002ULL);
+  inject_faults(&config, 2, 200);
   dccl_emu_result r;
   char error[512];
   CHECK(sim.profile.n_nodes > 1);
@@ -170,13 +170,7 @@ static void test_multinode_without_coordinator_is_frozen(void) {
   }
   learning_environment();
   dccl_emu_config config;
-  dccl_emu_config_defaults(&config);
-  config.plugin_path = plugin_path;
-  config.processes = 1;
-  config.ranks = sim.profile.n_ranks;
-  config.calls = 5000;
-  config.oracle = 0;
-  config.check_default = 1;
+  process_config(&config, sim.profile.n_ranks, 5000, 0xC00D0003ULL);
   dccl_emu_result r;
   char error[512];
   CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
