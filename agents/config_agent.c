@@ -142,9 +142,6 @@ dccl_agent_cell* dccl_agent_cell_slot(dccl_config_agent* agent, int cell, int cr
   return NULL;
 }
 
-static inline dccl_arm* arm_of(const dccl_config_agent* agent, dccl_agent_cell* c, int context, int index) {
-  return &c->arms[(size_t)context * agent->max_actions + index];
-}
 
 static void arm_update(dccl_arm* a, float x) {
   a->count += 1.0f;
@@ -161,7 +158,7 @@ static void arm_decay(dccl_arm* a, float keep) {
   a->recent_count = 0;
 }
 
-static double arm_variance(const dccl_arm* a) {
+double dccl_arm_variance(const dccl_arm* a) {
   double v = a->count >= 2 ? a->m2 / (a->count - 1) : TYPICAL_SIGMA * TYPICAL_SIGMA;
   return v > MIN_SIGMA * MIN_SIGMA ? v : MIN_SIGMA * MIN_SIGMA;
 }
@@ -176,7 +173,7 @@ void dccl_agent_set_cost(dccl_config_agent* agent, int cell, const float* cost) 
     dccl_action a = agent->actions[coll][i];
     float x = cost[dccl_action_algo(a) * DCCL_NUM_PROTOS + dccl_action_proto(a)];
     int invalid = !(x >= 0.0f) || !isfinite(x);
-    for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) arm_of(agent, c, k, i)->invalid = (uint8_t)invalid;
+    for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) dccl_agent_arm(agent, c, k, i)->invalid = (uint8_t)invalid;
   }
   c->dirty = 1;
 }
@@ -201,7 +198,7 @@ void dccl_agent_index_measured(dccl_config_agent* agent) {
 
 /* One sample of an arm; its first sample also lists it for balanced DQN training. */
 static void record(dccl_config_agent* agent, dccl_agent_cell* c, int context, int index, float log_latency) {
-  dccl_arm* a = arm_of(agent, c, context, index);
+  dccl_arm* a = dccl_agent_arm(agent, c, context, index);
   if (a->count == 0) note_measured(agent, c, context, index);
   arm_update(a, log_latency);
 }
@@ -255,7 +252,7 @@ static int build_sample(void* argument, const dccl_replay_entry* e, float* state
     dccl_action_features(next_actions, DCCL_ACTION_NCCL);
     int n = 1, coll = c->info.coll;
     for (int i = 0; i < agent->n_actions[coll] && n < DCCL_Q_NEXT_CANDIDATES; i++) {
-      const dccl_arm* a = arm_of(agent, c, c->context, i);
+      const dccl_arm* a = dccl_agent_arm(agent, c, c->context, i);
       if (a->count >= EXPLOIT_MIN_SAMPLES && !a->invalid)
         copy_action_features(agent, coll, i, next_actions + (size_t)n++ * DCCL_ACTION_FEATURES);
     }
@@ -278,7 +275,7 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
     arm_update(&c->nccl[context], x);
     /* NCCL's own choice is also the action (its algorithm, its protocol, NCCL's channels and chunk). */
     int i = dccl_agent_action_index(agent, coll, dccl_action_make(o->executed_algo, o->executed_proto, 0, 0));
-    if (i >= 0 && !arm_of(agent, c, context, i)->invalid) record(agent, c, context, i, x);
+    if (i >= 0 && !dccl_agent_arm(agent, c, context, i)->invalid) record(agent, c, context, i, x);
   } else {
     int i = dccl_agent_action_index(agent, coll, o->decided);
     if (i < 0) {
@@ -287,7 +284,7 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
     }
     if (o->executed_algo != dccl_action_algo(o->decided) || o->executed_proto != dccl_action_proto(o->decided)) {
       /* NCCL did not run it (an entry it ignores here): never choose it again in this cell. */
-      for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) arm_of(agent, c, k, i)->invalid = 1;
+      for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) dccl_agent_arm(agent, c, k, i)->invalid = 1;
       agent->stats.invalid_actions++;
       c->dirty = 1;
       return;
@@ -302,7 +299,7 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
   c->observations++;
   c->dirty = 1;
   agent->stats.observations++;
-  if (agent->options.learning && !agent->holding) {
+  if (agent->options.learning && !agent->holding && agent->options.strategy == DCCL_STRATEGY_DQN) {
     dccl_replay_entry e = {(uint16_t)(c - agent->cells), (uint16_t)c->cell, replay_action, (uint8_t)context,
                            (uint8_t)c->dynamic.trigger_state, x, c->dynamic.cusum_up, c->dynamic.cusum_down,
                            c->dynamic.congested_fraction, c->dynamic.latency_ratio, c->dynamic.intensity};
@@ -314,7 +311,7 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
 }
 
 void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int event) {
-  if (agent->holding || !agent->options.learning) return;
+  if (agent->holding || !agent->options.learning || agent->options.strategy == DCCL_STRATEGY_AUTOCCL) return;
   for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) {
     dccl_agent_cell* c = &agent->cells[s];
     if (c->cell < 0) continue;
@@ -325,7 +322,7 @@ void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int e
     if (onset && c->context == 0) c->calm_exploit = c->exploit;
     float keep = onset ? 0.25f : 0.5f;
     c->context = (uint8_t)context;
-    for (int i = 0; i < agent->n_actions[coll]; i++) arm_decay(arm_of(agent, c, context, i), keep);
+    for (int i = 0; i < agent->n_actions[coll]; i++) arm_decay(dccl_agent_arm(agent, c, context, i), keep);
     arm_decay(&c->nccl[context], keep);
     c->samples[context] = 0;
     c->settled = 0;
@@ -341,7 +338,7 @@ static dccl_action choose_exploit(dccl_config_agent* agent, dccl_agent_cell* c, 
   int context = c->context, coll = c->info.coll;
   const dccl_arm* nccl = &c->nccl[context];
   double reference = nccl->mean;
-  double nccl_se2 = arm_variance(nccl) / (nccl->count > 1 ? nccl->count : 1);
+  double nccl_se2 = dccl_arm_variance(nccl) / (nccl->count > 1 ? nccl->count : 1);
   dccl_action best = DCCL_ACTION_NCCL;
   double best_lcb = 0.0;
   int best_index = -1;
@@ -350,21 +347,21 @@ static dccl_action choose_exploit(dccl_config_agent* agent, dccl_agent_cell* c, 
    * when the calm decision turns out slower than NCCL's under congestion). */
   if (context == 1 && !dccl_action_is_nccl(c->calm_exploit)) {
     int i = dccl_agent_action_index(agent, coll, c->calm_exploit);
-    if (i >= 0 && !arm_of(agent, c, context, i)->invalid) {
-      const dccl_arm* a = arm_of(agent, c, context, i);
+    if (i >= 0 && !dccl_agent_arm(agent, c, context, i)->invalid) {
+      const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
       best = c->calm_exploit;
       best_index = i;
       if (a->count >= EXPLOIT_MIN_SAMPLES) {
-        double lcb = reference - a->mean - CONFIDENCE_Z * sqrt(arm_variance(a) / a->count + nccl_se2);
+        double lcb = reference - a->mean - CONFIDENCE_Z * sqrt(dccl_arm_variance(a) / a->count + nccl_se2);
         if (lcb > 0) best_lcb = lcb;
       }
     }
   }
   for (int i = 0; i < agent->n_actions[coll]; i++) {
-    const dccl_arm* a = arm_of(agent, c, context, i);
+    const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
     if (a->invalid || a->count < EXPLOIT_MIN_SAMPLES) continue;
     double reward = reference - a->mean;
-    double lcb = reward - CONFIDENCE_Z * sqrt(arm_variance(a) / a->count + nccl_se2);
+    double lcb = reward - CONFIDENCE_Z * sqrt(dccl_arm_variance(a) / a->count + nccl_se2);
     if (lcb > best_lcb) {
       best_lcb = lcb;
       best = agent->actions[coll][i];
@@ -373,10 +370,10 @@ static dccl_action choose_exploit(dccl_config_agent* agent, dccl_agent_cell* c, 
   }
   /* Guardrail: the exploited action's recent latency against NCCL's recent latency. */
   if (best_index >= 0) {
-    dccl_arm* a = arm_of(agent, c, context, best_index);
+    dccl_arm* a = dccl_agent_arm(agent, c, context, best_index);
     if (a->recent_count >= GUARD_MIN_SAMPLES && nccl->recent_count >= GUARD_MIN_SAMPLES &&
         a->recent - nccl->recent >
-          log1p(agent->options.guard) + CONFIDENCE_Z * sqrt((arm_variance(a) + arm_variance(nccl)) * RECENT_VARIANCE)) {
+          log1p(agent->options.guard) + CONFIDENCE_Z * sqrt((dccl_arm_variance(a) + dccl_arm_variance(nccl)) * RECENT_VARIANCE)) {
       arm_decay(a, 0.25f);
       c->guard_trips++;
       agent->stats.guard_trips++;
@@ -429,7 +426,7 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
   dccl_action incumbent = DCCL_ACTION_NCCL, confirm = DCCL_ACTION_NCCL;
   double incumbent_reward = 0, confirm_reward = best_bound;
   for (int i = 0; i < agent->n_actions[coll]; i++) {
-    const dccl_arm* a = arm_of(agent, c, context, i);
+    const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
     if (a->invalid || a->count < 1) continue;
     double reward = reference - a->mean;
     if (a->count >= 2 && (dccl_action_is_nccl(incumbent) || reward > incumbent_reward)) {
@@ -448,12 +445,12 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
    * bound): once nothing does, exploration stops, whatever epsilon says. */
   double exploit_mean = 0;
   int exploit_index = dccl_action_is_nccl(exploit) ? -1 : dccl_agent_action_index(agent, coll, exploit);
-  if (exploit_index >= 0) exploit_mean = reference - arm_of(agent, c, context, exploit_index)->mean;
+  if (exploit_index >= 0) exploit_mean = reference - dccl_agent_arm(agent, c, context, exploit_index)->mean;
   if (exploit_mean < best_bound) exploit_mean = best_bound;
   dccl_action best = DCCL_ACTION_NCCL;
   double best_upper = exploit_mean;
   for (int i = 0; i < agent->n_actions[coll]; i++) {
-    const dccl_arm* a = arm_of(agent, c, context, i);
+    const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
     dccl_action action = agent->actions[coll][i];
     if (a->invalid || action == exploit) continue;
     double prediction = predicted ? c->q[i] : 0.3 * (dccl_action_prior(action, coll, bytes) - 1.0);
@@ -488,6 +485,12 @@ int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table) {
     if (agent->holding) {
       /* Learn once, then hold: the last exploited action, no exploration, no guard. */
       c->explore_mask = 0;
+      write_cell(table, c);
+      continue;
+    }
+    if (agent->options.learning && agent->options.strategy != DCCL_STRATEGY_DQN) {
+      if (agent->options.strategy == DCCL_STRATEGY_AUTOCCL) dccl_autoccl_decide(agent, c);
+      else dccl_bandit_decide(agent, c);
       write_cell(table, c);
       continue;
     }

@@ -26,6 +26,7 @@
 
 #include "../core/decision_table.h"
 #include "../core/features.h"
+#include "baselines.h"
 #include "q_network.h"
 
 #define DCCL_AGENT_MAX_CELLS 256
@@ -55,6 +56,7 @@ typedef struct dccl_agent_options {
   double batch_size;            /* DYNAMICCL_BATCH_SIZE or 0 */
   double model_intensity;       /* DYNAMICCL_MODEL_INTENSITY or -1 (estimated from gaps) */
   uint64_t seed;
+  dccl_strategy strategy;       /* dqn (this agent), or a baseline's decision rule (baselines.h) */
 } dccl_agent_options;
 
 void dccl_agent_default_options(dccl_agent_options* options);
@@ -75,6 +77,7 @@ typedef struct dccl_agent_cell {
   dccl_action calm_exploit;            /* the calm context's decision when congestion began */
   uint8_t explore_mask;
   uint64_t observations, guard_trips;
+  dccl_autoccl_state autoccl;          /* strategy autoccl only */
 } dccl_agent_cell;
 
 typedef struct dccl_agent_stats {
@@ -127,6 +130,13 @@ void dccl_agent_exploit_table(dccl_config_agent* agent, dccl_table* table);
 
 /* Rebuilds the list of measured arms after arms were set directly (policy load). */
 void dccl_agent_index_measured(dccl_config_agent* agent);
+
+/* An arm of a cell: context 0 (calm) or 1 (congested), index in the collective's action list. */
+static inline dccl_arm* dccl_agent_arm(const dccl_config_agent* agent, dccl_agent_cell* c, int context, int index) {
+  return &c->arms[(size_t)context * agent->max_actions + index];
+}
+/* Variance of an arm's log-latency samples (a typical value until it has two). */
+double dccl_arm_variance(const dccl_arm* arm);
 
 /* Index of an action in its collective's list, or -1. */
 int dccl_agent_action_index(const dccl_config_agent* agent, int coll, dccl_action action);

@@ -37,6 +37,7 @@ const dccl_setting_doc dccl_setting_docs[] = {
   {"DYNAMICCL_MODEL_INTENSITY", "(estimated)", "compute-to-communication time ratio of the job, when known (else estimated from gaps between collectives)"},
   {"DYNAMICCL_BATCH_SIZE", "(unknown)", "local batch size, when known (a state feature)"},
   {"DYNAMICCL_LEARN_FOR", "0", "learn for this many measured collectives, then hold the decisions (the learn-once baseline; 0: never hold)"},
+  {"DYNAMICCL_AGENT", "dqn", "the decision rule of `learn` mode: `dqn` (DynamICCL's config agent), or a baseline sharing its measurements and tables: `autoccl` (AutoCCL's subspace coordinate descent, then hold; no trigger) or `bandit` (Thompson sampling restarted by Agent-1's alarms)"},
   {"DYNAMICCL_SEED", "(from the communicator id)", "seed of the agents' random generators"},
   {NULL, NULL, NULL}};
 
@@ -171,6 +172,14 @@ void dccl_settings_load(dccl_settings* settings, const dccl_logger* logger) {
   settings->batch_size = read_number("DYNAMICCL_BATCH_SIZE", 1, 1e9, 0, logger);
   settings->learn_for = (uint64_t)read_integer("DYNAMICCL_LEARN_FOR", 0, (long long)1 << 50, 0, logger);
   settings->seed = (uint64_t)read_integer("DYNAMICCL_SEED", 0, INT64_MAX, 0, logger);
+  settings->agent = 0;
+  const char* agent = getenv("DYNAMICCL_AGENT");
+  if (agent != NULL && agent[0] != '\0') {
+    if (strcmp(agent, "dqn") == 0) settings->agent = 0;
+    else if (strcmp(agent, "autoccl") == 0) settings->agent = 1;
+    else if (strcmp(agent, "bandit") == 0) settings->agent = 2;
+    else DCCL_WARN(logger, "DYNAMICCL_AGENT='%s' is not one of dqn, autoccl, bandit; using dqn", agent);
+  }
   settings->trigger = DCCL_TRIGGER_LSTM;
   const char* trigger = getenv("DYNAMICCL_TRIGGER");
   if (trigger != NULL && trigger[0] != '\0') {

@@ -48,6 +48,7 @@ typedef struct dccl_settings {
   double batch_size;       /* 0: unknown */
   uint64_t learn_for;      /* > 0: learn this many measurements, then hold (the learn-once baseline) */
   uint64_t seed;           /* 0: derived from the communicator id */
+  int agent;               /* dccl_strategy: dqn, or a baseline's decision rule (DYNAMICCL_AGENT) */
 } dccl_settings;
 
 /* Fills `settings` from the environment; reports invalid values through `logger`. */

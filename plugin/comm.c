@@ -191,7 +191,7 @@ static void setup_learning(dccl_comm* comm) {
   }
   dccl_learner_options o;
   memset(&o, 0, sizeof(o));
-  o.trigger = (int)s->trigger;
+  o.trigger = s->agent == DCCL_STRATEGY_AUTOCCL ? DCCL_TRIGGER_OFF : (int)s->trigger; /* AutoCCL holds: no trigger */
   dccl_agent_default_options(&o.agent);
   o.agent.learning = mode == DCCL_MODE_LEARN;
   o.agent.epsilon_start = s->epsilon;
@@ -208,6 +208,7 @@ static void setup_learning(dccl_comm* comm) {
   o.agent.model_intensity = s->model_intensity;
   uint64_t seed = s->seed != 0 ? s->seed : dccl_mix64(comm->comm_id ^ ((uint64_t)(uint32_t)comm->rank << 32));
   o.agent.seed = seed;
+  o.agent.strategy = (dccl_strategy)s->agent;
   dccl_trigger_default_options(&o.trigger_options);
   o.trigger_options.k = s->cusum_k;
   o.trigger_options.h = s->cusum_h;

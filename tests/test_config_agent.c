@@ -2,6 +2,8 @@
  * choice, never picks actions NCCL ignores, returns to NCCL's choice when its action turns slow
  * (guard), restarts on Agent-1 events keeping the calm decision, drops actions NCCL refused to run,
  * and in frozen mode publishes no exploration. */
+#include <math.h>
+
 #include "../agents/config_agent.h"
 #include "../agents/trigger.h"
 #include "test.h"
@@ -15,7 +17,10 @@ static const size_t bytes = 8u << 20;
 /* True latency of an action: NCCL's choice (ring/simple) 1000 us; ring/simple with 8 channels 20%
  * faster; tree 30% slower; everything else 10% slower; LL is 3x slower. */
 static double slowdown_of_best = 1.0;
-static double latency_of(dccl_action a) {
+static double standard_latency(dccl_action a);
+static double (*latency_of)(dccl_action) = standard_latency;
+static int strategy = DCCL_STRATEGY_DQN;
+static double standard_latency(dccl_action a) {
   if (dccl_action_is_nccl(a)) return 1000;
   if (dccl_action_proto(a) == DCCL_PROTO_LL) return 3000;
   if (dccl_action_algo(a) == DCCL_ALGO_TREE) return 1300;
@@ -30,6 +35,7 @@ static void setup(int learning) {
   o.n_ranks = 8;
   o.n_nodes = 1;
   o.seed = 7;
+  o.strategy = (dccl_strategy)strategy;
   CHECK(dccl_agent_init(&agent, &o) == 0);
   dccl_rng_seed(&noise, 99);
   cell = dccl_cell_for_call(DCCL_COLL_ALLREDUCE, bytes, 1, 0);
@@ -149,11 +155,66 @@ static void test_frozen_publishes_no_exploration(void) {
   dccl_agent_free(&agent);
 }
 
+/* Ring/Simple latency unimodal in the channel count, best at 8 (the landscape coordinate descent
+ * assumes, AutoCCL section 4.2); tree 30% slower; LL 3x. */
+static double unimodal_latency(dccl_action a) {
+  if (dccl_action_is_nccl(a)) return 1000;
+  if (dccl_action_proto(a) == DCCL_PROTO_LL) return 3000;
+  if (dccl_action_algo(a) == DCCL_ALGO_TREE) return 1300;
+  if (dccl_action_chunk_log2(a) != 0) return 1100;
+  return 800 + 60 * fabs(log2((double)dccl_action_channels(a)) - 3);
+}
+
+static void test_autoccl_searches_then_holds(void) {
+  strategy = DCCL_STRATEGY_AUTOCCL;
+  latency_of = unimodal_latency;
+  setup(1);
+  uint32_t n = 0;
+  drive(6000, &n);
+  dccl_agent_decide(&agent, &table);
+  dccl_action held = dccl_table_get(&table, cell);
+  char text[96];
+  dccl_action_format(held, text, sizeof(text));
+  CHECK_MSG(latency_of(held) == 800, "AutoCCL holds %s", text);
+  CHECK_EQ_INT(agent.cells[agent.slot_of_cell[cell]].autoccl.phase, 2);
+  /* Held: no exploration, no change, whatever is measured next. */
+  slowdown_of_best = 3.0;
+  double explored = drive(2000, &n);
+  dccl_agent_decide(&agent, &table);
+  CHECK(explored == 0 && dccl_table_get(&table, cell) == held);
+  slowdown_of_best = 1.0;
+  dccl_agent_free(&agent);
+  latency_of = standard_latency;
+  strategy = DCCL_STRATEGY_DQN;
+}
+
+static void test_bandit_converges_to_the_best(void) {
+  strategy = DCCL_STRATEGY_BANDIT;
+  setup(1);
+  uint32_t n = 0;
+  drive(10000, &n);
+  int best = 0;
+  for (int k = 0; k < 2000; k++) {
+    if (k % 64 == 0) dccl_agent_decide(&agent, &table);
+    dccl_action a = dccl_table_action(&table, cell, n++);
+    best += latency_of(a) == 800;
+    int algo = dccl_action_is_nccl(a) ? DCCL_ALGO_RING : dccl_action_algo(a);
+    int proto = dccl_action_is_nccl(a) ? DCCL_PROTO_SIMPLE : dccl_action_proto(a);
+    dccl_agent_observation o = {cell, a, algo, proto, bytes, latency_of(a) * exp(0.03 * dccl_rng_normal(&noise)), {0}};
+    dccl_agent_observe(&agent, &o);
+  }
+  CHECK_MSG(best > 1600, "the best action ran on %d of the last 2000 calls", best);
+  dccl_agent_free(&agent);
+  strategy = DCCL_STRATEGY_DQN;
+}
+
 int main(void) {
   RUN(test_finds_the_faster_action_then_exploits);
   RUN(test_guard_returns_to_nccl);
   RUN(test_restart_keeps_the_calm_decision);
   RUN(test_refused_action_is_dropped);
   RUN(test_frozen_publishes_no_exploration);
+  RUN(test_autoccl_searches_then_holds);
+  RUN(test_bandit_converges_to_the_best);
   TEST_SUMMARY();
 }
