@@ -47,7 +47,7 @@ else
   Q = @
 endif
 
-.PHONY: all plugin test test-fast test-asan test-coordination-long fuzz demo bench bench-agents clean
+.PHONY: all plugin test test-fast test-asan test-coordination-long fuzz report demo bench bench-agents clean
 .SECONDARY:
 all: plugin $(CLI) $(TESTS) $(BENCHES) $(BUILD)/fuzz_wire
 plugin: $(TUNER_SO) $(PROFILER_SO)
@@ -130,6 +130,11 @@ fuzz: $(PLUGIN_LIB)
 # The coordination test at the issue's full length: 8 processes x 10^6 calls with faults.
 test-coordination-long: all
 	@DYNAMICCL_TEST_CALLS=1000000 $(BUILD)/tests/test_coordination 2>/dev/null
+
+# docs/results.md and its plots: every policy over the scenario suite (dccl eval), then gnuplot
+# (installed from Debian by tools/install_deps.sh when missing).
+report: all
+	@tools/report.sh $(BUILD)
 
 bench-agents: all
 	@bench/bench_agents.sh $(BUILD)

@@ -253,7 +253,11 @@ static int run_rank(rank_context* r) {
   }
 
   dccl_oracle oracle;
-  int use_oracle = r->rank == 0 && cfg->oracle && dccl_oracle_init(&oracle, sim, &cfg->oracle_options) == 0;
+  int use_oracle = (r->rank == 0 && cfg->oracle) || cfg->oracle_policy;
+  if (use_oracle && dccl_oracle_init(&oracle, sim, &cfg->oracle_options) != 0) {
+    if (cfg->oracle_policy) return -1;
+    use_oracle = 0;
+  }
   uint64_t seq[DCCL_NUM_COLLS] = {0};
   uint64_t gpu_clock_ns = 1000000000ULL;
   size_t hint = 0;
@@ -288,6 +292,13 @@ static int run_rank(rank_context* r) {
       histogram[time_bucket(dccl_monotonic_ns() - before)]++;
     }
     dccl_execution e;
+    if (cfg->oracle_policy) {
+      dccl_oracle_answer best;
+      dccl_oracle_query(&oracle, &call, &conditions, &best);
+      e = best.best_execution;
+      shared->executions[call.index * (uint64_t)shared->ranks + (uint64_t)r->rank] = pack_execution(&e);
+      goto executed;
+    }
     if (dccl_nccl_select(&sim->model, cost, call.coll, call.bytes, plugin_channels, &e) != 0) {
       atomic_fetch_add(&shared->failed_calls, 1);
       shared->executions[call.index * (uint64_t)shared->ranks + (uint64_t)r->rank] = UINT64_MAX;
@@ -314,6 +325,7 @@ static int run_rank(rank_context* r) {
         atomic_fetch_add(&shared->expected_mismatches, 1);
     }
 
+  executed:;
     double true_us = dccl_sim_true_us(sim, &call, &e, &conditions);
     double measured_us = dccl_sim_measure(sim, true_us, &conditions, call.index, r->rank);
     uint64_t duration_ns = (uint64_t)llround(measured_us * 1000.0);
@@ -486,8 +498,24 @@ static void summarise_tuner_times(const shared_state* s, dccl_emu_result* out) {
   }
 }
 
+static void summarise_regret(const shared_state* s, dccl_emu_result* out) {
+  double spent = 0, best = 0;
+  uint64_t next = 1;
+  for (uint64_t c = 0; c < s->calls; c++) {
+    if (!isnan(s->oracle_us[c])) {
+      spent += s->true_us[c];
+      best += s->oracle_us[c];
+    }
+    while (next <= 10 && (c + 1) * 10 >= next * s->calls) {
+      out->regret_curve[next - 1] = best > 0 ? spent / best - 1.0 : 0.0;
+      next++;
+    }
+  }
+}
+
 static void summarise(const shared_state* s, const dccl_emu_config* cfg, dccl_emu_result* out) {
   summarise_tuner_times(s, out);
+  if (cfg->oracle) summarise_regret(s, out);
   out->calls = s->calls;
   out->default_mismatches = atomic_load(&s->default_mismatches);
   out->expected_mismatches = atomic_load(&s->expected_mismatches);

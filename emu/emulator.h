@@ -53,6 +53,8 @@ typedef struct dccl_emu_config {
    *    host_delay_max_us (a host descheduled, a data loader, a checkpoint);
    *  - slow_rank (-1: none) spends slow_rank_us more on every call;
    *  - late_rank (-1: none) starts late_start_ms after the others. */
+  /* The oracle as the policy (no plugin): every rank runs the simulator's best action for each call. */
+  int oracle_policy;
   uint64_t couple_depth;
   double host_delay_probability, host_delay_max_us;
   int slow_rank;
@@ -106,6 +108,9 @@ typedef struct dccl_emu_result {
   /* getCollInfo wall time per call, as the emulated NCCL sees it (waits included): [0] rank 0
    * (the leader when coordinated), [1] every other rank. */
   double tuner_p50_ns[2], tuner_p99_ns[2], tuner_max_ns[2];
+  /* Regret over time (oracle mode): after each tenth of the calls, the latency spent so far beyond
+   * the oracle's, as a fraction of the oracle's. */
+  double regret_curve[10];
   double wall_seconds;
 } dccl_emu_result;
 

@@ -74,6 +74,14 @@ static int join(dccl_learner* l, const dccl_measurement* m, dccl_call_record* ou
   return 0;
 }
 
+static dccl_trigger_listener trigger_listener;
+static void* trigger_listener_context;
+
+void dccl_learner_set_trigger_listener(dccl_trigger_listener listener, void* context) {
+  trigger_listener_context = context;
+  trigger_listener = listener;
+}
+
 static void observe(dccl_learner* l, const dccl_measurement* m) {
   l->counters.measurements++;
   dccl_call_record call;
@@ -109,6 +117,7 @@ static void observe(dccl_learner* l, const dccl_measurement* m) {
     if (r.event != DCCL_TRIGGER_EVENT_NONE) {
       if (r.event == DCCL_TRIGGER_EVENT_ONSET) l->counters.onsets++;
       else l->counters.recoveries++;
+      if (trigger_listener != NULL) trigger_listener(call.call, m->coll, size_bin, r.event, trigger_listener_context);
       dccl_agent_on_event(&l->agent, m->coll, size_bin, r.event);
     }
   }

@@ -19,6 +19,7 @@
 /* ---- the call log: single producer (the tuner thread), single consumer (the learner) ---- */
 typedef struct dccl_call_record {
   uint64_t bytes;
+  uint64_t call; /* the communicator's call number */
   uint32_t decided; /* dccl_action the table gave (DCCL_ACTION_NCCL included) */
   uint16_t cell;
   uint8_t coll;
@@ -80,6 +81,12 @@ typedef struct dccl_learner {
   uint64_t step_started_ns;
   dccl_learner_counters counters;
 } dccl_learner;
+
+/* Evaluation tools: a process-wide listener told of every Agent-1 event (the call number of the
+ * measurement that raised it, the stream, DCCL_TRIGGER_EVENT_ONSET or _RECOVERED). Called on the
+ * background thread; NULL removes it. */
+typedef void (*dccl_trigger_listener)(uint64_t call, int coll, int size_bin, int event, void* context);
+void dccl_learner_set_trigger_listener(dccl_trigger_listener listener, void* context);
 
 int dccl_learner_init(dccl_learner* learner, const dccl_learner_options* options);
 void dccl_learner_free(dccl_learner* learner);

@@ -83,8 +83,9 @@ static dccl_action choose(dccl_comm* comm, uint64_t call, const call_view* v, in
 }
 
 /* Learning: log the call for the learner; the first call of a cell also leaves NCCL's cost table. */
-static inline void log_call(dccl_comm* comm, const call_view* v, int cell, size_t bytes, dccl_action applied) {
-  dccl_call_record record = {bytes, applied, (uint16_t)cell, (uint8_t)v->coll, 0};
+static inline void log_call(dccl_comm* comm, uint64_t call, const call_view* v, int cell, size_t bytes,
+                            dccl_action applied) {
+  dccl_call_record record = {bytes, call, applied, (uint16_t)cell, (uint8_t)v->coll, 0};
   if (v->cost != NULL && !atomic_load_explicit(&comm->costs->ready[cell], memory_order_relaxed) &&
       v->num_algo * v->num_proto <= DCCL_COST_ENTRIES) {
     float* snapshot = comm->costs->cost[cell];
@@ -126,7 +127,7 @@ void dccl_tuner_decide(dccl_comm* comm, int coll, size_t bytes, int num_pipe_ops
   int cell = dccl_cell_for_call(coll, bytes, num_pipe_ops, reg_buff);
   dccl_action action = choose(comm, call, &v, cell, bytes, num_pipe_ops, reg_buff);
   atomic_store_explicit(&comm->last_action[coll], action, memory_order_relaxed);
-  if (atomic_load_explicit(&comm->learning, memory_order_relaxed)) log_call(comm, &v, cell, bytes, action);
+  if (atomic_load_explicit(&comm->learning, memory_order_relaxed)) log_call(comm, call, &v, cell, bytes, action);
   if (dccl_action_is_nccl(action)) return;
   cost[dccl_action_algo(action) * num_proto + dccl_action_proto(action)] = 0.0f;
   if (dccl_action_channels(action) > 0) *n_channels = dccl_action_channels(action);
@@ -144,7 +145,7 @@ void dccl_tuner_decide_v2(dccl_comm* comm, int coll, size_t bytes, int collnet_s
   call_view v = {NULL, 0, 0, collnet_support, nvls_support, comm->n_ranks, comm->n_nodes, coll};
   int cell = dccl_cell_for_call(coll, bytes, num_pipe_ops, 0);
   dccl_action action = choose(comm, call, &v, cell, bytes, num_pipe_ops, 0);
-  if (atomic_load_explicit(&comm->learning, memory_order_relaxed)) log_call(comm, &v, cell, bytes, action);
+  if (atomic_load_explicit(&comm->learning, memory_order_relaxed)) log_call(comm, call, &v, cell, bytes, action);
   if (dccl_action_is_nccl(action)) return;
   *algorithm = dccl_action_algo(action);
   *protocol = dccl_action_proto(action);

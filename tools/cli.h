@@ -6,6 +6,7 @@ int dccl_cli_table(int argc, char** argv);
 int dccl_cli_run(int argc, char** argv);
 int dccl_cli_train(int argc, char** argv);
 int dccl_cli_inspect(int argc, char** argv);
+int dccl_cli_eval(int argc, char** argv);
 
 /* Prints "dccl: <message>" on stderr and returns 1. */
 int dccl_cli_fail(const char* message);

@@ -1,4 +1,4 @@
-/* tools/dccl.c: the dccl command: dispatches to its subcommands (run, table, train, inspect). */
+/* tools/dccl.c: the dccl command: dispatches to its subcommands (run, table, train, inspect, eval). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +28,7 @@ static void usage(FILE* out) {
           "          NCCL's default and the oracle\n"
           "  table   show NCCL's cost table, NCCL's choice and the best action per message size\n"
           "  train   train the agents on a simulated scenario and save the policy\n"
+          "  eval    run several policies over several scenarios and seeds, side by side\n"
           "  inspect print what a saved policy picks per collective and message size\n");
 }
 
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
   if (strcmp(argv[1], "table") == 0) return dccl_cli_table(argc - 2, argv + 2);
   if (strcmp(argv[1], "run") == 0) return dccl_cli_run(argc - 2, argv + 2);
   if (strcmp(argv[1], "train") == 0) return dccl_cli_train(argc - 2, argv + 2);
+  if (strcmp(argv[1], "eval") == 0) return dccl_cli_eval(argc - 2, argv + 2);
   if (strcmp(argv[1], "inspect") == 0) return dccl_cli_inspect(argc - 2, argv + 2);
   fprintf(stderr, "dccl: unknown command '%s'\n", argv[1]);
   usage(stderr);

@@ -1,0 +1,117 @@
+/* tests/test_eval.c: `dccl eval` end to end: every suite scenario resolves and runs; on a short
+ * congestion scenario the oracle is exactly the oracle, NCCL's default exactly NCCL's, ranks agree,
+ * and the learning policies beat NCCL; malformed scenario files are refused with file and line. */
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test.h"
+
+static char dccl[1200], temp_dir[64];
+
+typedef struct row {
+  char scenario[64], policy[16];
+  double x_oracle, x_default;
+  int mismatches;
+} row;
+
+static int read_rows(const char* path, row* rows, int capacity) {
+  FILE* f = fopen(path, "r");
+  if (f == NULL) return -1;
+  char line[2048];
+  int n = 0;
+  if (fgets(line, sizeof(line), f) == NULL) {
+    fclose(f);
+    return 0;
+  }
+  while (n < capacity && fgets(line, sizeof(line), f) != NULL) {
+    row* r = &rows[n];
+    /* scenario,policy,seed,calls,mean_us,p99_us,x_oracle,x_default,...,rank_mismatches (16th) */
+    char* field[32];
+    int k = 0;
+    for (char* t = strtok(line, ","); t != NULL && k < 32; t = strtok(NULL, ",")) field[k++] = t;
+    if (k < 17) continue;
+    snprintf(r->scenario, sizeof(r->scenario), "%s", field[0]);
+    snprintf(r->policy, sizeof(r->policy), "%s", field[1]);
+    r->x_oracle = atof(field[6]);
+    r->x_default = atof(field[7]);
+    r->mismatches = atoi(field[15]);
+    n++;
+  }
+  fclose(f);
+  return n;
+}
+
+static int run(const char* arguments, const char* csv) {
+  char command[4096];
+  snprintf(command, sizeof(command), "%s eval %s --csv %s > %s/out.txt 2>&1", dccl, arguments, csv, temp_dir);
+  return system(command);
+}
+
+static void test_whole_suite_resolves(void) {
+  char csv[128], arguments[1024];
+  snprintf(csv, sizeof(csv), "%s/suite.csv", temp_dir);
+  snprintf(arguments, sizeof(arguments), "--scale 0.003 --policies default %s/scenarios/suite", DYNAMICCL_SOURCE_DIR);
+  CHECK_EQ_INT(run(arguments, csv), 0);
+  static row rows[128];
+  int n = read_rows(csv, rows, 128);
+  CHECK_MSG(n >= 17, "%d scenarios ran", n);
+  for (int i = 0; i < n; i++) CHECK_NEAR(rows[i].x_default, 1.0, 1e-4);
+}
+
+static void test_policies_side_by_side(void) {
+  char csv[128], arguments[1024];
+  snprintf(csv, sizeof(csv), "%s/step.csv", temp_dir);
+  snprintf(arguments, sizeof(arguments), "--scale 0.15 --policies default,rules,autoccl,bandit,dqn,oracle %s/scenarios/suite/congestion-step.scenario",
+           DYNAMICCL_SOURCE_DIR);
+  CHECK_EQ_INT(run(arguments, csv), 0);
+  row rows[16];
+  int n = read_rows(csv, rows, 16);
+  CHECK_EQ_INT(n, 6);
+  double x[6] = {0};
+  const char* names[6] = {"default", "rules", "autoccl", "bandit", "dqn", "oracle"};
+  for (int i = 0; i < n; i++) {
+    CHECK_EQ_INT(rows[i].mismatches, 0);
+    for (int p = 0; p < 6; p++)
+      if (strcmp(rows[i].policy, names[p]) == 0) x[p] = rows[i].x_oracle;
+  }
+  CHECK_NEAR(x[5], 1.0, 1e-9); /* the oracle is the oracle */
+  for (int p = 1; p < 5; p++) CHECK_MSG(x[p] < x[0], "%s %.4f x oracle, NCCL %.4f", names[p], x[p], x[0]);
+  CHECK_MSG(x[4] < 1.10, "dqn %.4f x oracle", x[4]);
+}
+
+static void test_malformed_scenario_refused(void) {
+  char path[128], csv[128], arguments[512];
+  snprintf(path, sizeof(path), "%s/bad.scenario", temp_dir);
+  snprintf(csv, sizeof(csv), "%s/bad.csv", temp_dir);
+  FILE* f = fopen(path, "w");
+  fprintf(f, "# a scenario\nname = bad\nprofile = pcie-8gpu\nworkload sweep\n");
+  fclose(f);
+  snprintf(arguments, sizeof(arguments), "--policies default %s", path);
+  CHECK(run(arguments, csv) != 0);
+  char out[256];
+  snprintf(out, sizeof(out), "%s/out.txt", temp_dir);
+  f = fopen(out, "r");
+  char text[1024] = "";
+  size_t got = f != NULL ? fread(text, 1, sizeof(text) - 1, f) : 0;
+  text[got] = '\0';
+  if (f != NULL) fclose(f);
+  CHECK_MSG(strstr(text, "bad.scenario:4") != NULL, "message: %s", text);
+}
+
+int main(int argc, char** argv) {
+  (void)argc;
+  char self[1024];
+  snprintf(self, sizeof(self), "%s", argv[0]);
+  snprintf(dccl, sizeof(dccl), "%s/../dccl", dirname(self));
+  snprintf(temp_dir, sizeof(temp_dir), "/tmp/dccl-test-eval-XXXXXX");
+  if (mkdtemp(temp_dir) == NULL) return 1;
+  RUN(test_whole_suite_resolves);
+  RUN(test_policies_side_by_side);
+  RUN(test_malformed_scenario_refused);
+  char command[256];
+  snprintf(command, sizeof(command), "rm -rf %s", temp_dir);
+  if (system(command) != 0) return 1;
+  TEST_SUMMARY();
+}
