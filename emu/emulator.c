@@ -347,6 +347,8 @@ static int run_rank(rank_context* r) {
     }
     gpu_clock_ns += duration_ns;
     atomic_store_explicit(&shared->issued[r->rank], call.index + 1, memory_order_release);
+    if (r->rank == 0 && cfg->progress != NULL && ((call.index + 1) % 4096 == 0 || call.index + 1 == shared->calls))
+      cfg->progress(call.index + 1, shared->calls, cfg->progress_argument);
 
     if (r->rank == 0) {
       shared->true_us[call.index] = true_us;

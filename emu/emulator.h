@@ -53,6 +53,9 @@ typedef struct dccl_emu_config {
    *    host_delay_max_us (a host descheduled, a data loader, a checkpoint);
    *  - slow_rank (-1: none) spends slow_rank_us more on every call;
    *  - late_rank (-1: none) starts late_start_ms after the others. */
+  /* Called by rank 0 every 4096 calls and at the end (a progress line for long runs), or NULL. */
+  void (*progress)(uint64_t done, uint64_t total, void* argument);
+  void* progress_argument;
   /* The oracle as the policy (no plugin): every rank runs the simulator's best action for each call. */
   int oracle_policy;
   uint64_t couple_depth;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../abi/builtin.h"
+#include "../core/clock.h"
 #include "../emu/emulator.h"
 #include "../emu/plugin_loader.h"
 #include "../plugin/registry.h"
@@ -48,6 +49,14 @@ static void usage(FILE* out) {
           "  --quiet               print no report (the exit status still tells about rank agreement)\n"
           "Exit status: 0 when all ranks agreed on every call, 1 when they did not (real NCCL would hang),\n"
           "2 on usage errors.\n");
+}
+
+/* A progress line with the time left, on a terminal only. */
+static void show_progress(uint64_t done, uint64_t total, void* argument) {
+  double started = *(const double*)argument, elapsed = dccl_monotonic_seconds() - started;
+  fprintf(stderr, "\r  call %llu of %llu, %.0f s elapsed, about %.0f s left   ", (unsigned long long)done,
+          (unsigned long long)total, elapsed, done > 0 ? elapsed / (double)done * (double)(total - done) : 0.0);
+  if (done == total) fprintf(stderr, "\r%72s\r", "");
 }
 
 static void default_plugin_path(char* path, size_t size) {
@@ -227,6 +236,11 @@ int dccl_cli_run(int argc, char** argv) {
     return dccl_cli_fail(error);
   }
   dccl_emu_result result;
+  double started = dccl_monotonic_seconds();
+  if (isatty(2) && !verbose) {
+    config.progress = show_progress;
+    config.progress_argument = &started;
+  }
   int rc = dccl_emu_run(&config, &sim, &workload, &result, error, sizeof(error));
   if (rc != 0) {
     dccl_sim_free(&sim);

@@ -54,7 +54,7 @@ set output "$out/ratio-by-size.png"
 set title "static scenarios, steady state: latency / oracle's per message size (geometric mean over profiles and collectives)"
 set xlabel "message size (log2 bytes)"
 set ylabel "latency / oracle latency"
-set logscale y
+set yrange [0.98:*]
 set key top left
 plot for [p in "$policies"] "$data/size-".p.".dat" using 1:2 with linespoints lw 2 title p
 EOF
@@ -73,11 +73,11 @@ set xlabel "% of the run"
 set ylabel "regret"
 set logscale y
 set key top right
-plot for [p in "$policies"] "$data/regret-".p.".dat" using 1:(\$2 > 1e-4 ? \$2 : 1e-4) with linespoints lw 2 title p
+plot for [p in "default rules autoccl bandit dqn hold"] "$data/regret-".p.".dat" using 1:2 with linespoints lw 2 title p
 EOF
 
 # ---- 4. the chosen action per (collective, size) at the end of the static PCIe run ----
-for policy in default autoccl bandit dqn oracle; do
+for policy in default rules autoccl bandit dqn hold oracle; do
   awk -F, 'NR > 1 { b = int(log($3) / log(2) + 1e-9); k = $2 "," b; a[k] = $4 "/" $5 "/" $6 }
     END { for (k in a) { split(k, x, ","); y = x[1] == "allreduce" ? 2 : x[1] == "allgather" ? 1 : 0; print x[2], y, a[k] } }' \
     "$data/logs/static-pcie-8gpu-$policy-1.csv" |
@@ -85,15 +85,15 @@ for policy in default autoccl bandit dqn oracle; do
         -e 's#/simple/#/S#; s#/ll128/#/L128#; s#/ll/#/LL#' | sort -n > "$data/actions-$policy.dat"
 done
 gnuplot <<EOF
-set terminal pngcairo size 1300,900 font ",8"
+set terminal pngcairo size 1300,1250 font ",8"
 set output "$out/action-map.png"
-set multiplot layout 5,1 title "static-pcie-8gpu: action at the end of the run (algorithm/protocol+channels) per size (log2 bytes)"
+set multiplot layout 7,1 title "static-pcie-8gpu: action at the end of the run (algorithm/protocol+channels) per size (log2 bytes)"
 set yrange [-0.5:2.5]
 set ytics ("RS" 0, "AG" 1, "AR" 2)
 set xrange [9.5:30.5]
 set xtics 10, 1, 30
 unset key
-do for [p in "default autoccl bandit dqn oracle"] {
+do for [p in "default rules autoccl bandit dqn hold oracle"] {
   set title p
   plot "$data/actions-".p.".dat" using 1:2:3 with labels font ",7"
 }
