@@ -40,6 +40,17 @@ CLI         := $(BUILD)/dccl
 TESTS       := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 BENCHES     := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
+# GPU tools (bench/gpu/): compiled wherever the CUDA toolkit and NCCL's header are (CI included), run
+# on the GPU machine by bench/gpu/run.sh. No nvcc needed: plain C against the CUDA runtime and NCCL.
+CUDA_HOME ?= /usr/local/cuda
+NCCL_HOME ?= $(CUDA_HOME)
+HAVE_CUDA := $(shell test -f $(CUDA_HOME)/include/cuda_runtime_api.h -a -f $(NCCL_HOME)/include/nccl.h && echo 1)
+GPU_TOOLS := $(BUILD)/gpu/loopback_load
+ifeq ($(HAVE_CUDA),1)
+  GPU_TOOLS += $(BUILD)/gpu/collbench
+endif
+GPU_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Wshadow -Werror
+
 # Quiet by default; `make V=1` shows the commands.
 ifeq ($(V),1)
   Q =
@@ -49,7 +60,7 @@ endif
 
 .PHONY: all plugin test test-fast test-asan test-coordination-long fuzz report demo bench bench-agents clean
 .SECONDARY:
-all: plugin $(CLI) $(TESTS) $(BENCHES) $(BUILD)/fuzz_wire
+all: plugin $(CLI) $(TESTS) $(BENCHES) $(BUILD)/fuzz_wire $(GPU_TOOLS)
 plugin: $(TUNER_SO) $(PROFILER_SO)
 
 # Tests find the repository's files (README, scenarios) from here.
@@ -116,6 +127,15 @@ bench: all
 	@$(BUILD)/bench/bench_trigger
 
 # The agents' evaluation on the simulator (static and dynamic scenarios, warm start; ~4 minutes).
+$(BUILD)/gpu/collbench: bench/gpu/collbench.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@ (CUDA runtime + NCCL)",true)
+	$(Q)$(CC) $(GPU_CFLAGS) -I$(NCCL_HOME)/include -I$(CUDA_HOME)/include $< -o $@ -L$(NCCL_HOME)/lib64 -L$(NCCL_HOME)/lib \
+	  -L$(CUDA_HOME)/lib64 -lnccl -lcudart -lm
+$(BUILD)/gpu/loopback_load: bench/gpu/loopback_load.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(GPU_CFLAGS) $< -o $@
+
 # Fuzzing the coordination message parser with libFuzzer (needs clang); without clang, the same
 # target builds as a replay driver (build/fuzz_wire FILE...).
 $(BUILD)/fuzz_wire: tests/fuzz/fuzz_wire.c $(PLUGIN_LIB)
