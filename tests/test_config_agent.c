@@ -48,6 +48,8 @@ static void setup(int learning) {
   dccl_table_fill(&table, DCCL_ACTION_NCCL);
 }
 
+static int best_calls; /* calls that ran an 800-us action, counted by drive() */
+
 /* Runs `calls` calls of the cell with a decision every 64 calls; returns the share of calls that ran
  * an action other than the exploited one. */
 static double drive(int calls, uint32_t* cell_call) {
@@ -59,6 +61,7 @@ static double drive(int calls, uint32_t* cell_call) {
     int algo = dccl_action_is_nccl(a) ? DCCL_ALGO_RING : dccl_action_algo(a);
     int proto = dccl_action_is_nccl(a) ? DCCL_PROTO_SIMPLE : dccl_action_proto(a);
     CHECK(!(algo == DCCL_ALGO_TREE && proto == DCCL_PROTO_LL)); /* ignored entry (-1): never chosen */
+    if (latency_of(a) == 800) best_calls++;
     double latency = latency_of(a) * exp(0.03 * dccl_rng_normal(&noise));
     dccl_agent_observation o = {cell, a, algo, proto, bytes, latency, {0}};
     dccl_agent_observe(&agent, &o);
@@ -66,16 +69,22 @@ static double drive(int calls, uint32_t* cell_call) {
   return (double)explored / calls;
 }
 
-static void test_finds_the_faster_action_then_exploits(void) {
-  setup(1);
-  uint32_t n = 0;
-  slowdown_of_best = 1.0;
-  drive(6000, &n);
+/* Drives `calls` calls, decides, and checks that the cell's action is the 800-us one. */
+static dccl_action settles_on_the_best(int calls, uint32_t* n) {
+  drive(calls, n);
   dccl_agent_decide(&agent, &table);
   dccl_action exploit = dccl_table_get(&table, cell);
   char text[96];
   dccl_action_format(exploit, text, sizeof(text));
-  CHECK_MSG(latency_of(exploit) == 800, "exploits %s", text);
+  CHECK_MSG(latency_of(exploit) == 800, "settled on %s", text);
+  return exploit;
+}
+
+static void test_finds_the_faster_action_then_exploits(void) {
+  setup(1);
+  uint32_t n = 0;
+  slowdown_of_best = 1.0;
+  settles_on_the_best(6000, &n);
   double explored = drive(4000, &n);
   CHECK_MSG(explored < 0.03, "still exploring %.1f%% of calls", 100 * explored);
   dccl_agent_free(&agent);
@@ -170,12 +179,7 @@ static void test_autoccl_searches_then_holds(void) {
   latency_of = unimodal_latency;
   setup(1);
   uint32_t n = 0;
-  drive(6000, &n);
-  dccl_agent_decide(&agent, &table);
-  dccl_action held = dccl_table_get(&table, cell);
-  char text[96];
-  dccl_action_format(held, text, sizeof(text));
-  CHECK_MSG(latency_of(held) == 800, "AutoCCL holds %s", text);
+  dccl_action held = settles_on_the_best(6000, &n);
   CHECK_EQ_INT(agent.cells[agent.slot_of_cell[cell]].autoccl.phase, 2);
   /* Held: no exploration, no change, whatever is measured next. */
   slowdown_of_best = 3.0;
@@ -193,17 +197,9 @@ static void test_bandit_converges_to_the_best(void) {
   setup(1);
   uint32_t n = 0;
   drive(10000, &n);
-  int best = 0;
-  for (int k = 0; k < 2000; k++) {
-    if (k % 64 == 0) dccl_agent_decide(&agent, &table);
-    dccl_action a = dccl_table_action(&table, cell, n++);
-    best += latency_of(a) == 800;
-    int algo = dccl_action_is_nccl(a) ? DCCL_ALGO_RING : dccl_action_algo(a);
-    int proto = dccl_action_is_nccl(a) ? DCCL_PROTO_SIMPLE : dccl_action_proto(a);
-    dccl_agent_observation o = {cell, a, algo, proto, bytes, latency_of(a) * exp(0.03 * dccl_rng_normal(&noise)), {0}};
-    dccl_agent_observe(&agent, &o);
-  }
-  CHECK_MSG(best > 1600, "the best action ran on %d of the last 2000 calls", best);
+  best_calls = 0;
+  drive(2000, &n);
+  CHECK_MSG(best_calls > 1600, "the best action ran on %d of the last 2000 calls", best_calls);
   dccl_agent_free(&agent);
   strategy = DCCL_STRATEGY_DQN;
 }
