@@ -1,5 +1,6 @@
 /* tests/test_decision_table.c: cell indexing, and epoch-based publication without torn tables. */
 #include <pthread.h>
+#include <sched.h>
 
 #include "../core/decision_table.h"
 #include "test.h"
@@ -116,7 +117,7 @@ static void test_follower_waits(void) {
 #define RACE_EPOCHS 200000
 typedef struct race {
   dccl_table_store store;
-  _Atomic int stop;
+  _Atomic int stop, started;
   uint32_t committed[RACE_EPOCHS]; /* stamp committed for an epoch, 0: none */
   uint32_t seen[RACE_EPOCHS];
 } race;
@@ -124,6 +125,7 @@ typedef struct race {
 static void* publisher(void* argument) {
   race* r = argument;
   uint32_t stamp = 1;
+  atomic_store(&r->started, 1);
   while (!atomic_load(&r->stop)) {
     dccl_table* t = dccl_table_store_begin(&r->store);
     if (t == NULL) continue;
@@ -140,8 +142,10 @@ static void test_publication_is_exact(void) {
   dccl_table_store_init(&r.store, 4);
   pthread_t thread;
   pthread_create(&thread, NULL, publisher, &r);
+  while (!atomic_load(&r.started)) sched_yield();
   int torn = 0;
   for (uint64_t epoch = 0; epoch < RACE_EPOCHS && !torn; epoch++) {
+    if (epoch % 64 == 0) sched_yield(); /* let the publisher in even on a loaded machine */
     const dccl_table* t = dccl_table_store_for_call(&r.store, epoch * 4);
     dccl_action first = dccl_table_get(t, 0);
     for (int k = 1; k < 4; k++)
