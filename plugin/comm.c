@@ -390,7 +390,7 @@ const dccl_table* dccl_comm_wait_for_table(dccl_comm* comm, uint64_t call) {
     if (now >= report_at) {
       /* Waiting is correct (running without the leader's table could make ranks disagree); make it
        * visible. */
-      DCCL_WARN(&comm->logger, "rank %d has waited %.0f s for %s to decide epoch %llu (call %llu)", comm->rank,
+      DCCL_WARN(&comm->logger, "rank %d has waited %.1f s for %s to decide epoch %llu (call %llu)", comm->rank,
                 1e-9 * (double)(now - started),
                 comm->coord != NULL ? dccl_coord_leader_name(comm->coord) : "the leader",
                 (unsigned long long)(call >> comm->tables.epoch_shift), (unsigned long long)call);

@@ -180,6 +180,33 @@ static void test_multinode_without_coordinator_is_frozen(void) {
   dccl_workload_free(&workload);
 }
 
+/* The leader starts 1.5 s late: the workers wait for its first table, say so after
+ * DYNAMICCL_COORD_TIMEOUT_S (an error naming the leader, again every period), then run normally. */
+static void test_late_leader_is_waited_for(void) {
+  static dccl_sim sim;
+  static dccl_workload workload;
+  if (load("nvlink-h100x8", "mixed", &sim, &workload, 3000) != 0) {
+    CHECK(0);
+    return;
+  }
+  learning_environment();
+  setenv("DYNAMICCL_COORD_TIMEOUT_S", "0.5", 1);
+  dccl_emu_config config;
+  process_config(&config, 3, 3000, 0xC00D0004ULL);
+  config.late_rank = 0;
+  config.late_start_ms = 1500;
+  dccl_emu_result r;
+  char error[512];
+  CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
+  CHECK(r.rank_mismatches == 0 && r.failed_calls == 0);
+  /* Two workers, each waiting ~1.5 s: two or three reports each. */
+  CHECK_MSG(r.plugin_warnings >= 4 && r.plugin_warnings <= 8, "%llu warnings", (unsigned long long)r.plugin_warnings);
+  CHECK(r.tuner_max_ns[1] > 1e9); /* a worker's first call waited for the leader */
+  unsetenv("DYNAMICCL_COORD_TIMEOUT_S");
+  dccl_sim_free(&sim);
+  dccl_workload_free(&workload);
+}
+
 /* ---- two communicators per process, different leaders (say tensor- and data-parallel groups) ---- */
 #define PROCESSES 3
 #define EPOCHS 4000
@@ -304,6 +331,7 @@ int main(int argc, char** argv) {
   snprintf(plugin_path, sizeof(plugin_path), "%s/../libnccl-tuner-dynamiccl.so", dirname(self));
   RUN(test_two_communicators_per_process);
   RUN(test_multinode_without_coordinator_is_frozen);
+  RUN(test_late_leader_is_waited_for);
   RUN(test_tcp_across_nodes);
   RUN(test_eight_processes_agree);
   TEST_SUMMARY();
