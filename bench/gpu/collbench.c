@@ -7,14 +7,21 @@
  * Modes:
  *   none     NCCL alone (no plugin)
  *   default  the DynamICCL plugin with DYNAMICCL_MODE=default (its overhead)
- *   learn    the plugin learning online (--rounds passes over the sizes; the last one is reported)
+ *   learn    the plugin learning online (--rounds passes over the sizes; the last one is reported as
+ *            mode `learn`, the earlier ones as `learn-round` with action `round=K@T`, T = when the pass
+ *            ended, Unix time in seconds: the learning curve)
+ *   frozen   the plugin exploiting the policy saved by an earlier learn run (DYNAMICCL_POLICY_DIR)
  *   fixed    the plugin running --table FILE
  *   sweep    every action of --actions through a fixed table, one set of processes per action: the
  *            real best per size (the testbed's oracle). Rows whose action NCCL did not run (the trace
  *            shows another algorithm or protocol) are marked applied=0.
+ *   rotate   --entries (none, default, frozen and actions) --repeat times, each in its own set of
+ *            processes, in a new order each time: timings of one set of processes drift by tens of
+ *            percent from the next on this testbed, so comparisons take medians over repetitions.
  * Other environment (NCCL_*, DYNAMICCL_*) passes through to the ranks.
  *
- * CSV columns: mode,action,collective,bytes,ranks,time_us,algbw_gbs,busbw_gbs,verified,applied
+ * CSV columns: mode,action,collective,bytes,ranks,time_us,algbw_gbs,busbw_gbs,verified,applied,repetition
+ * time_us is the median call of the timed ones (back to back, a CUDA event between calls), worst rank.
  * Build: see bench/gpu/Makefile.inc (gcc, CUDA runtime and NCCL; no nvcc needed). */
 #include <cuda_runtime_api.h>
 #include <errno.h>
@@ -24,6 +31,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -31,6 +40,9 @@
 
 #define MAX_SIZES 32
 #define MAX_RANKS 8
+#define MAX_ROUNDS 512
+#define MAX_ITERATIONS 64
+#define MAX_ENTRIES 64
 #define NUM_COLLS 3
 static const char* coll_names[NUM_COLLS] = {"allreduce", "allgather", "reducescatter"};
 
@@ -41,10 +53,15 @@ typedef struct shared_block {
   char error[256];
   double time_us[MAX_RANKS][NUM_COLLS][MAX_SIZES];
   int verified[MAX_RANKS][NUM_COLLS][MAX_SIZES];
+  double round_time_us[MAX_ROUNDS][MAX_RANKS][NUM_COLLS][MAX_SIZES]; /* learn: every pass */
+  volatile int round_decision[MAX_ROUNDS]; /* learn: rank 0's word after each pass: 1 go on, 2 final pass next */
+  volatile int learning_rounds;           /* learn: passes before the reported one */
+  double round_end_s[MAX_ROUNDS];         /* learn: when rank 0 ended each pass (Unix time, seconds) */
 } shared_block;
 
 typedef struct options {
   int ranks, warmup, iterations, rounds;
+  double seconds; /* learn: stop learning passes once this much time has passed (0: no limit) */
   size_t sizes[MAX_SIZES];
   int n_sizes;
   int colls[NUM_COLLS], n_colls;
@@ -55,19 +72,25 @@ typedef struct options {
   const char* out;
   const char* trace_dir;
   int event_check; /* also time single calls with CUDA events (profiler check) */
+  const char* entries; /* rotate: what to run, each in its own set of processes */
+  int repeat;          /* sweep, rotate: passes over the entries, each (after the first) in a new order */
 } options;
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: collbench --mode none|default|learn|fixed|sweep [options]\n"
+          "usage: collbench --mode none|default|learn|frozen|fixed|sweep|rotate [options]\n"
           "  --ranks N           ranks as processes on GPU 0 (default 2, at most 8)\n"
           "  --min SIZE --max SIZE --factor F   bytes (default 1K .. 256M, x4)\n"
           "  --collectives LIST  allreduce,allgather,reducescatter (default all)\n"
           "  --warmup N --iterations N   per size (default 3 and 10; fewer above 16 MiB)\n"
           "  --rounds N          learn: passes over the sizes before the reported one (default 20)\n"
+          "  --seconds S         learn: fewer passes if S seconds have passed (the reported one still runs)\n"
           "  --plugin PATH       the DynamICCL library (default: build/libnccl-tuner-dynamiccl.so)\n"
           "  --table FILE        fixed: the decision table\n"
           "  --actions LIST      sweep: comma-separated actions, e.g. ring/simple/ch=4 (default: a grid)\n"
+          "  --entries LIST      rotate: none, default, frozen and actions, comma-separated (default: none,\n"
+          "                      default and the sweep's actions)\n"
+          "  --repeat R          sweep, rotate: R passes over the entries, each after the first in a new order\n"
           "  --trace-dir DIR     keep the plugin's per-rank traces there\n"
           "  --event-check       profiler check: time every call with CUDA events (trace it too)\n"
           "  --out FILE          CSV (default stdout)\n");
@@ -130,6 +153,17 @@ static int check_output(const float* host, int coll, size_t bytes, int rank, int
   return 1;
 }
 
+static int compare_floats(const void* a, const void* b) {
+  float x = *(const float*)a, y = *(const float*)b;
+  return (x > y) - (x < y);
+}
+
+/* The median of n per-call times (sorts them). */
+static float median_ms(float* values, int n) {
+  qsort(values, (size_t)n, sizeof(float), compare_floats);
+  return n % 2 ? values[n / 2] : 0.5f * (values[n / 2 - 1] + values[n / 2]);
+}
+
 static ncclResult_t launch(int coll, const float* send, float* recv, size_t bytes, int ranks, ncclComm_t comm,
                            cudaStream_t stream) {
   size_t total = bytes / sizeof(float), chunk = total / (size_t)ranks;
@@ -170,8 +204,15 @@ static int run_rank(const options* o, int rank, shared_block* block) {
   CHECK_CUDA(cudaStreamCreate(&stream), block);
   CHECK_CUDA(cudaEventCreate(&start), block);
   CHECK_CUDA(cudaEventCreate(&stop), block);
-  int rounds = strcmp(o->mode, "learn") == 0 ? o->rounds + 1 : 1;
-  for (int round = 0; round < rounds; round++)
+  cudaEvent_t marks[MAX_ITERATIONS + 1];
+  for (int i = 0; i <= MAX_ITERATIONS; i++) CHECK_CUDA(cudaEventCreate(&marks[i]), block);
+  int learning = strcmp(o->mode, "learn") == 0;
+  struct timespec began;
+  clock_gettime(CLOCK_MONOTONIC, &began);
+  for (int c = 0; c < NUM_COLLS; c++)
+    for (int s = 0; s < MAX_SIZES; s++) block->verified[rank][c][s] = 1;
+  int final_round = learning ? -1 : 0; /* learn: known once rank 0 says so */
+  for (int round = 0; final_round < 0 || round <= final_round; round++) {
     for (int k = 0; k < o->n_colls; k++) {
       int coll = o->colls[k];
       for (int s = 0; s < o->n_sizes; s++) {
@@ -200,23 +241,46 @@ static int run_rank(const options* o, int rank, shared_block* block) {
             CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop), block);
             total_ms += ms;
           }
-        } else {
-          float ms;
-          CHECK_CUDA(cudaEventRecord(start, stream), block);
-          for (int i = 0; i < iterations; i++) CHECK_NCCL(launch(coll, send, recv, bytes, o->ranks, comm, stream), block);
-          CHECK_CUDA(cudaEventRecord(stop, stream), block);
-          CHECK_CUDA(cudaEventSynchronize(stop), block);
-          CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop), block);
-          total_ms = ms;
+        } else { /* back to back, an event between calls: the median call, robust to the odd slow one */
+          float per_call_ms[MAX_ITERATIONS];
+          CHECK_CUDA(cudaEventRecord(marks[0], stream), block);
+          for (int i = 0; i < iterations; i++) {
+            CHECK_NCCL(launch(coll, send, recv, bytes, o->ranks, comm, stream), block);
+            CHECK_CUDA(cudaEventRecord(marks[i + 1], stream), block);
+          }
+          CHECK_CUDA(cudaEventSynchronize(marks[iterations]), block);
+          for (int i = 0; i < iterations; i++) CHECK_CUDA(cudaEventElapsedTime(&per_call_ms[i], marks[i], marks[i + 1]), block);
+          total_ms = median_ms(per_call_ms, iterations) * iterations;
         }
         /* And the last result: every action the tuner chose during the timed calls. */
         CHECK_CUDA(cudaMemcpy(host, recv, out_bytes, cudaMemcpyDeviceToHost), block);
         verified &= check_output(host, coll, bytes, rank, o->ranks);
         block->time_us[rank][coll][s] = 1000.0 * total_ms / iterations;
-        block->verified[rank][coll][s] = verified;
-        (void)round;
+        block->verified[rank][coll][s] &= verified; /* wrong in any pass stays wrong */
+        if (round < MAX_ROUNDS) block->round_time_us[round][rank][coll][s] = block->time_us[rank][coll][s];
       }
     }
+    if (final_round >= 0) continue;
+    /* Every rank must run the same passes: rank 0 decides after each one, the others wait for its word. */
+    if (rank == 0) {
+      struct timespec now;
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      double spent = (double)(now.tv_sec - began.tv_sec) + 1e-9 * (double)(now.tv_nsec - began.tv_nsec);
+      int last = round + 1 >= o->rounds || (o->seconds > 0 && spent >= o->seconds);
+      if (last) block->learning_rounds = round + 1;
+      struct timespec wall;
+      clock_gettime(CLOCK_REALTIME, &wall);
+      block->round_end_s[round] = (double)wall.tv_sec + 1e-9 * (double)wall.tv_nsec;
+      __sync_synchronize();
+      block->round_decision[round] = last ? 2 : 1;
+    } else {
+      while (block->round_decision[round] == 0) {
+        if (block->failed) return 1;
+        usleep(50);
+      }
+    }
+    if (block->round_decision[round] == 2) final_round = round + 1;
+  }
   CHECK_CUDA(cudaStreamSynchronize(stream), block);
   ncclCommDestroy(comm);
   cudaFree(send);
@@ -229,11 +293,15 @@ static int run_rank(const options* o, int rank, shared_block* block) {
 static int run_ranks(const options* o, shared_block* block) {
   memset(block, 0, sizeof(*block));
   pid_t pids[MAX_RANKS];
-  fflush(stdout);
-  fflush(stderr);
+  fflush(NULL); /* else each rank would write its copy of what is buffered (the CSV header) again */
   for (int r = 0; r < o->ranks; r++) {
     pids[r] = fork();
-    if (pids[r] == 0) _exit(run_rank(o, r, block));
+    if (pids[r] == 0) {
+      int rc = run_rank(o, r, block);
+      fflush(stdout); /* NCCL's log lines: _exit would drop what is still buffered */
+      fflush(stderr);
+      _exit(rc);
+    }
   }
   int ok = 1;
   for (int r = 0; r < o->ranks; r++) {
@@ -245,8 +313,9 @@ static int run_ranks(const options* o, shared_block* block) {
   return ok ? 0 : -1;
 }
 
-/* Whether every traced collective of this kind ran the wanted algorithm and protocol. */
-static int trace_applied(const char* trace_dir, int ranks, const char* action) {
+/* Whether every traced call of collective `coll` ran the wanted algorithm and protocol (NCCL ignores
+ * a table entry it cannot run for that collective, e.g. tree for AllGather, and chooses itself). */
+static int trace_applied(const char* trace_dir, int ranks, const char* action, int coll) {
   char algo[32] = "", proto[32] = "";
   if (sscanf(action, "%31[^/]/%31[^/]", algo, proto) != 2) return 1;
   int total = 0, matched = 0;
@@ -256,10 +325,12 @@ static int trace_applied(const char* trace_dir, int ranks, const char* action) {
     FILE* f = fopen(path, "r");
     if (f == NULL) continue;
     while (fgets(line, sizeof(line), f) != NULL) {
-      char a[32], p[32];
-      if (sscanf(line, "%*[^,],%*[^,],%*[^,],%*[^,],%31[^,],%31[^,]", a, p) != 2 || strcmp(a, "algorithm") == 0) continue;
+      char c[32], a[32], p[32];
+      if (sscanf(line, "%*[^,],%*[^,],%31[^,],%*[^,],%31[^,],%31[^,]", c, a, p) != 3 || strcmp(a, "algorithm") == 0 ||
+          strcasecmp(c, coll_names[coll]) != 0)
+        continue;
       total++;
-      matched += strcmp(a, algo) == 0 && strcmp(p, proto) == 0;
+      matched += strcasecmp(a, algo) == 0 && strcasecmp(p, proto) == 0;
     }
     fclose(f);
   }
@@ -268,10 +339,11 @@ static int trace_applied(const char* trace_dir, int ranks, const char* action) {
 
 /* Writes one row per collective and size; returns the number of rows whose results were wrong. */
 static int write_rows(FILE* out, const options* o, const shared_block* block, const char* mode, const char* action,
-                      int applied) {
+                      const char* trace_dir, int repetition) {
   int wrong = 0;
   for (int k = 0; k < o->n_colls; k++) {
     int coll = o->colls[k];
+    int applied = trace_dir == NULL || trace_applied(trace_dir, o->ranks, action, coll);
     for (int s = 0; s < o->n_sizes; s++) {
       size_t bytes = o->sizes[s];
       if (bytes % (sizeof(float) * (size_t)o->ranks) != 0) continue;
@@ -283,13 +355,108 @@ static int write_rows(FILE* out, const options* o, const shared_block* block, co
       }
       double algbw = worst > 0 ? (double)bytes / (worst * 1e-6) / 1e9 : 0;
       double factor = coll == 0 ? 2.0 * (o->ranks - 1) / o->ranks : (double)(o->ranks - 1) / o->ranks;
-      fprintf(out, "%s,%s,%s,%zu,%d,%.3f,%.4f,%.4f,%d,%d\n", mode, action, coll_names[coll], bytes, o->ranks, worst,
-              algbw, algbw * factor, verified, applied);
+      fprintf(out, "%s,%s,%s,%zu,%d,%.3f,%.4f,%.4f,%d,%d,%d\n", mode, action, coll_names[coll], bytes, o->ranks, worst,
+              algbw, algbw * factor, verified, applied, repetition);
       wrong += !verified;
     }
   }
   fflush(out);
   return wrong;
+}
+
+/* Points NCCL at the plugin (tuner and profiler) or, with NULL, runs NCCL alone. */
+static void use_plugin(const char* path) {
+  if (path != NULL) {
+    setenv("NCCL_TUNER_PLUGIN", path, 1);
+    setenv("NCCL_PROFILER_PLUGIN", path, 1);
+  } else {
+    unsetenv("NCCL_TUNER_PLUGIN");
+    unsetenv("NCCL_PROFILER_PLUGIN");
+  }
+}
+
+/* sweep and rotate: one set of rank processes for one entry: `none` (NCCL alone), `default` or `frozen` (the
+ * plugin in that mode) or an action forced through a fixed table. Plugin entries are traced to
+ * TRACE_DIR/<entry>/ (the last repetition's trace stays), which tells whether NCCL ran the action as asked
+ * and which actions `default` (NCCL's choice) and `frozen` (the learned policy) used. Tree runs AllReduce
+ * only and PAT AllGather and ReduceScatter only: NCCL has nothing else for them. Returns 0 when done, 1
+ * when the ranks failed, -1 on a bad entry. */
+static int run_entry(const options* base, shared_block* block, const char* entry, int repetition,
+                     const char* plugin_path, const char* trace_dir, FILE* out, int* wrong) {
+  options o = *base;
+  const char* kind = "sweep";
+  if (strcmp(entry, "none") == 0 || strcmp(entry, "default") == 0 || strcmp(entry, "frozen") == 0) kind = entry;
+  if (strcmp(kind, "none") != 0 && plugin_path[0] == '\0') {
+    fprintf(stderr, "collbench: entry %s needs the plugin\n", entry);
+    return -1;
+  }
+  if (strcmp(kind, "sweep") == 0) {
+    o.n_colls = 0;
+    for (int k = 0; k < base->n_colls; k++) {
+      int coll = base->colls[k];
+      if ((strncmp(entry, "tree/", 5) == 0 && coll != 0) || (strncmp(entry, "pat/", 4) == 0 && coll == 0)) continue;
+      o.colls[o.n_colls++] = coll;
+    }
+    if (o.n_colls == 0) return 0;
+  }
+  char folder[1100], name[64];
+  snprintf(name, sizeof(name), "%s", entry);
+  for (char* c = name; *c; c++)
+    if (*c == '/') *c = '-';
+  snprintf(folder, sizeof(folder), "%s/%s", trace_dir, name);
+  if (mkdir(folder, 0755) != 0 && errno != EEXIST) {
+    fprintf(stderr, "collbench: cannot create %s: %s\n", folder, strerror(errno));
+    return -1;
+  }
+  char pattern[1200], table_path[1200];
+  snprintf(pattern, sizeof(pattern), "%s/trace-%%r.csv", folder);
+  for (int r = 0; r < o.ranks; r++) {
+    char path[1200];
+    snprintf(path, sizeof(path), "%s/trace-%d.csv", folder, r);
+    unlink(path);
+  }
+  use_plugin(strcmp(kind, "none") == 0 ? NULL : plugin_path);
+  setenv("DYNAMICCL_TRACE_FILE", pattern, 1);
+  if (strcmp(kind, "sweep") == 0) {
+    snprintf(table_path, sizeof(table_path), "%s/table.txt", folder);
+    FILE* t = fopen(table_path, "w");
+    if (t == NULL) return -1;
+    for (int k = 0; k < o.n_colls; k++) fprintf(t, "%s,0,-1,%s\n", coll_names[o.colls[k]], entry);
+    fclose(t);
+    setenv("DYNAMICCL_TABLE_FILE", table_path, 1);
+    setenv("DYNAMICCL_MODE", "fixed", 1);
+  } else {
+    setenv("DYNAMICCL_MODE", kind, 1);
+  }
+  if (run_ranks(&o, block) != 0) {
+    fprintf(stderr, "collbench: %s failed: %s\n", entry, block->error);
+    return 1;
+  }
+  /* Per collective, whether NCCL ran what was asked (it ignores an entry it cannot run). */
+  *wrong += write_rows(out, &o, block, kind, strcmp(kind, "sweep") == 0 ? entry : "-",
+                       strcmp(kind, "sweep") == 0 ? folder : NULL, repetition);
+  fprintf(stderr, "collbench: %s done (repetition %d)\n", entry, repetition);
+  return 0;
+}
+
+/* learn: one row per collective, size and earlier pass (mode learn-round, action round=K). */
+static void write_round_rows(FILE* out, const options* o, const shared_block* block) {
+  for (int round = 0; round < block->learning_rounds && round < MAX_ROUNDS; round++)
+    for (int k = 0; k < o->n_colls; k++) {
+      int coll = o->colls[k];
+      for (int s = 0; s < o->n_sizes; s++) {
+        size_t bytes = o->sizes[s];
+        if (bytes % (sizeof(float) * (size_t)o->ranks) != 0) continue;
+        double worst = 0;
+        for (int r = 0; r < o->ranks; r++)
+          if (block->round_time_us[round][r][coll][s] > worst) worst = block->round_time_us[round][r][coll][s];
+        double algbw = worst > 0 ? (double)bytes / (worst * 1e-6) / 1e9 : 0;
+        double factor = coll == 0 ? 2.0 * (o->ranks - 1) / o->ranks : (double)(o->ranks - 1) / o->ranks;
+        fprintf(out, "learn-round,round=%d@%.3f,%s,%zu,%d,%.3f,%.4f,%.4f,%d,1,0\n", round, block->round_end_s[round],
+                coll_names[coll], bytes, o->ranks, worst, algbw, algbw * factor, block->verified[0][coll][s]);
+      }
+    }
+  fflush(out);
 }
 
 static const char* default_actions =
@@ -305,6 +472,7 @@ int main(int argc, char** argv) {
   o.warmup = 3;
   o.iterations = 10;
   o.rounds = 20;
+  o.repeat = 1;
   o.mode = NULL;
   o.plugin = "build/libnccl-tuner-dynamiccl.so";
   o.actions = default_actions;
@@ -332,9 +500,12 @@ int main(int argc, char** argv) {
     else if (strcmp(a, "--warmup") == 0) o.warmup = atoi(v);
     else if (strcmp(a, "--iterations") == 0) o.iterations = atoi(v);
     else if (strcmp(a, "--rounds") == 0) o.rounds = atoi(v);
+    else if (strcmp(a, "--seconds") == 0) o.seconds = atof(v);
     else if (strcmp(a, "--plugin") == 0) o.plugin = v;
     else if (strcmp(a, "--table") == 0) o.table = v;
     else if (strcmp(a, "--actions") == 0) o.actions = v;
+    else if (strcmp(a, "--entries") == 0) o.entries = v;
+    else if (strcmp(a, "--repeat") == 0) o.repeat = atoi(v);
     else if (strcmp(a, "--trace-dir") == 0) o.trace_dir = v;
     else if (strcmp(a, "--out") == 0) o.out = v;
     else {
@@ -343,7 +514,7 @@ int main(int argc, char** argv) {
     }
   }
   if (o.mode == NULL || o.ranks < 2 || o.ranks > MAX_RANKS || factor < 1.5 || min_size < 64 || max_size < min_size ||
-      o.iterations < 1) {
+      o.iterations < 1 || o.iterations > MAX_ITERATIONS || o.rounds < 1 || o.rounds >= MAX_ROUNDS || o.repeat < 1) {
     usage();
     return 2;
   }
@@ -360,26 +531,23 @@ int main(int argc, char** argv) {
   fprintf(stderr, "collbench: NCCL %d.%d.%d, %d ranks on GPU 0 as separate hosts (NCCL_HOSTID), mode %s\n",
           version / 10000, version / 100 % 100, version % 100, o.ranks, o.mode);
   setenv("NCCL_SOCKET_IFNAME", getenv("NCCL_SOCKET_IFNAME") ? getenv("NCCL_SOCKET_IFNAME") : "lo", 1);
-  int use_plugin = strcmp(o.mode, "none") != 0;
-  if (use_plugin) {
-    char absolute[4096];
-    if (realpath(o.plugin, absolute) == NULL) {
-      fprintf(stderr, "collbench: plugin %s: %s\n", o.plugin, strerror(errno));
-      return 1;
-    }
-    setenv("NCCL_TUNER_PLUGIN", absolute, 1);
-    setenv("NCCL_PROFILER_PLUGIN", absolute, 1);
-  } else {
-    unsetenv("NCCL_TUNER_PLUGIN");
-    unsetenv("NCCL_PROFILER_PLUGIN");
+  char plugin_path[4096] = "";
+  if (strcmp(o.mode, "none") != 0 && realpath(o.plugin, plugin_path) == NULL) {
+    fprintf(stderr, "collbench: plugin %s: %s\n", o.plugin, strerror(errno));
+    return 1;
   }
+  use_plugin(plugin_path[0] != '\0' ? plugin_path : NULL);
   char trace_dir[1024] = "";
   if (o.trace_dir != NULL) snprintf(trace_dir, sizeof(trace_dir), "%s", o.trace_dir);
-  else if (strcmp(o.mode, "sweep") == 0 || o.event_check) {
+  else if (o.event_check) {
     snprintf(trace_dir, sizeof(trace_dir), "/tmp/collbench-trace-XXXXXX");
     if (mkdtemp(trace_dir) == NULL) return 1;
   }
-  if (trace_dir[0] != '\0') {
+  if (trace_dir[0] != '\0' && mkdir(trace_dir, 0755) != 0 && errno != EEXIST) {
+    fprintf(stderr, "collbench: cannot create %s: %s\n", trace_dir, strerror(errno));
+    return 1;
+  }
+  if (trace_dir[0] != '\0' && strcmp(o.mode, "sweep") != 0 && strcmp(o.mode, "rotate") != 0) {
     char pattern[1100];
     snprintf(pattern, sizeof(pattern), "%s/trace-%%r.csv", trace_dir);
     setenv("DYNAMICCL_TRACE_FILE", pattern, 1);
@@ -389,41 +557,51 @@ int main(int argc, char** argv) {
     fprintf(stderr, "collbench: cannot write %s: %s\n", o.out, strerror(errno));
     return 1;
   }
-  fprintf(out, "mode,action,collective,bytes,ranks,time_us,algbw_gbs,busbw_gbs,verified,applied\n");
+  fprintf(out, "mode,action,collective,bytes,ranks,time_us,algbw_gbs,busbw_gbs,verified,applied,repetition\n");
   shared_block* block = mmap(NULL, sizeof(shared_block), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (block == MAP_FAILED) return 1;
   int failures = 0, wrong = 0;
-  if (strcmp(o.mode, "sweep") == 0) {
-    setenv("DYNAMICCL_MODE", "fixed", 1);
-    char actions[4096];
-    snprintf(actions, sizeof(actions), "%s", o.actions);
+  if (strcmp(o.mode, "sweep") == 0 || strcmp(o.mode, "rotate") == 0) {
+    if (trace_dir[0] == '\0') {
+      snprintf(trace_dir, sizeof(trace_dir), "/tmp/collbench-trace-XXXXXX");
+      if (mkdtemp(trace_dir) == NULL) return 1;
+    }
+    char entry_list[8192], *names[MAX_ENTRIES];
+    int n_entries = 0;
+    if (strcmp(o.mode, "sweep") == 0) snprintf(entry_list, sizeof(entry_list), "%s", o.actions);
+    else if (o.entries != NULL) snprintf(entry_list, sizeof(entry_list), "%s", o.entries);
+    else snprintf(entry_list, sizeof(entry_list), "none,default,%s", o.actions);
     char* save = NULL;
-    for (char* action = strtok_r(actions, ",", &save); action != NULL; action = strtok_r(NULL, ",", &save)) {
-      char table_path[1100];
-      snprintf(table_path, sizeof(table_path), "%s/table.txt", trace_dir);
-      FILE* t = fopen(table_path, "w");
-      if (t == NULL) return 1;
-      for (int k = 0; k < o.n_colls; k++) fprintf(t, "%s,0,-1,%s\n", coll_names[o.colls[k]], action);
-      fclose(t);
-      setenv("DYNAMICCL_TABLE_FILE", table_path, 1);
-      for (int r = 0; r < o.ranks; r++) {
-        char path[1100];
-        snprintf(path, sizeof(path), "%s/trace-%d.csv", trace_dir, r);
-        unlink(path);
+    for (char* e = strtok_r(entry_list, ",", &save); e != NULL && n_entries < MAX_ENTRIES; e = strtok_r(NULL, ",", &save))
+      names[n_entries++] = e;
+    unsigned long long shuffle = 0x9e3779b97f4a7c15ull;
+    for (int repetition = 0; repetition < o.repeat; repetition++) {
+      int order[MAX_ENTRIES];
+      for (int i = 0; i < n_entries; i++) order[i] = i;
+      for (int i = n_entries - 1; i > 0 && repetition > 0; i--) { /* the first repetition in the given order */
+        shuffle = shuffle * 6364136223846793005ull + 1442695040888963407ull;
+        int j = (int)((shuffle >> 33) % (unsigned long long)(i + 1)), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
       }
-      if (run_ranks(&o, block) != 0) {
-        fprintf(stderr, "collbench: action %s failed: %s\n", action, block->error);
-        failures++;
-        continue;
+      for (int i = 0; i < n_entries; i++) {
+        int result = run_entry(&o, block, names[order[i]], repetition, plugin_path, trace_dir, out, &wrong);
+        if (result < 0) return 2;
+        failures += result;
       }
-      /* Per collective, whether NCCL ran what was asked (it may ignore an entry it cannot run). */
-      wrong += write_rows(out, &o, block, "sweep", action, trace_applied(trace_dir, o.ranks, action));
-      fprintf(stderr, "collbench: %s done\n", action);
     }
   } else {
     if (strcmp(o.mode, "default") == 0) setenv("DYNAMICCL_MODE", "default", 1);
-    else if (strcmp(o.mode, "learn") == 0) setenv("DYNAMICCL_MODE", "learn", 1);
-    else if (strcmp(o.mode, "fixed") == 0) {
+    else if (strcmp(o.mode, "frozen") == 0) setenv("DYNAMICCL_MODE", "frozen", 1);
+    else if (strcmp(o.mode, "learn") == 0) {
+      setenv("DYNAMICCL_MODE", "learn", 1);
+      /* The ranks are separate "nodes" on this one machine: their coordinator listens on loopback. */
+      if (getenv("DYNAMICCL_COORD") == NULL) {
+        char address[64];
+        snprintf(address, sizeof(address), "127.0.0.1:%d", 20000 + (int)(getpid() % 20000));
+        setenv("DYNAMICCL_COORD", address, 1);
+      }
+    } else if (strcmp(o.mode, "fixed") == 0) {
       if (o.table == NULL) {
         usage();
         return 2;
@@ -438,7 +616,8 @@ int main(int argc, char** argv) {
       fprintf(stderr, "collbench: %s\n", block->error);
       failures++;
     } else {
-      wrong += write_rows(out, &o, block, o.mode, strcmp(o.mode, "fixed") == 0 ? o.table : "-", 1);
+      if (strcmp(o.mode, "learn") == 0) write_round_rows(out, &o, block);
+      wrong += write_rows(out, &o, block, o.mode, strcmp(o.mode, "fixed") == 0 ? o.table : "-", NULL, 0);
     }
   }
   if (out != stdout) fclose(out);

@@ -4,14 +4,17 @@
 # its socket transport on loopback. Writes CSVs, logs and summary.md to $OUT:
 #   1. versions (GPU, CUDA, PyTorch, the NCCL PyTorch ships), builds the plugin and collbench against it;
 #   2. the plugin loads (NCCL's own log lines);
-#   3. NCCL alone vs the plugin's `default` policy, twice each, interleaved (overhead);
-#   4. the sweep: every action of the grid through a fixed table, verified (the real best per size);
-#   5. DynamICCL learning online (the reported pass follows --rounds passes);
-#   6. a congestion run: learning while a loopback traffic generator runs for part of the time;
-#   7. the profiler check: the plugin's GPU durations against CUDA events of the same calls;
-#   8. PyTorch DDP step time: NCCL alone, the plugin's default, the plugin learning;
-#   9. summary.md (bench/gpu/summarize.py).
-# Usage: OUT=/path bench/gpu/run.sh [--ranks N] [--quick]
+#   3. DynamICCL learning online (every pass recorded; the policy is saved at the end);
+#   4. side by side, each in its own set of processes, repeated in shuffled orders: NCCL alone, the
+#      plugin's default policy (overhead), the learned policy frozen, and every action of the sweep
+#      through a fixed table, verified (the real best per size);
+#   5. a congestion run: learning while a loopback traffic generator runs for part of the time;
+#   6. the profiler check: the plugin's GPU durations against CUDA events of the same calls;
+#   7. PyTorch DDP step time: NCCL alone, the plugin's default, the plugin learning, interleaved twice;
+#   8. summary.md (bench/gpu/summarize.py).
+# DYNAMICCL_GPU_STEPS picks steps (default load,learn,compare,congestion,events,ddp).
+# Usage: OUT=/path bench/gpu/run.sh [--ranks N] [--quick]   (DYNAMICCL_GPU_BUDGET_S: seconds for the
+#        whole run, default 540; steps that do not fit are cut short or skipped, and say so)
 #        bench/gpu/run.sh --dry-run   (no GPU: builds everything, checks the scripts, and runs the same
 #                                      topology through the NCCL emulator instead)
 set -uo pipefail
@@ -52,7 +55,10 @@ if [ $dry -eq 0 ]; then
   say "- GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)"
   say "- PyTorch: $(python3 -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda, "NCCL", ".".join(map(str, torch.cuda.nccl.version())))' 2>&1 | tail -1)"
 fi
-make -s plugin >/dev/null || { say "plugin build failed"; exit 1; }
+if ! make -s -j"$(nproc)" plugin >/dev/null; then
+  [ -f build/libnccl-tuner-dynamiccl.so ] || { say "plugin build failed"; exit 1; }
+  say "- make failed or is missing here: using the plugin in build/ (carried, or built before)"
+fi
 mkdir -p build/gpu
 gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I"$nccl_home/include" -I"$cuda_home/include" \
   bench/gpu/collbench.c -o build/gpu/collbench -L"$nccl_lib" -l:libnccl.so.2 -L"$cuda_home/lib64" -lcudart -lm \
@@ -76,84 +82,139 @@ if [ $dry -eq 1 ]; then
       > "$OUT/dry-$policy.txt" 2>&1 || { say "emulator run ($policy) failed"; exit 1; }
     say "- emulator, $policy: $(grep -E '^  all ' "$OUT/dry-$policy.txt" | awk '{print "x NCCL", $(NF-1), "x oracle", $NF}'); $(grep 'rank agreement' "$OUT/dry-$policy.txt" | sed 's/^ *//')"
   done
+  python3 bench/gpu/summarize.py "$OUT" > "$OUT/dry-summary.md" || { say "summarize.py failed"; exit 1; }
   say "dry run complete ($(elapsed) s): the GPU steps were not run"
   exit 0
 fi
 
-max=256M
-sweep_max=64M
-rounds=20
+max=64M
+learn_seconds=120  # learning passes stop after this, then the reported pass
+repeat=4           # repetitions of the side-by-side comparison
 iterations=10
-if [ $quick -eq 1 ]; then max=4M; sweep_max=1M; rounds=5; iterations=5; fi
-bench() { timeout 240 build/gpu/collbench --ranks "$ranks" --plugin "$plugin" --iterations "$iterations" "$@"; }
+if [ $quick -eq 1 ]; then max=1M; learn_seconds=20; repeat=2; iterations=5; fi
+steps=${DYNAMICCL_GPU_STEPS:-load,learn,compare,congestion,events,ddp}
+budget=${DYNAMICCL_GPU_BUDGET_S:-540}  # seconds for the whole run (the device allows 600 per command)
+left() { echo $(( budget - $(date +%s) + started )); }
+wanted() { [[ ",$steps," == *",$1,"* ]]; }
+# One collbench run, killed (with its rank processes: timeout signals the whole group) at $1 seconds or
+# when the run's budget (less 20 s for the summary) is spent, whichever comes first.
+bench() {
+  local limit=$1; shift
+  local remaining=$(( $(left) - 20 ))
+  [ "$remaining" -lt "$limit" ] && limit=$remaining
+  [ "$limit" -lt 5 ] && { echo "collbench $*: skipped, out of time" >&2; return 1; }
+  timeout "$limit" build/gpu/collbench --ranks "$ranks" --plugin "$plugin" --iterations "$iterations" "$@"
+}
+step() { say "- $1 ($(elapsed) s)"; }
+
+# ---- 1b. MPS: without it the ranks' kernels time-share the GPU in slices of milliseconds, and every
+# collective up to several MiB takes one slice (about 4.5 ms on the H100 here), whatever the action.
+# With MPS their kernels run side by side and the timings are NCCL's own. DYNAMICCL_GPU_MPS=0: without.
+mps=0
+export PATH="$PATH:/usr/local/nvidia/bin"
+if [ "${DYNAMICCL_GPU_MPS:-1}" = 1 ] && command -v nvidia-cuda-mps-control > /dev/null; then
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/dynamiccl-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/dynamiccl-mps-log
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  if nvidia-cuda-mps-control -d; then
+    trap 'echo quit | nvidia-cuda-mps-control' EXIT
+    if bench 60 --mode none --max 64K --iterations 3 --out "$OUT/mps-probe.csv" > "$OUT/mps-probe.log" 2>&1; then
+      mps=1
+    else
+      echo quit | nvidia-cuda-mps-control; trap - EXIT; sleep 1
+      unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+      say "- MPS started but NCCL failed under it ($(tail -1 "$OUT/mps-probe.log")): running time-sliced"
+    fi
+  else
+    say "- nvidia-cuda-mps-control -d failed: running time-sliced"
+  fi
+fi
+[ $mps -eq 1 ] && say "- MPS on: the ranks' kernels run side by side on the GPU" ||
+  say "- MPS off: the ranks' kernels time-share the GPU"
 
 # ---- 2. the plugin loads ----
-NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING,ENV bench --mode default --max 64K --out "$OUT/load-check.csv" \
-  > "$OUT/load.log" 2>&1
-say ""
-say "## The plugin loads"
-say '```'
-grep -E "DynamICCL|TUNER|Tuner|PROFILER|Profiler" "$OUT/load.log" | grep -vi "error" | head -12 | tee -a "$summary" > /dev/null
-say '```'
+if wanted load; then
+  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING,ENV,PROFILE bench 60 --mode default --max 64K --iterations 3 \
+    --out "$OUT/load-check.csv" > "$OUT/load.log" 2>&1
+  say ""
+  say "## The plugin loads"
+  say '```'
+  grep -E "DynamICCL|TUNER|Tuner|PROFILER|Profiler|NCCL version" "$OUT/load.log" | head -16 | tee -a "$summary" > /dev/null
+  say '```'
+  say ""
+  step "load check done"
+fi
 
-# ---- 3. overhead: NCCL alone vs the plugin's default policy, interleaved ----
-: > "$OUT/none.csv.parts"
-for rep in 1 2; do
-  bench --mode none --max "$max" --out "$OUT/none-$rep.csv" 2>> "$OUT/runs.log"
-  bench --mode default --max "$max" --out "$OUT/default-$rep.csv" 2>> "$OUT/runs.log"
-done
-for mode in none default; do
-  head -1 "$OUT/$mode-1.csv" > "$OUT/$mode.csv"
-  tail -q -n +2 "$OUT/$mode-1.csv" "$OUT/$mode-2.csv" >> "$OUT/$mode.csv" 2>/dev/null
-done
-rm -f "$OUT/none.csv.parts"
-say ""
-say "- overhead runs done ($(elapsed) s)"
+# ---- 3. learning online (every pass recorded); the policy is saved at the end ----
+export DYNAMICCL_POLICY_DIR="$OUT/policy"
+if wanted learn; then
+  rm -rf "$DYNAMICCL_POLICY_DIR"; mkdir -p "$DYNAMICCL_POLICY_DIR"
+  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING bench $((learn_seconds + 60)) --mode learn --max "$max" --rounds 500 \
+    --seconds "$learn_seconds" --out "$OUT/learn.csv" > "$OUT/learn.log" 2>&1
+  step "learning done: $(grep -m1 -o 'learner: .*' "$OUT/learn.log")"
+fi
 
-# ---- 4. the sweep ----
-bench --mode sweep --max "$sweep_max" --iterations 5 --out "$OUT/sweep.csv" 2>> "$OUT/runs.log"
-say "- sweep done: $(($(wc -l < "$OUT/sweep.csv") - 1)) rows, $(awk -F, 'NR > 1 && $10 == 0' "$OUT/sweep.csv" | wc -l) of them actions NCCL did not run ($(elapsed) s)"
+# ---- 4. side by side, each entry in its own set of processes, $repeat times in shuffled orders: NCCL
+# alone, the plugin's default policy (its overhead), the learned policy frozen, and every action of the
+# sweep forced through a fixed table (the real best per size). Tree runs only AllReduce, PAT only
+# AllGather and ReduceScatter; LL128 is left out (NCCL does not run it over sockets). ----
+if wanted compare; then
+  actions="ring/ll/ch=1,ring/ll/ch=2,ring/ll/ch=4,ring/ll/ch=8,ring/simple/ch=1,ring/simple/ch=2,ring/simple/ch=4"
+  actions="$actions,ring/simple/ch=8,ring/simple/ch=16,tree/ll/ch=1,tree/ll/ch=2,tree/ll/ch=4,tree/simple/ch=1"
+  actions="$actions,tree/simple/ch=2,tree/simple/ch=4,tree/simple/ch=8,pat/simple/ch=1,pat/simple/ch=2,pat/simple/ch=4"
+  entries="none,default,$actions"
+  ls "$DYNAMICCL_POLICY_DIR"/*.bin > /dev/null 2>&1 && entries="none,default,frozen,$actions"
+  rm -rf "$OUT/compare-trace"
+  bench 400 --mode rotate --entries "$entries" --repeat "$repeat" --max "$max" --trace-dir "$OUT/compare-trace" \
+    --out "$OUT/compare.csv" 2>> "$OUT/runs.log"
+  step "side-by-side runs done: $(($(grep -c . "$OUT/compare.csv") - 1)) rows, $(awk -F, '$9 == 0' "$OUT/compare.csv" | wc -l) wrong results"
+fi
+unset DYNAMICCL_POLICY_DIR
 
-# ---- 5. learning ----
-NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING bench --mode learn --max "$max" --rounds "$rounds" --out "$OUT/learn.csv" \
-  2> "$OUT/learn.log"
-say "- learning done ($(elapsed) s): $(grep -m1 -o 'learner: .*' "$OUT/learn.log" | head -1)"
-
-# ---- 6. congestion: learning while the loopback is loaded for part of the run ----
-if [ $(( $(date +%s) - started )) -lt 330 ]; then
-  (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING bench --mode learn --max 16M --rounds 60 --collectives allreduce \
-     --out "$OUT/congestion.csv" 2> "$OUT/congestion.log") &
+# ---- 5. congestion: learning while the loopback is loaded for part of the run ----
+if wanted congestion && [ "$(left)" -gt 150 ]; then
+  (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING bench 75 --mode learn --max 16M --rounds 500 --seconds 45 --collectives allreduce \
+     --out "$OUT/congestion.csv" > "$OUT/congestion.log" 2>&1) &
   learner=$!
-  sleep 8
-  build/gpu/loopback_load 4 12 2>> "$OUT/runs.log"
+  sleep 15
+  date +%s.%N > "$OUT/congestion-load.txt"        # the load's start and stop, Unix time
+  build/gpu/loopback_load 4 15 2>> "$OUT/runs.log"
+  date +%s.%N >> "$OUT/congestion-load.txt"
   wait $learner
-  say "- congestion run ($(elapsed) s): $(grep -o '[0-9]* congestion onsets, [0-9]* recoveries' "$OUT/congestion.log" | head -1) on rank 0"
-else
+  step "congestion run: $(grep -o '[0-9]* congestion onsets, [0-9]* recoveries' "$OUT/congestion.log" | head -1) on rank 0"
+elif wanted congestion; then
   say "- congestion run skipped: out of time"
 fi
 
-# ---- 7. profiler check ----
-rm -rf "$OUT/event-trace"
-bench --mode default --max 16M --event-check --trace-dir "$OUT/event-trace" --out "$OUT/event-check.csv" 2>> "$OUT/runs.log"
-export DYNAMICCL_TRACE_FILE=  # not for what follows
-unset DYNAMICCL_TRACE_FILE
+# ---- 6. profiler check ----
+if wanted events; then
+  rm -rf "$OUT/event-trace"
+  bench 60 --mode default --max 16M --event-check --trace-dir "$OUT/event-trace" --out "$OUT/event-check.csv" \
+    2>> "$OUT/runs.log"
+  step "profiler check done"
+fi
 
-# ---- 8. PyTorch DDP ----
-if [ $(( $(date +%s) - started )) -lt 480 ]; then
-  ddp() { timeout 90 python3 bench/gpu/ddp_step.py --ranks "$ranks" --label "$1" 2>> "$OUT/ddp.log" | tail -1; }
-  (unset NCCL_TUNER_PLUGIN NCCL_PROFILER_PLUGIN; ddp nccl-alone) > "$OUT/ddp.csv"
-  (export NCCL_TUNER_PLUGIN=$plugin NCCL_PROFILER_PLUGIN=$plugin DYNAMICCL_MODE=default; ddp plugin-default) >> "$OUT/ddp.csv"
-  (export NCCL_TUNER_PLUGIN=$plugin NCCL_PROFILER_PLUGIN=$plugin DYNAMICCL_MODE=learn; ddp plugin-learn) >> "$OUT/ddp.csv"
+# ---- 7. PyTorch DDP, NCCL alone / plugin default / plugin learning, interleaved twice ----
+if wanted ddp && [ "$(left)" -gt 120 ]; then
+  ddp() { timeout 50 python3 bench/gpu/ddp_step.py --ranks "$ranks" --label "$1" 2>> "$OUT/ddp.log" | tail -1; }
+  : > "$OUT/ddp.csv"
+  for rep in 1 2; do
+    [ "$(left)" -gt 90 ] || break
+    (unset NCCL_TUNER_PLUGIN NCCL_PROFILER_PLUGIN; MASTER_PORT=$((29500 + rep * 10)) ddp nccl-alone) >> "$OUT/ddp.csv"
+    (export NCCL_TUNER_PLUGIN=$plugin NCCL_PROFILER_PLUGIN=$plugin DYNAMICCL_MODE=default MASTER_PORT=$((29501 + rep * 10))
+     ddp plugin-default) >> "$OUT/ddp.csv"
+    (export NCCL_TUNER_PLUGIN=$plugin NCCL_PROFILER_PLUGIN=$plugin DYNAMICCL_MODE=learn MASTER_PORT=$((29502 + rep * 10))
+     ddp plugin-learn) >> "$OUT/ddp.csv"
+  done
   say ""
-  say "## PyTorch DDP step (median ms; columns: label, ranks, width, depth, step ms, parameters identical)"
+  say "## PyTorch DDP step (columns: ddp, label, ranks, width, depth, median step ms, parameters identical)"
   say '```'
   tee -a "$summary" < "$OUT/ddp.csv" > /dev/null
   say '```'
-else
+elif wanted ddp; then
   say "- DDP runs skipped: out of time"
 fi
 
-# ---- 9. summary ----
+# ---- 8. summary ----
 say ""
 python3 bench/gpu/summarize.py "$OUT" >> "$summary" 2>> "$OUT/runs.log"
 say ""

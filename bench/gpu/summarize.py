@@ -1,88 +1,289 @@
 """bench/gpu/summarize.py: the GPU run's summary from collbench's CSVs (bench/gpu/run.sh writes them).
 
-Per collective and size: NCCL alone, the plugin with the default policy (overhead), the real best
-from the sweep (the testbed's oracle: fastest verified action that NCCL really ran), and DynamICCL
-learning, as bus bandwidth; ratios learned/best and learned/default. Also the profiler check (the
-plugin's GPU durations against CUDA-event timings) when its files are there.
+Per collective and size, as bus bandwidth: NCCL alone, the action NCCL chose (from the plugin's trace
+of a `default` run), the plugin with the default policy (overhead), the real best from the sweep (the
+testbed's oracle: the fastest verified action that NCCL really ran), DynamICCL learning online (its
+last pass) and DynamICCL frozen on the policy it saved; ratios to the best and to NCCL. Then the
+learning curve (every pass against the best), the congestion run, and the profiler check (the
+plugin's GPU durations against CUDA-event timings of the same calls).
 
 Usage: python3 bench/gpu/summarize.py OUT_DIR   (reads none.csv, default.csv, sweep.csv, learn.csv,
-event-check.csv and trace-*.csv there; prints markdown)
+frozen.csv, congestion.csv, event-check.csv and the trace folders there; prints markdown)
 """
+import collections
 import csv
 import glob
+import math
 import os
 import statistics
 import sys
 
 
-def load(path):
+def load(path, mode=None):
+    """Rows of a collbench CSV by (collective, bytes), only those of `mode` when given."""
     rows = {}
     if not os.path.exists(path):
         return rows
     with open(path) as f:
         for r in csv.DictReader(f):
-            key = (r["collective"], int(r["bytes"]))
-            rows.setdefault(key, []).append(r)
+            if r["mode"] == "mode":  # a header line repeated (collbench before commit 'fork flush')
+                continue
+            if mode is not None and r["mode"] != mode:
+                continue
+            rows.setdefault((r["collective"], int(r["bytes"])), []).append(r)
     return rows
 
 
-def best_of(rows):
-    """Median bus bandwidth over repeated runs of one configuration."""
-    values = [float(r["busbw_gbs"]) for r in rows if r["verified"] == "1"]
+def median_busbw(rows):
+    """Median bus bandwidth over repeated runs of one configuration (verified rows only)."""
+    values = [float(r["busbw_gbs"]) for r in rows if r["verified"] == "1" and float(r["busbw_gbs"]) > 0]
     return statistics.median(values) if values else None
+
+
+def traced_choices(folder):
+    """The action NCCL ran per (collective, bytes) in a plugin trace: its most frequent one."""
+    seen = collections.defaultdict(collections.Counter)
+    for path in glob.glob(os.path.join(folder, "trace-*.csv")):
+        with open(path) as f:
+            for r in csv.DictReader(f):
+                key = (r["collective"].lower(), int(r["bytes"]))
+                seen[key][f"{r['algorithm'].lower()}/{r['protocol'].lower()}/ch={r['channels']}"] += 1
+    return {key: counter.most_common(1)[0][0] for key, counter in seen.items()}
+
+
+def pass_of(row):
+    """(pass number, Unix time it ended) from a learn-round row's action `round=K@T`."""
+    number, _, stamp = row["action"].partition("=")[2].partition("@")
+    return int(number), float(stamp) if stamp else 0.0
+
+
+def groups(passes, most=30):
+    """Consecutive passes in at most `most` groups (all of them one by one when they are few)."""
+    size = max(1, math.ceil(len(passes) / most))
+    return [passes[i:i + size] for i in range(0, len(passes), size)]
+
+
+def ratio(a, b):
+    return f"{a / b:.3f}" if a and b else "-"
+
+
+def value(a):
+    return f"{a:.3f}" if a is not None else "-"
+
+
+def geomean(values):
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def compare_table(out):
+    """The side-by-side runs (compare.csv): medians over repetitions, each entry in its own processes.
+
+    The real best per size is the action with the highest median; since the largest of many noisy
+    medians is biased upwards, it is also given as measured on held-out repetitions: the action is
+    picked on the even repetitions and its median taken on the odd ones. Ratios use the held-out best."""
+    rows = collections.defaultdict(list)
+    with open(os.path.join(out, "compare.csv")) as f:
+        for r in csv.DictReader(f):
+            if r["mode"] == "mode":
+                continue
+            rows[(r["mode"], r["action"], r["collective"], int(r["bytes"]))].append(r)
+    wrong = sum(1 for rs in rows.values() for r in rs if r["verified"] != "1")
+    reps = sorted({int(r["repetition"]) for rs in rows.values() for r in rs})
+    nccl_choice = traced_choices(os.path.join(out, "compare-trace", "default"))
+    frozen_choice = traced_choices(os.path.join(out, "compare-trace", "frozen"))
+    def med(kind, action, key, parity=None):
+        values = [float(r["busbw_gbs"]) for r in rows.get((kind, action, key[0], key[1]), [])
+                  if r["verified"] == "1" and (parity is None or int(r["repetition"]) % 2 == parity)]
+        return statistics.median(values) if values else None
+    keys = sorted({(k[2], k[3]) for k in rows}, key=lambda k: (k[0], k[1]))
+    print("## DynamICCL on real NCCL, side by side: bus bandwidth (GB/s), median over repetitions\n")
+    print(f"{len(reps)} repetitions, each entry in its own set of processes, in a new order each time. "
+          f"Rows whose results were wrong (verified=0): {wrong}.\n")
+    print("| collective | bytes | NCCL alone (spread) | NCCL's choice | plugin default / NCCL | real best: action, median "
+          "| held-out | NCCL / best | learned policy's choice | learned frozen | / best | / NCCL |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    ratios = collections.defaultdict(list)
+    for key in keys:
+        alone = med("none", "-", key)
+        spread_values = [float(r["busbw_gbs"]) for r in rows.get(("none", "-", key[0], key[1]), []) if r["verified"] == "1"]
+        spread = max(spread_values) / min(spread_values) if len(spread_values) > 1 and min(spread_values) > 0 else None
+        plugin, frozen = med("default", "-", key), med("frozen", "-", key)
+        actions = sorted({k[1] for k in rows if k[0] == "sweep" and (k[2], k[3]) == key
+                          and all(r["applied"] == "1" for r in rows[k])})
+        kind_of = lambda a: ("none", "-") if a == "NCCL alone" else ("sweep", a)
+        actions.append("NCCL alone")  # NCCL's own choice is a candidate too
+        medians = {a: med(*kind_of(a), key) for a in actions}
+        medians = {a: v for a, v in medians.items() if v}
+        best_action = max(medians, key=medians.get) if medians else None
+        held_out = None
+        if len(reps) > 1:
+            picked = {a: med(*kind_of(a), key, 0) for a in actions}
+            picked = {a: v for a, v in picked.items() if v}
+            if picked:
+                chosen = max(picked, key=picked.get)
+                held_out = med(*kind_of(chosen), key, 1)
+        best = held_out or (medians.get(best_action) if best_action else None)
+        for name, got, ref in (("NCCL/best", alone, best), ("default/NCCL", plugin, alone),
+                               ("frozen/best", frozen, best), ("frozen/NCCL", frozen, alone)):
+            if got and ref:
+                ratios[name].append(got / ref)
+        print(f"| {key[0]} | {key[1]} | {value(alone)} ({spread:.2f}x) | {nccl_choice.get(key, '-')} | {ratio(plugin, alone)} | "
+              f"{best_action or '-'}, {value(medians.get(best_action))} | {value(held_out)} | {ratio(alone, best)} | "
+              f"{frozen_choice.get(key, '-')} | {value(frozen)} | {ratio(frozen, best)} | {ratio(frozen, alone)} |"
+              if spread else
+              f"| {key[0]} | {key[1]} | {value(alone)} | {nccl_choice.get(key, '-')} | {ratio(plugin, alone)} | "
+              f"{best_action or '-'}, {value(medians.get(best_action))} | {value(held_out)} | {ratio(alone, best)} | "
+              f"{frozen_choice.get(key, '-')} | {value(frozen)} | {ratio(frozen, best)} | {ratio(frozen, alone)} |")
+    print("\n(spread: largest / smallest bus bandwidth of NCCL alone over the repetitions: the testbed's noise "
+          "between sets of processes.)\n")
+    for name, values in ratios.items():
+        print(f"- {name}: geometric mean {geomean(values):.3f}, lowest {min(values):.3f}, "
+              f"{sum(1 for v in values if v < 0.97)} of {len(values)} sizes below 0.97")
+    return best_of_compare(rows, keys, med)
+
+
+def best_of_compare(rows, keys, med):
+    """Per (collective, bytes): the largest median bus bandwidth of the swept actions (for the learning curve)."""
+    best = {}
+    for key in keys:
+        values = [med("sweep", k[1], key) for k in rows if k[0] == "sweep" and (k[2], k[3]) == key]
+        values = [v for v in values if v]
+        alone = med("none", "-", key)
+        best[key] = max(values + ([alone] if alone else [])) if values or alone else None
+    return best
 
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "."
-    none, default, sweep, learn = (load(os.path.join(out, n + ".csv")) for n in ("none", "default", "sweep", "learn"))
-    unverified = sum(1 for table in (none, default, sweep, learn) for rows in table.values() for r in rows if r["verified"] != "1")
+    path = lambda name: os.path.join(out, name)
+    if os.path.exists(path("compare.csv")):
+        best_of = compare_table(out)
+        learning_curve(out, best_of)
+        congestion_table(out)
+        profiler_check(out)
+        return 0
+    none, default, sweep = load(path("none.csv")), load(path("default.csv")), load(path("sweep.csv"))
+    learn, frozen = load(path("learn.csv"), "learn"), load(path("frozen.csv"), "frozen")
+    rounds = load(path("learn.csv"), "learn-round")
+    unverified = sum(1 for table in (none, default, sweep, learn, frozen, rounds)
+                     for rows in table.values() for r in rows if r["verified"] != "1")
+    not_applied = sum(1 for rows in sweep.values() for r in rows if r["applied"] != "1")
+    choices = traced_choices(path("default-trace"))
+
     print("## DynamICCL on real NCCL: bus bandwidth (GB/s) per collective and size\n")
-    print(f"Rows whose results were wrong (verified=0): {unverified}\n")
-    print("| collective | bytes | NCCL alone | plugin default | overhead | real best (action) | NCCL / best | learned | learned / best | learned / NCCL |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    worst_vs_best, worst_vs_nccl = 10.0, 10.0
+    print(f"Rows whose results were wrong (verified=0), all runs: {unverified}. "
+          f"Sweep rows whose action NCCL did not run as asked (applied=0, left out of the best): {not_applied}.\n")
+    print("| collective | bytes | NCCL alone | NCCL's choice | plugin default / NCCL | real best (action) | NCCL / best "
+          "| learned online | / best | / NCCL | frozen policy | / best | / NCCL |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    best_of = {}
+    worst = {"online/best": 10.0, "online/NCCL": 10.0, "frozen/best": 10.0, "frozen/NCCL": 10.0}
     for key in sorted(set(none) | set(sweep), key=lambda k: (k[0], k[1])):
-        alone = best_of(none.get(key, []))
-        plugin = best_of(default.get(key, []))
-        candidates = [(float(r["busbw_gbs"]), r["action"]) for r in sweep.get(key, []) if r["verified"] == "1" and r["applied"] == "1"]
+        alone = median_busbw(none.get(key, []))
+        plugin = median_busbw(default.get(key, []))
+        candidates = [(float(r["busbw_gbs"]), r["action"]) for r in sweep.get(key, [])
+                      if r["verified"] == "1" and r["applied"] == "1"]
         best, action = max(candidates) if candidates else (None, "-")
         if alone is not None and (best is None or alone > best):
             best, action = alone, "NCCL's choice"
-        learned = best_of(learn.get(key, []))
-        def ratio(a, b):
-            return f"{a / b:.3f}" if a and b else "-"
-        def value(a):
-            return f"{a:.3f}" if a is not None else "-"
-        if learned and best:
-            worst_vs_best = min(worst_vs_best, learned / best)
-        if learned and alone:
-            worst_vs_nccl = min(worst_vs_nccl, learned / alone)
-        print(f"| {key[0]} | {key[1]} | {value(alone)} | {value(plugin)} | {ratio(alone, plugin)} | {value(best)} ({action}) | "
-              f"{ratio(alone, best)} | {value(learned)} | {ratio(learned, best)} | {ratio(learned, alone)} |")
-    if worst_vs_best < 10:
-        print(f"\nLowest learned/best: {worst_vs_best:.3f} (target >= 0.97); lowest learned/NCCL: {worst_vs_nccl:.3f} (target >= 0.97)")
+        best_of[key] = best
+        online, fixed = median_busbw(learn.get(key, [])), median_busbw(frozen.get(key, []))
+        for name, got, ref in (("online/best", online, best), ("online/NCCL", online, alone),
+                               ("frozen/best", fixed, best), ("frozen/NCCL", fixed, alone)):
+            if got and ref:
+                worst[name] = min(worst[name], got / ref)
+        print(f"| {key[0]} | {key[1]} | {value(alone)} | {choices.get(key, '-')} | {ratio(plugin, alone)} | "
+              f"{value(best)} ({action}) | {ratio(alone, best)} | {value(online)} | {ratio(online, best)} | "
+              f"{ratio(online, alone)} | {value(fixed)} | {ratio(fixed, best)} | {ratio(fixed, alone)} |")
+    overhead = [median_busbw(default[k]) / median_busbw(none[k]) for k in default
+                if k in none and median_busbw(default[k]) and median_busbw(none[k])]
+    if overhead:
+        print(f"\nPlugin with the default policy / NCCL alone, bus bandwidth: median {statistics.median(overhead):.3f} "
+              f"over {len(overhead)} sizes (min {min(overhead):.3f}, max {max(overhead):.3f}).")
+    nccl_vs_best = [median_busbw(none[k]) / best_of[k] for k in none if best_of.get(k) and median_busbw(none[k])]
+    if nccl_vs_best:
+        print(f"NCCL's own choice / real best: geometric mean {geomean(nccl_vs_best):.3f}, lowest {min(nccl_vs_best):.3f}.")
+    for name, low in worst.items():
+        if low < 10:
+            print(f"Lowest {name}: {low:.3f} (target >= 0.97)")
 
-    # Profiler check: the plugin's measured GPU durations against CUDA events around the same calls.
-    events = load(os.path.join(out, "event-check.csv"))
+    learning_curve(out, best_of)
+    congestion_table(out)
+    profiler_check(out)
+    return 0
+
+
+def learning_curve(out, best_of):
+    rounds = load(os.path.join(out, "learn.csv"), "learn-round")
+    if rounds:
+        print("\n## Learning curve: the online run's passes against the real best\n")
+        print("| passes | ended (s after the first) | geometric mean busbw / best | lowest | sizes below 0.97 of best |")
+        print("|---|---|---|---|---|")
+        by_pass = collections.defaultdict(dict)
+        for key, rows in rounds.items():
+            for r in rows:
+                by_pass[pass_of(r)][key] = float(r["busbw_gbs"])
+        passes = sorted(by_pass)
+        for group in groups(passes):
+            ratios = [v / best_of[key] for p in group for key, v in by_pass[p].items() if v > 0 and best_of.get(key)]
+            if ratios:
+                label = f"{group[0][0]}" if len(group) == 1 else f"{group[0][0]}-{group[-1][0]}"
+                print(f"| {label} | {group[-1][1] - passes[0][1]:.1f} | {geomean(ratios):.3f} | {min(ratios):.3f} | "
+                      f"{sum(1 for x in ratios if x < 0.97)} of {len(ratios)} |")
+
+
+
+def congestion_table(out):
+    path = lambda name: os.path.join(out, name)
+    congestion = load(path("congestion.csv"), "learn-round")
+    if congestion:
+        window = []
+        if os.path.exists(path("congestion-load.txt")):
+            with open(path("congestion-load.txt")) as f:
+                window = [float(line) for line in f if line.strip()]
+        print("\n## Congestion run: AllReduce median time per group of passes (us); `load` = the loopback "
+              "traffic generator ran during those passes\n")
+        sizes = sorted({k[1] for k in congestion})
+        print("| passes | ended (s) | load | " + " | ".join(str(s) for s in sizes) + " |")
+        print("|---" * (len(sizes) + 3) + "|")
+        by_pass = collections.defaultdict(dict)
+        for key, rows in congestion.items():
+            for r in rows:
+                by_pass[pass_of(r)][key[1]] = float(r["time_us"])
+        passes = sorted(by_pass)
+        for group in groups(passes, 24):
+            loaded = len(window) == 2 and any(window[0] <= p[1] <= window[1] + 0.5 for p in group)
+            cells = []
+            for size in sizes:
+                got = [by_pass[p][size] for p in group if size in by_pass[p]]
+                cells.append(f"{statistics.median(got):.0f}" if got else "-")
+            label = f"{group[0][0]}" if len(group) == 1 else f"{group[0][0]}-{group[-1][0]}"
+            print(f"| {label} | {group[-1][1] - passes[0][1]:.1f} | {'load' if loaded else ''} | " + " | ".join(cells) + " |")
+
+
+
+def profiler_check(out):
+    """The plugin's measured GPU durations against CUDA events around the same calls."""
+    path = lambda name: os.path.join(out, name)
+    events = load(path("event-check.csv"))
     traces = glob.glob(os.path.join(out, "event-trace", "trace-*.csv"))
     if events and traces:
         measured = {}
-        for path in traces:
-            with open(path) as f:
+        for trace in traces:
+            with open(trace) as f:
                 for r in csv.DictReader(f):
-                    key = (r["collective"].lower(), int(r["bytes"]))
-                    measured.setdefault(key, []).append(int(r["duration_ns"]) / 1000.0)
+                    measured.setdefault((r["collective"].lower(), int(r["bytes"])), []).append(int(r["duration_ns"]) / 1000.0)
         print("\n## Profiler check: the plugin's GPU durations against CUDA events (median us)\n")
         print("| collective | bytes | CUDA events | profiler | ratio |")
         print("|---|---|---|---|---|")
         for key in sorted(events):
             cuda_us = statistics.median(float(r["time_us"]) for r in events[key])
-            traced = [v for k, v in measured.items() if k[0] == key[0] and k[1] == key[1]]
-            if not traced:
+            if key not in measured:
+                print(f"| {key[0]} | {key[1]} | {cuda_us:.1f} | (not traced) | - |")
                 continue
-            prof_us = statistics.median(traced[0])
+            prof_us = statistics.median(measured[key])
             print(f"| {key[0]} | {key[1]} | {cuda_us:.1f} | {prof_us:.1f} | {prof_us / cuda_us:.3f} |")
-    return 0
 
 
 if __name__ == "__main__":
