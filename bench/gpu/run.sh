@@ -88,7 +88,7 @@ if [ $dry -eq 1 ]; then
 fi
 
 max=64M
-learn_seconds=120  # learning passes stop after this, then the reported pass
+learn_seconds=${DYNAMICCL_GPU_LEARN_S:-120}  # learning passes stop after this, then the reported pass
 repeat=4           # repetitions of the side-by-side comparison
 iterations=10
 if [ $quick -eq 1 ]; then max=1M; learn_seconds=20; repeat=2; iterations=5; fi
