@@ -12,7 +12,9 @@
 #   6. the profiler check: the plugin's GPU durations against CUDA events of the same calls;
 #   7. PyTorch DDP step time: NCCL alone, the plugin's default, the plugin learning, interleaved twice;
 #   8. summary.md (bench/gpu/summarize.py).
-# DYNAMICCL_GPU_STEPS picks steps (default load,learn,compare,congestion,events,ddp).
+# DYNAMICCL_GPU_STEPS picks steps (default load,learn,compare,congestion,events,ddp); DYNAMICCL_GPU_LEARN_S
+# (learning seconds, 120), DYNAMICCL_GPU_REPEAT (side-by-side repetitions, 4), DYNAMICCL_GPU_ACTIONS (the
+# swept actions) and DYNAMICCL_GPU_WARM_POLICY (a folder of saved policies to start learning from) adjust them.
 # Usage: OUT=/path bench/gpu/run.sh [--ranks N] [--quick]   (DYNAMICCL_GPU_BUDGET_S: seconds for the
 #        whole run, default 540; steps that do not fit are cut short or skipped, and say so)
 #        bench/gpu/run.sh --dry-run   (no GPU: builds everything, checks the scripts, and runs the same
@@ -89,7 +91,7 @@ fi
 
 max=64M
 learn_seconds=${DYNAMICCL_GPU_LEARN_S:-120}  # learning passes stop after this, then the reported pass
-repeat=4           # repetitions of the side-by-side comparison
+repeat=${DYNAMICCL_GPU_REPEAT:-4}  # repetitions of the side-by-side comparison
 iterations=10
 if [ $quick -eq 1 ]; then max=1M; learn_seconds=20; repeat=2; iterations=5; fi
 steps=${DYNAMICCL_GPU_STEPS:-load,learn,compare,congestion,events,ddp}
@@ -148,6 +150,10 @@ fi
 export DYNAMICCL_POLICY_DIR="$OUT/policy"
 if wanted learn; then
   rm -rf "$DYNAMICCL_POLICY_DIR"; mkdir -p "$DYNAMICCL_POLICY_DIR"
+  # DYNAMICCL_GPU_WARM_POLICY: a folder of policies saved by an earlier run: learning starts from them.
+  if [ -n "${DYNAMICCL_GPU_WARM_POLICY:-}" ]; then
+    cp "$DYNAMICCL_GPU_WARM_POLICY"/*.bin "$DYNAMICCL_POLICY_DIR"/ && say "- warm start from $DYNAMICCL_GPU_WARM_POLICY"
+  fi
   NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING bench $((learn_seconds + 60)) --mode learn --max "$max" --rounds 500 \
     --seconds "$learn_seconds" --out "$OUT/learn.csv" > "$OUT/learn.log" 2>&1
   step "learning done: $(grep -m1 -o 'learner: .*' "$OUT/learn.log")"
@@ -161,6 +167,7 @@ if wanted compare; then
   actions="ring/ll/ch=1,ring/ll/ch=2,ring/ll/ch=4,ring/ll/ch=8,ring/simple/ch=1,ring/simple/ch=2,ring/simple/ch=4"
   actions="$actions,ring/simple/ch=8,ring/simple/ch=16,tree/ll/ch=1,tree/ll/ch=2,tree/ll/ch=4,tree/simple/ch=1"
   actions="$actions,tree/simple/ch=2,tree/simple/ch=4,tree/simple/ch=8,pat/simple/ch=1,pat/simple/ch=2,pat/simple/ch=4"
+  actions=${DYNAMICCL_GPU_ACTIONS:-$actions}
   entries="none,default,$actions"
   ls "$DYNAMICCL_POLICY_DIR"/*.bin > /dev/null 2>&1 && entries="none,default,frozen,$actions"
   rm -rf "$OUT/compare-trace"
