@@ -10,7 +10,7 @@
 #      through a fixed table, verified (the real best per size);
 #   5. a congestion run: learning while a loopback traffic generator runs for part of the time;
 #   6. the profiler check: the plugin's GPU durations against CUDA events of the same calls;
-#   7. PyTorch DDP step time: NCCL alone, the plugin's default, the plugin learning, interleaved twice;
+#   7. PyTorch DDP step time: NCCL alone, the plugin's default, the learned policy frozen, interleaved twice;
 #   8. summary.md (bench/gpu/summarize.py).
 # DYNAMICCL_GPU_STEPS picks steps (default load,learn,compare,congestion,events,ddp); DYNAMICCL_GPU_LEARN_S
 # (learning seconds, 120), DYNAMICCL_GPU_REPEAT (side-by-side repetitions, 4), DYNAMICCL_GPU_ACTIONS (the
@@ -200,7 +200,7 @@ if wanted events; then
   step "profiler check done"
 fi
 
-# ---- 7. PyTorch DDP, NCCL alone / plugin default / plugin learning, interleaved twice ----
+# ---- 7. PyTorch DDP, NCCL alone / plugin default / learned policy frozen, interleaved twice ----
 if wanted ddp && [ "$(left)" -gt 120 ]; then
   ddp() { timeout 50 python3 bench/gpu/ddp_step.py --ranks "$ranks" --label "$1" 2>> "$OUT/ddp.log" | tail -1; }
   : > "$OUT/ddp.csv"
@@ -209,8 +209,15 @@ if wanted ddp && [ "$(left)" -gt 120 ]; then
     (unset NCCL_TUNER_PLUGIN NCCL_PROFILER_PLUGIN; MASTER_PORT=$((29500 + rep * 10)) ddp nccl-alone) >> "$OUT/ddp.csv"
     (export NCCL_TUNER_PLUGIN=$plugin NCCL_PROFILER_PLUGIN=$plugin DYNAMICCL_MODE=default MASTER_PORT=$((29501 + rep * 10))
      ddp plugin-default) >> "$OUT/ddp.csv"
-    (export NCCL_TUNER_PLUGIN=$plugin NCCL_PROFILER_PLUGIN=$plugin DYNAMICCL_MODE=learn MASTER_PORT=$((29502 + rep * 10))
-     ddp plugin-learn) >> "$OUT/ddp.csv"
+    # The learned policy, frozen, where step 3 saved one (the DDP communicator has the same topology
+    # fingerprint); else the plugin learning during the short run.
+    if ls "$OUT/policy"/*.bin > /dev/null 2>&1; then
+      (export NCCL_TUNER_PLUGIN=$plugin NCCL_PROFILER_PLUGIN=$plugin DYNAMICCL_MODE=frozen DYNAMICCL_POLICY_DIR="$OUT/policy"
+       MASTER_PORT=$((29502 + rep * 10)); ddp plugin-frozen) >> "$OUT/ddp.csv"
+    else
+      (export NCCL_TUNER_PLUGIN=$plugin NCCL_PROFILER_PLUGIN=$plugin DYNAMICCL_MODE=learn MASTER_PORT=$((29502 + rep * 10))
+       ddp plugin-learn) >> "$OUT/ddp.csv"
+    fi
   done
   say ""
   say "## PyTorch DDP step (columns: ddp, label, ranks, width, depth, median step ms, parameters identical)"
