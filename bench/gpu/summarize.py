@@ -140,6 +140,17 @@ def compare_table(out):
     for name, values in ratios.items():
         print(f"- {name}: geometric mean {geomean(values):.3f}, lowest {min(values):.3f}, "
               f"{sum(1 for v in values if v < 0.97)} of {len(values)} sizes below 0.97")
+    same, other = [], []
+    for key in keys:
+        alone, frozen = med("none", "-", key), med("frozen", "-", key)
+        if alone and frozen and key in nccl_choice and key in frozen_choice:
+            (same if nccl_choice[key] == frozen_choice[key] else other).append(frozen / alone)
+    if same:
+        print(f"- sizes where the learned policy runs NCCL's own action: {len(same)}; there learned / NCCL is noise "
+              f"alone: {min(same):.3f} .. {max(same):.3f}")
+    if other:
+        print(f"- sizes where it runs another action: {len(other)}; learned / NCCL geometric mean {geomean(other):.3f}, "
+              f"lowest {min(other):.3f}, highest {max(other):.3f}, {sum(1 for v in other if v < 0.97)} below 0.97")
     return best_of_compare(rows, keys, med)
 
 
