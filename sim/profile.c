@@ -193,6 +193,40 @@ static void set_defaults(dccl_profile* p) {
   }
 }
 
+/* `measured = <collective> <bytes> <algorithm>/<protocol>/ch=<channels> <latency us>` */
+static int parse_measured(dccl_profile* p, const char* value, char* why, size_t why_size) {
+  char coll_name[32], action_text[64], extra[2];
+  double bytes, latency;
+  dccl_action action;
+  if (sscanf(value, "%31s %lf %63s %lf %1s", coll_name, &bytes, action_text, &latency, extra) != 4) {
+    snprintf(why, why_size, "expected '<collective> <bytes> <algorithm>/<protocol>/ch=<channels> <latency us>'");
+    return -1;
+  }
+  int coll = dccl_coll_parse(coll_name);
+  if (coll < 0 || dccl_action_parse(action_text, &action) != 0 || dccl_action_algo(action) < 0 ||
+      dccl_action_channels(action) <= 0) {
+    snprintf(why, why_size, "'%s %s': unknown collective or not an algorithm/protocol/ch=N action", coll_name,
+             action_text);
+    return -1;
+  }
+  if (!(bytes >= 1 && bytes <= 1e13) || !(latency > 0 && latency < 1e9)) {
+    snprintf(why, why_size, "bytes must be in [1, 1e13] and the latency a positive number of microseconds");
+    return -1;
+  }
+  if (p->n_measured >= DCCL_MEASURED_MAX) {
+    snprintf(why, why_size, "more than %d measured points", DCCL_MEASURED_MAX);
+    return -1;
+  }
+  dccl_measured_point* m = &p->measured[p->n_measured++];
+  m->coll = (unsigned char)coll;
+  m->algo = (unsigned char)dccl_action_algo(action);
+  m->proto = (unsigned char)dccl_action_proto(action);
+  m->channels = (unsigned char)dccl_action_channels(action);
+  m->bytes = bytes;
+  m->latency_us = latency;
+  return 0;
+}
+
 int dccl_profile_parse(const char* text, const char* source, dccl_profile* out, char* error, size_t error_size) {
   set_defaults(out);
   int have_name = 0, have_link[2] = {0, 0};
@@ -225,6 +259,8 @@ int dccl_profile_parse(const char* text, const char* source, dccl_profile* out, 
       rc = strcasecmp(value, "host") == 0 ? (out->net_device_host = 1, 0)
            : strcasecmp(value, "offload") == 0 ? (out->net_device_host = 0, 0)
                                                : (snprintf(why, sizeof(why), "expected host or offload"), -1);
+    } else if (strcmp(key, "measured") == 0) {
+      rc = parse_measured(out, value, why, sizeof(why));
     } else if (strcmp(key, "tree_pattern") == 0) {
       rc = strcasecmp(value, "balanced") == 0 ? (out->tree_pattern = DCCL_TREE_PATTERN_BALANCED, 0)
            : strcasecmp(value, "split") == 0  ? (out->tree_pattern = DCCL_TREE_PATTERN_SPLIT, 0)

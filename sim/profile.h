@@ -69,6 +69,15 @@ typedef struct dccl_truth_params {
   double spike_scale;                       /* outliers are up to this many times slower */
 } dccl_truth_params;
 
+/* A measured latency of one action at one size on a real machine (a replay profile: `measured =` lines,
+ * written by bench/gpu/replay_profile.py from the GPU runs). With any, the truth is the measurements,
+ * interpolated (see sim/truth.h) instead of the model. */
+#define DCCL_MEASURED_MAX 1024
+typedef struct dccl_measured_point {
+  unsigned char coll, algo, proto, channels;
+  double bytes, latency_us;
+} dccl_measured_point;
+
 typedef struct dccl_profile {
   char name[64];
   char description[256];
@@ -82,6 +91,8 @@ typedef struct dccl_profile {
   int tree_pattern;
   dccl_graph graphs[DCCL_NUM_ALGOS];
   dccl_truth_params truth;
+  int n_measured;
+  dccl_measured_point measured[DCCL_MEASURED_MAX];
 } dccl_profile;
 
 /* Parses profile text. Unknown keys, bad values and missing required keys are errors, reported with

@@ -55,8 +55,8 @@ static double ceil_log2(int x) {
 
 static double transfer_us(double bytes, double gbps) { return gbps > 0 ? bytes / (1000.0 * gbps) : 1e12; }
 
-double dccl_truth_latency_us(const dccl_profile* p, int coll, size_t bytes_in, int num_pipe_ops, const dccl_execution* e,
-                             const dccl_conditions* c) {
+static double model_latency_us(const dccl_profile* p, int coll, size_t bytes_in, int num_pipe_ops, const dccl_execution* e,
+                               const dccl_conditions* c) {
   const dccl_truth_params* t = &p->truth;
   int n = p->n_ranks, nodes = p->n_nodes, ppn = p->ranks_per_node;
   int nc = e->channels > 0 ? e->channels : 1, proto = e->proto;
@@ -147,4 +147,68 @@ double dccl_truth_measure(const dccl_profile* p, double latency_us, const dccl_c
   if (t->spike_probability > 0 && dccl_rng_uniform(rng) < t->spike_probability)
     measured *= 1.0 + (t->spike_scale - 1.0) * dccl_rng_uniform(rng);
   return measured;
+}
+
+/* Latency of one measured (algorithm, protocol, channels) group at `bytes`: flat below the smallest
+ * measured size (latency-bound), proportional to size above the largest (bandwidth-bound), and linear in
+ * log(latency) over log(bytes) between measured sizes. -1 when the group has no point. */
+static double group_latency_us(const dccl_profile* p, int coll, int algo, int proto, int channels, double bytes) {
+  const dccl_measured_point *below = NULL, *above = NULL, *smallest = NULL, *largest = NULL;
+  for (int i = 0; i < p->n_measured; i++) {
+    const dccl_measured_point* m = &p->measured[i];
+    if (m->coll != coll || m->algo != algo || m->proto != proto || m->channels != channels) continue;
+    if (smallest == NULL || m->bytes < smallest->bytes) smallest = m;
+    if (largest == NULL || m->bytes > largest->bytes) largest = m;
+    if (m->bytes <= bytes && (below == NULL || m->bytes > below->bytes)) below = m;
+    if (m->bytes >= bytes && (above == NULL || m->bytes < above->bytes)) above = m;
+  }
+  if (smallest == NULL) return -1;
+  if (below == NULL) return smallest->latency_us;
+  if (above == NULL) return largest->latency_us * bytes / largest->bytes;
+  if (above->bytes <= below->bytes) return below->latency_us;
+  double t = (log(bytes) - log(below->bytes)) / (log(above->bytes) - log(below->bytes));
+  return exp(log(below->latency_us) + t * (log(above->latency_us) - log(below->latency_us)));
+}
+
+/* The measured latency of an execution: its (algorithm, protocol) at the measured channel count
+ * nearest to the one it runs (in log2; the smaller on a tie). An (algorithm, protocol) never measured
+ * for this collective costs twice the slowest measured one at that size: the agents learn to avoid it. */
+static double measured_latency_us(const dccl_profile* p, int coll, double bytes, const dccl_execution* e) {
+  int want = e->channels > 0 ? e->channels : 1, best_channels = -1;
+  double best_distance = 1e9;
+  for (int i = 0; i < p->n_measured; i++) {
+    const dccl_measured_point* m = &p->measured[i];
+    if (m->coll != coll || m->algo != e->algo || m->proto != e->proto) continue;
+    double distance = fabs(log2((double)m->channels) - log2((double)want));
+    if (distance < best_distance - 1e-9 || (fabs(distance - best_distance) < 1e-9 && m->channels < best_channels)) {
+      best_distance = distance;
+      best_channels = m->channels;
+    }
+  }
+  if (best_channels > 0) return group_latency_us(p, coll, e->algo, e->proto, best_channels, bytes);
+  double slowest = -1;
+  for (int i = 0; i < p->n_measured; i++) { /* each group once: at its first point */
+    const dccl_measured_point* m = &p->measured[i];
+    int first = m->coll == coll;
+    for (int j = 0; j < i && first; j++)
+      first = !(p->measured[j].coll == coll && p->measured[j].algo == m->algo && p->measured[j].proto == m->proto &&
+                p->measured[j].channels == m->channels);
+    if (!first) continue;
+    double other = group_latency_us(p, coll, m->algo, m->proto, m->channels, bytes);
+    if (other > slowest) slowest = other;
+  }
+  return slowest > 0 ? 2.0 * slowest : -1;
+}
+
+double dccl_truth_latency_us(const dccl_profile* p, int coll, size_t bytes, int num_pipe_ops, const dccl_execution* e,
+                             const dccl_conditions* c) {
+  double model = model_latency_us(p, coll, bytes, num_pipe_ops, e, c);
+  if (p->n_measured == 0) return model;
+  double measured = measured_latency_us(p, coll, bytes > 0 ? (double)bytes : 1.0, e);
+  if (measured <= 0) return model; /* a collective never measured: the model */
+  /* Congestion and interference act on the measurement as they act on the model. */
+  static const dccl_conditions calm = {0.0, 0.0};
+  double calm_model = c->congestion > 0 || c->interference > 0 ? model_latency_us(p, coll, bytes, num_pipe_ops, e, &calm)
+                                                               : model;
+  return calm_model > 0 ? measured * model / calm_model : measured;
 }

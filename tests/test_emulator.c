@@ -120,7 +120,8 @@ static void test_every_abi_combination(void) {
 
 /* Every shipped workload on every shipped profile: NCCL's own choices, exactly, and ranks agree. */
 static void test_default_policy_on_every_workload(void) {
-  const char* profiles[] = {"nvlink-h100x8", "pcie-8gpu", "h100-2x8-ib", "h100-4x8-ib", "roce-16x1", "sockets-1gpu-4ranks"};
+  const char* profiles[] = {"nvlink-h100x8", "pcie-8gpu", "h100-2x8-ib", "h100-4x8-ib", "roce-16x1", "sockets-1gpu-4ranks",
+                            "h100-sockets-2ranks", "h100-sockets-2ranks-replay"};
   const char* workloads[] = {"sweep", "mixed", "llama-8b-tp8"};
   clear_environment();
   for (size_t p = 0; p < sizeof(profiles) / sizeof(profiles[0]); p++)

@@ -3,7 +3,8 @@
  * policy warm-starts a new job (learn) and is exploited as is (frozen), a learn-once-then-hold run
  * stops changing its decisions, multi-rank learning without coordination falls back to frozen with a
  * warning, memory stays within 16 MiB per communicator, and the shared library learns with its real
- * background thread. */
+ * background thread; and on the GPU runs' measurements replayed, it reaches the oracle without ever
+ * being slower than NCCL in a stream. */
 #include <libgen.h>
 #include <unistd.h>
 
@@ -92,6 +93,31 @@ static void test_learns_beyond_nccl_and_reproducibly(void) {
   CHECK_EQ_INT(a.failed_calls, 0);
   /* Synchronous builtin runs are deterministic. */
   CHECK(a.total_true_us == b.total_true_us);
+}
+
+/* The GPU runs replayed (scenarios/profiles/h100-sockets-2ranks-replay: measured latencies of every
+ * swept action per size on the H100 test machine, with the measured noise): learning on real data
+ * reaches the oracle in the steady state, is never slower than NCCL's choice by more than 2% in any
+ * (collective, size) stream, and keeps the large real gains where NCCL is far off (AllReduce 64 KiB:
+ * tree; AllGather 64 KiB: PAT). */
+static void test_learns_on_replayed_gpu_measurements(void) {
+  learn_environment();
+  dccl_emu_result r;
+  CHECK(run("h100-sockets-2ranks-replay",
+            "sweep allreduce 1K 64M x13 gap=20us\nsweep allgather 1K 64M x13 gap=20us\n"
+            "sweep reducescatter 1K 64M x13 gap=20us\nrepeat 40\n",
+            1, 0, &r) == 0);
+  double vs_oracle = r.steady_true_us / r.steady_oracle_us;
+  CHECK_MSG(vs_oracle < 1.03, "steady state %.4f x oracle", vs_oracle);
+  CHECK_MSG(r.streams_over_2pct == 0, "%d streams slower than NCCL by > 2%% (worst %.4f)", r.streams_over_2pct,
+            r.worst_stream_vs_default);
+  static const int colls[] = {DCCL_COLL_ALLREDUCE, DCCL_COLL_ALLGATHER};
+  for (int i = 0; i < 2; i++) {
+    const dccl_emu_stream_stats* s = &r.stream[colls[i] * DCCL_SIZE_BINS + dccl_size_bin(65536)];
+    CHECK_MSG(s->steady_calls > 0 && s->steady_true_us < 0.75 * s->steady_default_us, "%s 64K: %.1f us vs NCCL %.1f us",
+              dccl_coll_name(colls[i]), s->steady_true_us, s->steady_default_us);
+  }
+  CHECK_EQ_INT(r.rank_mismatches, 0);
 }
 
 static void test_warm_start_and_frozen(void) {
@@ -248,6 +274,7 @@ int main(void) {
   dccl_builtin_abi(builtin.tuner, builtin.profiler);
   dccl_registry_set_manual(1);
   RUN(test_learns_beyond_nccl_and_reproducibly);
+  RUN(test_learns_on_replayed_gpu_measurements);
   RUN(test_warm_start_and_frozen);
   RUN(test_hold_stops_learning);
   RUN(test_multirank_without_coordination_runs_frozen);

@@ -1,6 +1,9 @@
 /* tests/test_sim.c: simulator invariants and the published behaviours it must reproduce: the oracle is
  * never beaten, throughput is unimodal in channels and chunk size, NCCL's default is suboptimal where
- * the papers say, interference and congestion move the best action, noise is seeded and unbiased. */
+ * the papers say, interference and congestion move the best action, noise is seeded and unbiased; a
+ * replay profile's truth is its measurements (interpolated, nearest channels, unmeasured pairs
+ * penalised, bad lines refused), and the shipped replay of the GPU runs makes NCCL choose as the real
+ * NCCL chose. */
 #include "../core/rng.h"
 #include "../sim/sim.h"
 #include "test.h"
@@ -46,8 +49,9 @@ static double best_of_pair(int coll, size_t bytes, int algo, int proto, int tune
 static void test_oracle_never_beaten(void) {
   dccl_rng rng;
   dccl_rng_seed(&rng, 11);
-  for (size_t p = 0; p < sizeof(profiles) / sizeof(profiles[0]); p++) {
-    load(profiles[p]);
+  for (size_t p = 0; p <= sizeof(profiles) / sizeof(profiles[0]); p++) { /* the replay profile too */
+    const char* name = p < sizeof(profiles) / sizeof(profiles[0]) ? profiles[p] : "h100-sockets-2ranks-replay";
+    load(name);
     dccl_action_space_options options = {32, 1};
     dccl_oracle oracle;
     CHECK(dccl_oracle_init(&oracle, &sim, &options) == 0);
@@ -63,7 +67,7 @@ static void test_oracle_never_beaten(void) {
         dccl_execution e;
         if (dccl_sim_execute(&sim, &call, oracle.actions[call.coll][i], &e) != 0) continue;
         double us = dccl_sim_true_us(&sim, &call, &e, &c);
-        CHECK_MSG(us >= answer.best_us * (1 - 1e-12), "%s: an action beat the oracle", profiles[p]);
+        CHECK_MSG(us >= answer.best_us * (1 - 1e-12), "%s: an action beat the oracle", name);
       }
       /* Cached answers equal fresh ones. */
       dccl_oracle_answer again;
@@ -240,6 +244,89 @@ static void test_noise_is_seeded_and_unbiased(void) {
   dccl_sim_free(&sim);
 }
 
+static const char* replay_base =
+  "name = replay-test\nnodes = 2\nranks_per_node = 1\ncompute_capability = 90\nchannels = 2\n"
+  "graph.ring.channels = 2\ngraph.ring.bw_intra = 0.8\ngraph.ring.bw_inter = 0.8\n"
+  "graph.ring.type_intra = LOC\ngraph.ring.type_inter = SYS\n"
+  "truth.net.link_bw = 3\ntruth.net.channel_bw.ll = 0.4\ntruth.net.channel_bw.ll128 = 1\n"
+  "truth.net.channel_bw.simple = 1.6\n";
+
+static double replay_latency(const dccl_profile* p, int coll, size_t bytes, int algo, int proto, int channels) {
+  dccl_execution e = {algo, proto, channels, 512, 65536};
+  dccl_conditions calm = {0, 0};
+  return dccl_truth_latency_us(p, coll, bytes, 1, &e, &calm);
+}
+
+static void test_replay_profile_truth(void) {
+  char text[4096], error[256];
+  snprintf(text, sizeof(text), "%s%s", replay_base,
+           "measured = allreduce 1024 ring/ll/ch=1 40\n"
+           "measured = allreduce 4096 ring/ll/ch=1 90\n"
+           "measured = allreduce 1024 ring/ll/ch=4 30\n"
+           "measured = allreduce 1024 ring/simple/ch=2 100\n"
+           "measured = allreduce 4096 ring/simple/ch=2 120\n");
+  static dccl_profile p;
+  CHECK(dccl_profile_parse(text, "test", &p, error, sizeof(error)) == 0);
+  CHECK_EQ_INT(p.n_measured, 5);
+  int ar = DCCL_COLL_ALLREDUCE, ring = DCCL_ALGO_RING, ll = DCCL_PROTO_LL, simple = DCCL_PROTO_SIMPLE;
+  CHECK(fabs(replay_latency(&p, ar, 1024, ring, ll, 1) - 40) < 1e-9);   /* measured points exactly */
+  CHECK(fabs(replay_latency(&p, ar, 4096, ring, ll, 1) - 90) < 1e-9);
+  CHECK(fabs(replay_latency(&p, ar, 2048, ring, ll, 1) - 60) < 1e-9);   /* log-log: sqrt(40 * 90) */
+  CHECK(fabs(replay_latency(&p, ar, 256, ring, ll, 1) - 40) < 1e-9);    /* flat below */
+  CHECK(fabs(replay_latency(&p, ar, 8192, ring, ll, 1) - 180) < 1e-9);  /* proportional above */
+  CHECK(fabs(replay_latency(&p, ar, 1024, ring, ll, 8) - 30) < 1e-9);   /* nearest channels: 4 */
+  CHECK(fabs(replay_latency(&p, ar, 1024, ring, ll, 2) - 40) < 1e-9);   /* tie between 1 and 4: fewer */
+  CHECK(fabs(replay_latency(&p, ar, 1024, ring, ll, 3) - 30) < 1e-9);   /* log2 distance: 3 is nearer 4 */
+  /* A pair never measured costs twice the slowest measured one at that size. */
+  CHECK(fabs(replay_latency(&p, ar, 1024, DCCL_ALGO_TREE, ll, 2) - 200) < 1e-9);
+  CHECK(fabs(replay_latency(&p, ar, 4096, DCCL_ALGO_TREE, simple, 2) - 240) < 1e-9);
+  /* A collective never measured: the model. */
+  CHECK(replay_latency(&p, DCCL_COLL_ALLGATHER, 4096, ring, ll, 1) > 0);
+  /* Malformed lines are refused with the line named. */
+  static const char* const bad[] = {"measured = allreduce 1024 ring/ll 40\n", "measured = allreduce 1024 nccl 40\n",
+                                    "measured = allreduce -5 ring/ll/ch=1 40\n", "measured = allreduce 1024 ring/ll/ch=1 0\n",
+                                    "measured = sideways 1024 ring/ll/ch=1 40\n", "measured = allreduce 1024 ring/ll/ch=1\n",
+                                    "measured = allreduce 1024 ring/ll/ch=1 40 extra\n"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    snprintf(text, sizeof(text), "%s%s", replay_base, bad[i]);
+    error[0] = '\0';
+    CHECK_MSG(dccl_profile_parse(text, "test", &p, error, sizeof(error)) != 0 && strstr(error, "measured") != NULL,
+              "accepted or unclear: %s -> %s", bad[i], error);
+  }
+}
+
+/* The shipped replay of the GPU runs: the simulated NCCL chooses what the real NCCL 2.28.9 chose
+ * (docs/results/gpu: the default entries' traces), and the measurements make NCCL's choice slower
+ * than the best by the measured margins at small and middle sizes only. */
+static void test_replay_of_gpu_runs(void) {
+  load("h100-sockets-2ranks-replay");
+  CHECK(sim.profile.n_measured >= 200);
+  static const struct { size_t bytes; int proto, channels; } real[] = {
+    {1024, DCCL_PROTO_LL, 1}, {4096, DCCL_PROTO_LL, 1}, {16384, DCCL_PROTO_LL, 2},
+    {65536, DCCL_PROTO_SIMPLE, 2}, {1 << 20, DCCL_PROTO_SIMPLE, 2}, {64 << 20, DCCL_PROTO_SIMPLE, 2}};
+  for (int coll = 0; coll < 3; coll++) {
+    int c = coll == 0 ? DCCL_COLL_ALLREDUCE : coll == 1 ? DCCL_COLL_ALLGATHER : DCCL_COLL_REDUCESCATTER;
+    for (size_t i = 0; i < sizeof(real) / sizeof(real[0]); i++) {
+      dccl_call call = {0, c, real[i].bytes, 0, 1, 0};
+      dccl_execution e;
+      CHECK(dccl_sim_execute(&sim, &call, DCCL_ACTION_NCCL, &e) == 0);
+      CHECK_MSG(e.algo == DCCL_ALGO_RING && e.proto == real[i].proto && e.channels == real[i].channels,
+                "%s %zu: NCCL chose %s/%s/%d", dccl_coll_name(c), real[i].bytes, dccl_algo_name(e.algo),
+                dccl_proto_name(e.proto), e.channels);
+    }
+  }
+  dccl_conditions calm = {0, 0};
+  /* AllReduce 64 KiB: tree/Simple measured 1.5-1.9x faster than NCCL's ring/Simple on 2 channels. */
+  double nccl = latency_of(DCCL_COLL_ALLREDUCE, 65536, DCCL_ACTION_NCCL, &calm);
+  double tree = latency_of(DCCL_COLL_ALLREDUCE, 65536, dccl_action_make(DCCL_ALGO_TREE, DCCL_PROTO_SIMPLE, 2, 0), &calm);
+  CHECK_MSG(nccl / tree > 1.4, "AllReduce 64K: NCCL %.1f us, tree %.1f us", nccl, tree);
+  /* 64 MiB: NCCL's choice is the best measured. */
+  nccl = latency_of(DCCL_COLL_ALLREDUCE, 64u << 20, DCCL_ACTION_NCCL, &calm);
+  tree = latency_of(DCCL_COLL_ALLREDUCE, 64u << 20, dccl_action_make(DCCL_ALGO_TREE, DCCL_PROTO_SIMPLE, 2, 0), &calm);
+  CHECK_MSG(nccl <= tree, "AllReduce 64M: NCCL %.1f us, tree %.1f us", nccl, tree);
+  dccl_sim_free(&sim);
+}
+
 int main(void) {
   RUN(test_oracle_never_beaten);
   RUN(test_unimodal_in_channels_and_chunk);
@@ -249,5 +336,7 @@ int main(void) {
   RUN(test_interference);
   RUN(test_congestion_moves_the_best_action);
   RUN(test_noise_is_seeded_and_unbiased);
+  RUN(test_replay_profile_truth);
+  RUN(test_replay_of_gpu_runs);
   TEST_SUMMARY();
 }

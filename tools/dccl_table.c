@@ -24,6 +24,8 @@ static void usage(FILE* out) {
           "  --chunk               let the oracle tune chunk sizes (tuner v6)\n"
           "  --costs               also print NCCL's whole cost table for each size\n"
           "  --by-pair             also print the best true latency of every algorithm/protocol pair\n"
+          "  --actions LIST        also print the true latency of each listed action (comma-separated,\n"
+          "                        e.g. ring/simple/ch=2,tree/ll/ch=1; '-' when NCCL could not run it)\n"
           "  --write-fixed FILE    write the oracle's choices as a decision table for DYNAMICCL_MODE=fixed\n");
 }
 
@@ -65,8 +67,28 @@ static void print_pairs(const dccl_oracle* oracle, const dccl_call* call, const 
   printf("\n");
 }
 
+/* The true latency of each listed action, as NCCL would run it; '-' where it cannot. */
+static void print_actions(const dccl_sim* sim, const dccl_call* call, const dccl_conditions* conditions, const char* list) {
+  char copy[1024];
+  snprintf(copy, sizeof(copy), "%s", list);
+  float cost[DCCL_NUM_ALGOS * DCCL_NUM_PROTOS];
+  dccl_nccl_cost_table(&sim->model, call->coll, call->bytes, call->pipe_ops, cost);
+  printf("          ");
+  char* save = NULL;
+  for (char* name = strtok_r(copy, ",", &save); name != NULL; name = strtok_r(NULL, ",", &save)) {
+    dccl_action action;
+    dccl_execution e;
+    int usable = dccl_action_parse(name, &action) == 0 && dccl_action_algo(action) >= 0 &&
+                 cost[dccl_action_algo(action) * DCCL_NUM_PROTOS + dccl_action_proto(action)] >= 0 &&
+                 dccl_sim_execute(sim, call, action, &e) == 0;
+    if (usable) printf(" %s=%.2f", name, dccl_sim_true_us(sim, call, &e, conditions));
+    else printf(" %s=-", name);
+  }
+  printf("\n");
+}
+
 int dccl_cli_table(int argc, char** argv) {
-  const char *profile_name = NULL, *collective = "allreduce", *write_fixed = NULL;
+  const char *profile_name = NULL, *collective = "allreduce", *write_fixed = NULL, *actions = NULL;
   unsigned long long min_bytes = 1024, max_bytes = 1ULL << 30;
   long long pipe_ops = 1, max_channels = 32;
   double congestion = 0, interference = 0;
@@ -94,6 +116,7 @@ int dccl_cli_table(int argc, char** argv) {
     else if (strcmp(a, "--costs") == 0) costs = 1;
     else if (strcmp(a, "--by-pair") == 0) by_pair = 1;
     else if (strcmp(a, "--write-fixed") == 0 && i + 1 < argc) write_fixed = argv[++i];
+    else if (strcmp(a, "--actions") == 0 && i + 1 < argc) actions = argv[++i];
     else {
       fprintf(stderr, "dccl table: unknown or incomplete option '%s'\n", a);
       usage(stderr);
@@ -144,6 +167,7 @@ int dccl_cli_table(int argc, char** argv) {
         print_costs(cost);
       }
       if (by_pair) print_pairs(&oracle, &call, &conditions);
+      if (actions != NULL) print_actions(&sim, &call, &conditions, actions);
       if (fixed != NULL) {
         int bin = dccl_size_bin((size_t)bytes);
         dccl_table_set_range(fixed, coll, bin, bin, answer.best);
