@@ -138,6 +138,20 @@ EOF
       verdict = d <= bv ? "wins" : "loses"; h = v[s, "hold"];
       printf("- %s: dqn %.3f x oracle; best baseline %s %.3f: dqn %s (%+.1f%%); learn-once-then-hold %.3f (%s)\n",
              s, d, best, bv, verdict, 100 * (d / bv - 1), h, d < h ? "learning online is better" : d > h ? "holding is better" : "equal") } }' "$data/runs.csv"
+  gpu=docs/results/gpu/4-side-by-side-r10-warm/summary.md
+  if [ -f "$gpu" ]; then
+    echo
+    echo "## Real NCCL on an H100 (issue 5)"
+    echo
+    echo "Not part of this run: measured by \`bench/gpu/run.sh\` on the GPU machine (NCCL 2.28.9, 2 ranks over"
+    echo "sockets through MPS); the runs, their commands and what they show are in"
+    echo "[docs/results/gpu/README.md](results/gpu/README.md). The side-by-side table of the main run (10"
+    echo "repetitions, bus bandwidth medians; regenerate it with \`python3 bench/gpu/summarize.py $(dirname "$gpu")\`):"
+    echo
+    sed -n '/^| collective | bytes | NCCL alone/,/^- sizes where it runs another action/p' "$gpu"
+    echo
+    echo "The \`replay-h100-sockets\` scenario above replays these measurements in the simulator."
+  fi
   echo
   echo "## Plots"
   echo

@@ -12,11 +12,17 @@
 #   6. the profiler check: the plugin's GPU durations against CUDA events of the same calls;
 #   7. PyTorch DDP step time: NCCL alone, the plugin's default, the learned policy frozen, interleaved twice;
 #   8. summary.md (bench/gpu/summarize.py).
-# DYNAMICCL_GPU_STEPS picks steps (default load,learn,compare,congestion,events,ddp); DYNAMICCL_GPU_LEARN_S
-# (learning seconds, 120), DYNAMICCL_GPU_REPEAT (side-by-side repetitions, 4), DYNAMICCL_GPU_ACTIONS (the
-# swept actions) and DYNAMICCL_GPU_WARM_POLICY (a folder of saved policies to start learning from) adjust them.
-# Usage: OUT=/path bench/gpu/run.sh [--ranks N] [--quick]   (DYNAMICCL_GPU_BUDGET_S: seconds for the
-#        whole run, default 540; steps that do not fit are cut short or skipped, and say so)
+# Usage: OUT=/path bench/gpu/run.sh [options]
+#   --ranks N            ranks (processes on the one GPU; default 2)
+#   --quick              small sizes, short learning, 2 repetitions
+#   --steps LIST         of load,learn,compare,congestion,events,ddp (default: all)
+#   --learn-seconds S    learning passes stop after S seconds (default 120)
+#   --repeat R           side-by-side repetitions (default 4)
+#   --actions LIST       the swept actions (default: 19 of ring, tree and PAT with LL and Simple)
+#   --warm-policy DIR    start learning from the policies saved there by an earlier run
+#   --budget S           seconds for the whole run (default 540); steps that do not fit are cut short or
+#                        skipped, and say so
+#   --no-mps             let the ranks' kernels time-share the GPU (no MPS)
 #        bench/gpu/run.sh --dry-run   (no GPU: builds everything, checks the scripts, and runs the same
 #                                      topology through the NCCL emulator instead)
 set -uo pipefail
@@ -24,12 +30,27 @@ cd "$(dirname "$0")/../.."
 ranks=2
 quick=0
 dry=0
+steps=load,learn,compare,congestion,events,ddp
+learn_seconds=
+repeat=
+actions_option=
+warm_policy=
+budget=540
+use_mps=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --ranks) ranks=$2; shift 2 ;;
     --quick) quick=1; shift ;;
     --dry-run) dry=1; shift ;;
-    *) echo "usage: OUT=DIR bench/gpu/run.sh [--ranks N] [--quick] [--dry-run]" >&2; exit 2 ;;
+    --steps) steps=$2; shift 2 ;;
+    --learn-seconds) learn_seconds=$2; shift 2 ;;
+    --repeat) repeat=$2; shift 2 ;;
+    --actions) actions_option=$2; shift 2 ;;
+    --warm-policy) warm_policy=$2; shift 2 ;;
+    --budget) budget=$2; shift 2 ;;
+    --no-mps) use_mps=0; shift ;;
+    *) echo "usage: OUT=DIR bench/gpu/run.sh [--ranks N] [--quick] [--steps LIST] [--learn-seconds S] [--repeat R]" \
+            "[--actions LIST] [--warm-policy DIR] [--budget S] [--no-mps] [--dry-run]" >&2; exit 2 ;;
   esac
 done
 OUT=${OUT:-/tmp/dynamiccl-gpu}
@@ -90,12 +111,11 @@ if [ $dry -eq 1 ]; then
 fi
 
 max=64M
-learn_seconds=${DYNAMICCL_GPU_LEARN_S:-120}  # learning passes stop after this, then the reported pass
-repeat=${DYNAMICCL_GPU_REPEAT:-4}  # repetitions of the side-by-side comparison
+learn_seconds=${learn_seconds:-120}  # learning passes stop after this, then the reported pass
+repeat=${repeat:-4}                 # repetitions of the side-by-side comparison
 iterations=10
 if [ $quick -eq 1 ]; then max=1M; learn_seconds=20; repeat=2; iterations=5; fi
-steps=${DYNAMICCL_GPU_STEPS:-load,learn,compare,congestion,events,ddp}
-budget=${DYNAMICCL_GPU_BUDGET_S:-540}  # seconds for the whole run (the device allows 600 per command)
+# (the budget: the device allows 600 s per command)
 left() { echo $(( budget - $(date +%s) + started )); }
 wanted() { [[ ",$steps," == *",$1,"* ]]; }
 # One collbench run, killed (with its rank processes: timeout signals the whole group) at $1 seconds or
@@ -111,10 +131,10 @@ step() { say "- $1 ($(elapsed) s)"; }
 
 # ---- 1b. MPS: without it the ranks' kernels time-share the GPU in slices of milliseconds, and every
 # collective up to several MiB takes one slice (about 4.5 ms on the H100 here), whatever the action.
-# With MPS their kernels run side by side and the timings are NCCL's own. DYNAMICCL_GPU_MPS=0: without.
+# With MPS their kernels run side by side and the timings are NCCL's own. --no-mps: without.
 mps=0
 export PATH="$PATH:/usr/local/nvidia/bin"
-if [ "${DYNAMICCL_GPU_MPS:-1}" = 1 ] && command -v nvidia-cuda-mps-control > /dev/null; then
+if [ "$use_mps" = 1 ] && command -v nvidia-cuda-mps-control > /dev/null; then
   export CUDA_MPS_PIPE_DIRECTORY=/tmp/dynamiccl-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/dynamiccl-mps-log
   mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
   if nvidia-cuda-mps-control -d; then
@@ -150,9 +170,9 @@ fi
 export DYNAMICCL_POLICY_DIR="$OUT/policy"
 if wanted learn; then
   rm -rf "$DYNAMICCL_POLICY_DIR"; mkdir -p "$DYNAMICCL_POLICY_DIR"
-  # DYNAMICCL_GPU_WARM_POLICY: a folder of policies saved by an earlier run: learning starts from them.
-  if [ -n "${DYNAMICCL_GPU_WARM_POLICY:-}" ]; then
-    cp "$DYNAMICCL_GPU_WARM_POLICY"/*.bin "$DYNAMICCL_POLICY_DIR"/ && say "- warm start from $DYNAMICCL_GPU_WARM_POLICY"
+  # --warm-policy: a folder of policies saved by an earlier run: learning starts from them.
+  if [ -n "$warm_policy" ]; then
+    cp "$warm_policy"/*.bin "$DYNAMICCL_POLICY_DIR"/ && say "- warm start from $warm_policy"
   fi
   NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING bench $((learn_seconds + 60)) --mode learn --max "$max" --rounds 500 \
     --seconds "$learn_seconds" --out "$OUT/learn.csv" > "$OUT/learn.log" 2>&1
@@ -167,7 +187,7 @@ if wanted compare; then
   actions="ring/ll/ch=1,ring/ll/ch=2,ring/ll/ch=4,ring/ll/ch=8,ring/simple/ch=1,ring/simple/ch=2,ring/simple/ch=4"
   actions="$actions,ring/simple/ch=8,ring/simple/ch=16,tree/ll/ch=1,tree/ll/ch=2,tree/ll/ch=4,tree/simple/ch=1"
   actions="$actions,tree/simple/ch=2,tree/simple/ch=4,tree/simple/ch=8,pat/simple/ch=1,pat/simple/ch=2,pat/simple/ch=4"
-  actions=${DYNAMICCL_GPU_ACTIONS:-$actions}
+  actions=${actions_option:-$actions}
   entries="none,default,$actions"
   ls "$DYNAMICCL_POLICY_DIR"/*.bin > /dev/null 2>&1 && entries="none,default,frozen,$actions"
   rm -rf "$OUT/compare-trace"
