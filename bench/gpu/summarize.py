@@ -76,18 +76,41 @@ def geomean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
 
 
+def executed_actions(out):
+    """What NCCL really ran per swept entry, collective and size: executed.csv, else the entries' traces
+    (compare-trace/<entry>/, the last repetition's). {(entry folder, collective, bytes): action}"""
+    executed = {}
+    path = os.path.join(out, "executed.csv")
+    if os.path.exists(path):
+        with open(path) as f:
+            for r in csv.DictReader(f):
+                executed[(r["entry"], r["collective"], int(r["bytes"]))] = r["executed"]
+        return executed
+    for folder in glob.glob(os.path.join(out, "compare-trace", "*")):
+        for key, action in traced_choices(folder).items():
+            executed[(os.path.basename(folder), key[0], key[1])] = action
+    return executed
+
+
 def compare_table(out):
     """The side-by-side runs (compare.csv): medians over repetitions, each entry in its own processes.
 
-    The real best per size is the action with the highest median; since the largest of many noisy
-    medians is biased upwards, it is also given as measured on held-out repetitions: the action is
-    picked on the even repetitions and its median taken on the odd ones. Ratios use the held-out best."""
+    Swept entries that NCCL ran alike (it caps the channels asked for at the communicator's count, so
+    ring/simple/ch=4 and ch=16 run on 2 channels here) are one action: their repetitions are pooled
+    under what ran. The real best per size is the action with the highest median; since the largest
+    of many noisy medians is biased upwards, it is also given as measured on held-out repetitions: the
+    action is picked on the even repetitions and its median taken on the odd ones. Ratios use the
+    held-out best."""
     rows = collections.defaultdict(list)
+    executed = executed_actions(out)
     with open(os.path.join(out, "compare.csv")) as f:
         for r in csv.DictReader(f):
             if r["mode"] == "mode":
                 continue
-            rows[(r["mode"], r["action"], r["collective"], int(r["bytes"]))].append(r)
+            action = r["action"]
+            if r["mode"] == "sweep":
+                action = executed.get((action.replace("/", "-"), r["collective"], int(r["bytes"])), action)
+            rows[(r["mode"], action, r["collective"], int(r["bytes"]))].append(r)
     wrong = sum(1 for rs in rows.values() for r in rs if r["verified"] != "1")
     reps = sorted({int(r["repetition"]) for rs in rows.values() for r in rs})
     nccl_choice = traced_choices(os.path.join(out, "compare-trace", "default"))
@@ -99,7 +122,8 @@ def compare_table(out):
     keys = sorted({(k[2], k[3]) for k in rows}, key=lambda k: (k[0], k[1]))
     print("## DynamICCL on real NCCL, side by side: bus bandwidth (GB/s), median over repetitions\n")
     print(f"{len(reps)} repetitions, each entry in its own set of processes, in a new order each time. "
-          f"Rows whose results were wrong (verified=0): {wrong}.\n")
+          f"Rows whose results were wrong (verified=0): {wrong}. Swept entries are named by what NCCL ran"
+          f"{' (executed.csv / traces: requests above 2 channels ran on 2)' if executed else ''}.\n")
     print("| collective | bytes | NCCL alone (spread) | NCCL's choice | plugin default / NCCL | real best: action, median "
           "| held-out | NCCL / best | learned policy's choice | learned frozen | / best | / NCCL |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
