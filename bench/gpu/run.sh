@@ -194,6 +194,7 @@ if wanted compare; then
   bench 400 --mode rotate --entries "$entries" --repeat "$repeat" --max "$max" --trace-dir "$OUT/compare-trace" \
     --out "$OUT/compare.csv" 2>> "$OUT/runs.log"
   step "side-by-side runs done: $(($(grep -c . "$OUT/compare.csv") - 1)) rows, $(awk -F, '$9 == 0' "$OUT/compare.csv" | wc -l) wrong results"
+  python3 bench/gpu/summarize.py --write-executed "$OUT" 2>> "$OUT/runs.log"
 fi
 unset DYNAMICCL_POLICY_DIR
 

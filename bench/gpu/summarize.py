@@ -9,6 +9,8 @@ plugin's GPU durations against CUDA-event timings of the same calls).
 
 Usage: python3 bench/gpu/summarize.py OUT_DIR   (reads none.csv, default.csv, sweep.csv, learn.csv,
 frozen.csv, congestion.csv, event-check.csv and the trace folders there; prints markdown)
+       python3 bench/gpu/summarize.py --write-executed OUT_DIR   (writes OUT_DIR/executed.csv, what NCCL
+       ran per swept entry and size, from compare-trace/: compact enough to keep with the results)
 """
 import collections
 import csv
@@ -189,7 +191,19 @@ def best_of_compare(rows, keys, med):
     return best
 
 
+def write_executed(out):
+    executed = executed_actions(out)
+    with open(os.path.join(out, "executed.csv"), "w") as f:
+        writer = csv.writer(f)
+        writer.writerow(["entry", "collective", "bytes", "executed"])
+        for (entry, coll, size), action in sorted(executed.items()):
+            writer.writerow([entry, coll, size, action])
+    return 0
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--write-executed":
+        return write_executed(sys.argv[2])
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     path = lambda name: os.path.join(out, name)
     if os.path.exists(path("compare.csv")):
