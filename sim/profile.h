@@ -67,6 +67,8 @@ typedef struct dccl_truth_params {
   double noise_sigma;                       /* log-normal sigma of measurement noise */
   double spike_probability;                 /* chance of an outlier measurement */
   double spike_scale;                       /* outliers are up to this many times slower */
+  double drift_sigma;                       /* log-normal sigma of a slow drift shared by every action */
+  double drift_calls;                       /* calls per drift segment (the factor changes between them) */
 } dccl_truth_params;
 
 /* A measured latency of one action at one size on a real machine (a replay profile: `measured =` lines,

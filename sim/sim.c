@@ -43,6 +43,14 @@ double dccl_sim_measure(const dccl_sim* sim, double true_us, const dccl_conditio
   dccl_rng rng;
   dccl_rng_seed(&rng, dccl_mix64(sim->seed ^ dccl_mix64(call)));
   double shared = dccl_truth_measure(&sim->profile, true_us, conditions, &rng);
+  const dccl_truth_params* t = &sim->profile.truth;
+  if (t->drift_sigma > 0 && t->drift_calls >= 1) {
+    /* The machine's slow drift (other processes, where threads land): one factor per segment of calls,
+     * the same for every action and rank, as measured between sets of processes on the GPU machine. */
+    uint64_t segment = (uint64_t)((double)call / t->drift_calls);
+    dccl_rng_seed(&rng, dccl_mix64(sim->seed ^ dccl_mix64(segment ^ 0xD1F7D1F7ull)));
+    shared *= exp(t->drift_sigma * dccl_rng_normal(&rng));
+  }
   dccl_rng_seed(&rng, dccl_mix64(sim->seed ^ dccl_mix64(call) ^ dccl_mix64(0xA5A5u + (uint64_t)rank)));
   return shared * exp(0.25 * sim->profile.truth.noise_sigma * dccl_rng_normal(&rng));
 }

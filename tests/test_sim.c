@@ -295,6 +295,32 @@ static void test_replay_profile_truth(void) {
   }
 }
 
+/* A drift: one factor per segment of calls, shared by every action; the true latency is untouched. */
+static void test_drift_is_shared_within_a_segment(void) {
+  char text[4096], error[256];
+  snprintf(text, sizeof(text), "%s%s", replay_base,
+           "noise.sigma = 0\nnoise.spike_probability = 0\nnoise.drift_sigma = 0.2\nnoise.drift_calls = 100\n");
+  static dccl_profile p;
+  CHECK(dccl_profile_parse(text, "test", &p, error, sizeof(error)) == 0);
+  CHECK(dccl_sim_init(&sim, &p, NULL, 3, 1, error, sizeof(error)) == 0);
+  dccl_conditions calm = {0, 0};
+  CHECK(dccl_sim_measure(&sim, 100.0, &calm, 0, 0) == dccl_sim_measure(&sim, 100.0, &calm, 99, 0));
+  CHECK(fabs(dccl_sim_measure(&sim, 50.0, &calm, 7, 0) / dccl_sim_measure(&sim, 100.0, &calm, 7, 0) - 0.5) < 1e-12);
+  double sum = 0, sum2 = 0;
+  int segments = 400, changed = 0;
+  for (int k = 0; k < segments; k++) {
+    double x = log(dccl_sim_measure(&sim, 100.0, &calm, (uint64_t)k * 100, 0) / 100.0);
+    sum += x;
+    sum2 += x * x;
+    changed += k > 0 && dccl_sim_measure(&sim, 100.0, &calm, (uint64_t)k * 100, 0) !=
+                          dccl_sim_measure(&sim, 100.0, &calm, (uint64_t)(k - 1) * 100, 0);
+  }
+  double mean = sum / segments, sd = sqrt(sum2 / segments - mean * mean);
+  CHECK_MSG(fabs(mean) < 0.04 && fabs(sd - 0.2) < 0.03, "drift: mean %.3f, sd %.3f", mean, sd);
+  CHECK(changed == segments - 1);
+  dccl_sim_free(&sim);
+}
+
 /* The shipped replay of the GPU runs: the simulated NCCL chooses what the real NCCL 2.28.9 chose
  * (docs/results/gpu: the default entries' traces), and the measurements make NCCL's choice slower
  * than the best by the measured margins at small and middle sizes only. */
@@ -337,6 +363,7 @@ int main(void) {
   RUN(test_congestion_moves_the_best_action);
   RUN(test_noise_is_seeded_and_unbiased);
   RUN(test_replay_profile_truth);
+  RUN(test_drift_is_shared_within_a_segment);
   RUN(test_replay_of_gpu_runs);
   TEST_SUMMARY();
 }

@@ -4,15 +4,21 @@ Reads compare.csv of a `bench/gpu/run.sh` run (DYNAMICCL_GPU_STEPS with compare)
 (NCCL's side: graph, channels; calibrated so that the simulated NCCL chooses what the real one chose),
 and writes the base profile followed by one `measured = <collective> <bytes> <action> <latency us>` line
 per swept action and size: the median over the repetitions of each entry's median call, verified and
-run as asked (applied=1). The simulator then takes its truth from those points (sim/truth.h). The
-noise sigma is set to the median, over the measured points, of the robust spread of log(latency)
-between repetitions (1.4826 x MAD): the drift between sets of processes, the testbed's largest noise.
+run as asked (applied=1). The simulator then takes its truth from those points (sim/truth.h).
+Noise, from the same run: `noise.sigma` is the per-call spread within one set of processes (the
+median robust spread, 1.4826 x MAD of log latency, of each size's calls in the traces under
+compare-trace/); `noise.drift_sigma` is what the spread of the repetitions' medians adds beyond what
+per-call noise explains over a median of `iterations` calls (the drift between moments and sets of
+processes); its segment length (`noise.drift_calls`, 1000: about a second of this testbed's calls) is
+not measured. Without traces, the repetitions' spread is all put in `noise.sigma` and no drift.
 
 Usage: python3 bench/gpu/replay_profile.py RUN_DIR BASE.profile OUT.profile
 """
 import collections
 import csv
+import glob
 import math
+import os
 import statistics
 import sys
 
@@ -37,17 +43,43 @@ def main():
             logs = [math.log(v) for v in values]
             center = statistics.median(logs)
             spreads.append(1.4826 * statistics.median(abs(x - center) for x in logs))
-    sigma = statistics.median(spreads) if spreads else 0.1
+    between = statistics.median(spreads) if spreads else 0.1
+    per_call = []
+    for path in glob.glob(f"{run_dir}/compare-trace/*/trace-*.csv"):
+        calls = collections.defaultdict(list)
+        with open(path) as f:
+            for r in csv.DictReader(f):
+                calls[(r["collective"], r["bytes"], r["algorithm"], r["protocol"], r["channels"])].append(
+                    math.log(max(1, int(r["duration_ns"]))))
+        for logs in calls.values():
+            if len(logs) >= 8:
+                center = statistics.median(logs)
+                per_call.append(1.4826 * statistics.median(abs(x - center) for x in logs))
+    iterations = 10
+    if per_call:
+        sigma = statistics.median(per_call)
+        drift = math.sqrt(max(0.0, between ** 2 - sigma ** 2 / iterations))
+    else:
+        sigma, drift = between, 0.0
     with open(base_path) as f:
-        base = [line.rstrip("\n") for line in f if not line.startswith(("measured", "noise.sigma"))]
+        base = [line.rstrip("\n") for line in f if not line.startswith(("measured", "noise.sigma", "noise.drift", "# Replayed"))]
+    name = os.path.basename(out_path).rsplit(".profile", 1)[0]  # a profile's name is its file's
     with open(out_path, "w") as out:
         for line in base:
+            if line.startswith("name ="):
+                line = f"name = {name}"
+            elif line.startswith("description ="):
+                line = f"description = the measured latencies of {run_dir.rstrip('/')} replayed (base: {os.path.basename(base_path)})"
             print(line, file=out)
         print(f"# Replayed measurements: {run_dir}/compare.csv, median over repetitions (bench/gpu/replay_profile.py).", file=out)
         print(f"noise.sigma = {sigma:.3f}", file=out)
+        if drift > 0:
+            print(f"noise.drift_sigma = {drift:.3f}", file=out)
+            print("noise.drift_calls = 1000", file=out)
         for (coll, size, action) in sorted(times, key=lambda k: (k[0], k[2], k[1])):
             print(f"measured = {coll} {size} {action} {statistics.median(times[(coll, size, action)]):.2f}", file=out)
-    print(f"{out_path}: {len(times)} measured points, noise.sigma {sigma:.3f}", file=sys.stderr)
+    print(f"{out_path}: {len(times)} measured points, noise.sigma {sigma:.3f} per call ({len(per_call)} traced groups), "
+          f"drift {drift:.3f}", file=sys.stderr)
     return 0
 
 

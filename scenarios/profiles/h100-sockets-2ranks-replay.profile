@@ -7,7 +7,7 @@
 # tools/calibrate_profile.py (median |log error| 0.23 -> 0.14); the `-replay` profile replaces it with
 # the measurements themselves (bench/gpu/replay_profile.py).
 name = h100-sockets-2ranks-replay
-description = H100, 2 ranks over sockets (MPS): the measured latencies of docs/results/gpu/4-side-by-side-r10-warm replayed
+description = the measured latencies of docs/results/gpu/4-side-by-side-r10-warm replayed (base: h100-sockets-2ranks.profile)
 nodes = 2
 ranks_per_node = 1
 compute_capability = 90
@@ -47,7 +47,9 @@ truth.tree_bw = 1
 truth.pat_bw = 0.45
 noise.spike_probability = 0.002
 # Replayed measurements: docs/results/gpu/4-side-by-side-r10-warm/compare.csv, median over repetitions (bench/gpu/replay_profile.py).
-noise.sigma = 0.071
+noise.sigma = 0.113
+noise.drift_sigma = 0.061
+noise.drift_calls = 1000
 measured = allgather 1024 pat/simple/ch=1 40.42
 measured = allgather 4096 pat/simple/ch=1 39.98
 measured = allgather 16384 pat/simple/ch=1 43.59
