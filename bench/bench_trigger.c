@@ -46,8 +46,11 @@
 
 enum { KIND_COND = 0, KIND_X12 = 1, KIND_X15 = 2, N_KINDS = 3 };
 
-static const char* const profile_names[] = {"pcie-8gpu", "roce-16x1", "h100-2x8-ib", "sockets-1gpu-4ranks"};
-#define N_PROFILES ((int)(sizeof(profile_names) / sizeof(profile_names[0])))
+/* The profiles measured (--profiles replaces them; e.g. h100-sockets-2ranks-replay, the GPU machine's
+ * measured latencies, per-call noise and drift). */
+#define MAX_PROFILES 16
+static const char* profile_names[MAX_PROFILES] = {"pcie-8gpu", "roce-16x1", "h100-2x8-ib", "sockets-1gpu-4ranks"};
+static int N_PROFILES = 4;
 
 typedef struct stream_spec {
   const char* label;
@@ -250,7 +253,7 @@ static void format_delays(int* delays, int n, char* buffer, size_t size) {
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: bench_trigger [--calls N] [--trials N] [--seed S]\n");
+  fprintf(stderr, "usage: bench_trigger [--calls N] [--trials N] [--seed S] [--profiles LIST]\n");
 }
 
 static dccl_trigger_stream* stream_of(dccl_trigger* t, const stream_setup* st) {
@@ -370,6 +373,15 @@ int main(int argc, char** argv) {
     if (i + 1 < argc && strcmp(argv[i], "--calls") == 0) calls = atol(argv[++i]);
     else if (i + 1 < argc && strcmp(argv[i], "--trials") == 0) trials = atol(argv[++i]);
     else if (i + 1 < argc && strcmp(argv[i], "--seed") == 0) seed = strtoull(argv[++i], NULL, 0);
+    else if (i + 1 < argc && strcmp(argv[i], "--profiles") == 0) {
+      N_PROFILES = 0;
+      for (char* name = strtok(argv[++i], ","); name != NULL && N_PROFILES < MAX_PROFILES; name = strtok(NULL, ","))
+        profile_names[N_PROFILES++] = name;
+      if (N_PROFILES == 0) {
+        usage();
+        return 2;
+      }
+    }
     else {
       usage();
       return 2;
