@@ -229,6 +229,15 @@ static int parse_measured(dccl_profile* p, const char* value, char* why, size_t 
   return 0;
 }
 
+/* Measured points by collective, algorithm, protocol, channels, then size: each group is contiguous. */
+static int compare_points(const void* a, const void* b) {
+  const dccl_measured_point *x = a, *y = b;
+  int keys[4][2] = {{x->coll, y->coll}, {x->algo, y->algo}, {x->proto, y->proto}, {x->channels, y->channels}};
+  for (int i = 0; i < 4; i++)
+    if (keys[i][0] != keys[i][1]) return keys[i][0] < keys[i][1] ? -1 : 1;
+  return (x->bytes > y->bytes) - (x->bytes < y->bytes);
+}
+
 int dccl_profile_parse(const char* text, const char* source, dccl_profile* out, char* error, size_t error_size) {
   set_defaults(out);
   int have_name = 0, have_link[2] = {0, 0};
@@ -307,6 +316,7 @@ int dccl_profile_parse(const char* text, const char* source, dccl_profile* out, 
         return -1;
       }
   out->n_ranks = out->n_nodes * out->ranks_per_node;
+  qsort(out->measured, (size_t)out->n_measured, sizeof(out->measured[0]), compare_points);
   return 0;
 }
 

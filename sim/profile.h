@@ -73,7 +73,8 @@ typedef struct dccl_truth_params {
 
 /* A measured latency of one action at one size on a real machine (a replay profile: `measured =` lines,
  * written by bench/gpu/replay_profile.py from the GPU runs). With any, the truth is the measurements,
- * interpolated (see sim/truth.h) instead of the model. */
+ * interpolated (see sim/truth.c) instead of the model. Parsing sorts them by collective, algorithm,
+ * protocol, channels and size, so that each (collective, action) group is contiguous. */
 #define DCCL_MEASURED_MAX 1024
 typedef struct dccl_measured_point {
   unsigned char coll, algo, proto, channels;

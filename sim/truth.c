@@ -149,66 +149,56 @@ double dccl_truth_measure(const dccl_profile* p, double latency_us, const dccl_c
   return measured;
 }
 
-/* Latency of one measured (algorithm, protocol, channels) group at `bytes`: flat below the smallest
- * measured size (latency-bound), proportional to size above the largest (bandwidth-bound), and linear in
- * log(latency) over log(bytes) between measured sizes. -1 when the group has no point. */
-static double group_latency_us(const dccl_profile* p, int coll, int algo, int proto, int channels, double bytes) {
-  const dccl_measured_point *below = NULL, *above = NULL, *smallest = NULL, *largest = NULL;
-  for (int i = 0; i < p->n_measured; i++) {
-    const dccl_measured_point* m = &p->measured[i];
-    if (m->coll != coll || m->algo != algo || m->proto != proto || m->channels != channels) continue;
-    if (smallest == NULL || m->bytes < smallest->bytes) smallest = m;
-    if (largest == NULL || m->bytes > largest->bytes) largest = m;
-    if (m->bytes <= bytes && (below == NULL || m->bytes > below->bytes)) below = m;
-    if (m->bytes >= bytes && (above == NULL || m->bytes < above->bytes)) above = m;
-  }
-  if (smallest == NULL) return -1;
-  if (below == NULL) return smallest->latency_us;
-  if (above == NULL) return largest->latency_us * bytes / largest->bytes;
-  if (above->bytes <= below->bytes) return below->latency_us;
-  double t = (log(bytes) - log(below->bytes)) / (log(above->bytes) - log(below->bytes));
-  return exp(log(below->latency_us) + t * (log(above->latency_us) - log(below->latency_us)));
+/* Latency of the measured group (one collective, algorithm, protocol and channel count; sorted by size)
+ * of `n` points at `bytes`: flat below the smallest measured size (latency-bound), proportional to size
+ * above the largest (bandwidth-bound), linear in log(latency) over log(bytes) between measured sizes. */
+static double group_latency_us(const dccl_measured_point* g, int n, double bytes) {
+  if (bytes <= g[0].bytes) return g[0].latency_us;
+  if (bytes >= g[n - 1].bytes) return g[n - 1].latency_us * bytes / g[n - 1].bytes;
+  int i = 1;
+  while (g[i].bytes < bytes) i++;
+  double t = (log(bytes) - log(g[i - 1].bytes)) / (log(g[i].bytes) - log(g[i - 1].bytes));
+  return exp(log(g[i - 1].latency_us) + t * (log(g[i].latency_us) - log(g[i - 1].latency_us)));
+}
+
+/* Length of the group starting at point `i`. */
+static int group_length(const dccl_profile* p, int i) {
+  const dccl_measured_point* first = &p->measured[i];
+  int n = 1;
+  while (i + n < p->n_measured && p->measured[i + n].coll == first->coll && p->measured[i + n].algo == first->algo &&
+         p->measured[i + n].proto == first->proto && p->measured[i + n].channels == first->channels)
+    n++;
+  return n;
 }
 
 /* The measured latency of an execution: its (algorithm, protocol) at the measured channel count
- * nearest to the one it runs (in log2; the smaller on a tie). An (algorithm, protocol) never measured
- * for this collective costs twice the slowest measured one at that size: the agents learn to avoid it. */
+ * nearest to the one it runs (in log2; the smaller on a tie: groups come in increasing channels). An
+ * (algorithm, protocol) never measured for this collective costs twice the slowest measured one at that
+ * size: the agents learn to avoid it. -1 for a collective never measured. */
 static double measured_latency_us(const dccl_profile* p, int coll, double bytes, const dccl_execution* e) {
-  int want = e->channels > 0 ? e->channels : 1, best_channels = -1;
-  double best_distance = 1e9;
-  for (int i = 0; i < p->n_measured; i++) {
-    const dccl_measured_point* m = &p->measured[i];
-    if (m->coll != coll || m->algo != e->algo || m->proto != e->proto) continue;
-    double distance = fabs(log2((double)m->channels) - log2((double)want));
-    if (distance < best_distance - 1e-9 || (fabs(distance - best_distance) < 1e-9 && m->channels < best_channels)) {
+  double want = log2(e->channels > 0 ? e->channels : 1), best_distance = 1e9, slowest = -1, chosen = -1;
+  for (int i = 0, n; i < p->n_measured; i += n) {
+    const dccl_measured_point* g = &p->measured[i];
+    n = group_length(p, i);
+    if (g->coll != coll) continue;
+    double latency = group_latency_us(g, n, bytes);
+    if (latency > slowest) slowest = latency;
+    double distance = fabs(log2((double)g->channels) - want);
+    if (g->algo == e->algo && g->proto == e->proto && distance < best_distance - 1e-9) {
       best_distance = distance;
-      best_channels = m->channels;
+      chosen = latency;
     }
   }
-  if (best_channels > 0) return group_latency_us(p, coll, e->algo, e->proto, best_channels, bytes);
-  double slowest = -1;
-  for (int i = 0; i < p->n_measured; i++) { /* each group once: at its first point */
-    const dccl_measured_point* m = &p->measured[i];
-    int first = m->coll == coll;
-    for (int j = 0; j < i && first; j++)
-      first = !(p->measured[j].coll == coll && p->measured[j].algo == m->algo && p->measured[j].proto == m->proto &&
-                p->measured[j].channels == m->channels);
-    if (!first) continue;
-    double other = group_latency_us(p, coll, m->algo, m->proto, m->channels, bytes);
-    if (other > slowest) slowest = other;
-  }
-  return slowest > 0 ? 2.0 * slowest : -1;
+  return chosen > 0 ? chosen : slowest > 0 ? 2.0 * slowest : -1;
 }
 
 double dccl_truth_latency_us(const dccl_profile* p, int coll, size_t bytes, int num_pipe_ops, const dccl_execution* e,
                              const dccl_conditions* c) {
-  double model = model_latency_us(p, coll, bytes, num_pipe_ops, e, c);
-  if (p->n_measured == 0) return model;
-  double measured = measured_latency_us(p, coll, bytes > 0 ? (double)bytes : 1.0, e);
-  if (measured <= 0) return model; /* a collective never measured: the model */
+  double measured = p->n_measured > 0 ? measured_latency_us(p, coll, bytes > 0 ? (double)bytes : 1.0, e) : -1;
+  if (measured <= 0) return model_latency_us(p, coll, bytes, num_pipe_ops, e, c); /* no measurement: the model */
+  if (c->congestion <= 0 && c->interference <= 0) return measured;
   /* Congestion and interference act on the measurement as they act on the model. */
   static const dccl_conditions calm = {0.0, 0.0};
-  double calm_model = c->congestion > 0 || c->interference > 0 ? model_latency_us(p, coll, bytes, num_pipe_ops, e, &calm)
-                                                               : model;
-  return calm_model > 0 ? measured * model / calm_model : measured;
+  double calm_model = model_latency_us(p, coll, bytes, num_pipe_ops, e, &calm);
+  return calm_model > 0 ? measured * model_latency_us(p, coll, bytes, num_pipe_ops, e, c) / calm_model : measured;
 }
