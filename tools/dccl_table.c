@@ -44,6 +44,16 @@ static void print_costs(const float* cost) {
   }
 }
 
+/* The true latency of an explicit action as NCCL would run it; INFINITY where NCCL's cost table (`cost`)
+ * leaves its algorithm/protocol out or it cannot be executed. */
+static double true_latency(const dccl_sim* sim, const float* cost, const dccl_call* call, dccl_action action,
+                           const dccl_conditions* conditions) {
+  int a = dccl_action_algo(action), p = dccl_action_proto(action);
+  dccl_execution e;
+  if (a < 0 || cost[a * DCCL_NUM_PROTOS + p] < 0 || dccl_sim_execute(sim, call, action, &e) != 0) return INFINITY;
+  return dccl_sim_true_us(sim, call, &e, conditions);
+}
+
 /* Best true latency of each (algorithm, protocol) over the channel and chunk options. */
 static void print_pairs(const dccl_oracle* oracle, const dccl_call* call, const dccl_conditions* conditions) {
   double best[DCCL_NUM_ALGOS][DCCL_NUM_PROTOS];
@@ -53,11 +63,8 @@ static void print_pairs(const dccl_oracle* oracle, const dccl_call* call, const 
   dccl_nccl_cost_table(&oracle->sim->model, call->coll, call->bytes, call->pipe_ops, cost);
   for (int i = 0; i < oracle->n_actions[call->coll]; i++) {
     dccl_action action = oracle->actions[call->coll][i];
+    double us = true_latency(oracle->sim, cost, call, action, conditions);
     int a = dccl_action_algo(action), p = dccl_action_proto(action);
-    if (cost[a * DCCL_NUM_PROTOS + p] < 0) continue;
-    dccl_execution e;
-    if (dccl_sim_execute(oracle->sim, call, action, &e) != 0) continue;
-    double us = dccl_sim_true_us(oracle->sim, call, &e, conditions);
     if (us < best[a][p]) best[a][p] = us;
   }
   printf("          ");
@@ -77,11 +84,8 @@ static void print_actions(const dccl_sim* sim, const dccl_call* call, const dccl
   char* save = NULL;
   for (char* name = strtok_r(copy, ",", &save); name != NULL; name = strtok_r(NULL, ",", &save)) {
     dccl_action action;
-    dccl_execution e;
-    int usable = dccl_action_parse(name, &action) == 0 && dccl_action_algo(action) >= 0 &&
-                 cost[dccl_action_algo(action) * DCCL_NUM_PROTOS + dccl_action_proto(action)] >= 0 &&
-                 dccl_sim_execute(sim, call, action, &e) == 0;
-    if (usable) printf(" %s=%.2f", name, dccl_sim_true_us(sim, call, &e, conditions));
+    double us = dccl_action_parse(name, &action) == 0 ? true_latency(sim, cost, call, action, conditions) : INFINITY;
+    if (isfinite(us)) printf(" %s=%.2f", name, us);
     else printf(" %s=-", name);
   }
   printf("\n");
