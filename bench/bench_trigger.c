@@ -50,7 +50,7 @@ enum { KIND_COND = 0, KIND_X12 = 1, KIND_X15 = 2, N_KINDS = 3 };
  * measured latencies, per-call noise and drift). */
 #define MAX_PROFILES 16
 static const char* profile_names[MAX_PROFILES] = {"pcie-8gpu", "roce-16x1", "h100-2x8-ib", "sockets-1gpu-4ranks"};
-static int N_PROFILES = 4;
+static int n_profiles = 4;
 
 typedef struct stream_spec {
   const char* label;
@@ -374,10 +374,10 @@ int main(int argc, char** argv) {
     else if (i + 1 < argc && strcmp(argv[i], "--trials") == 0) trials = atol(argv[++i]);
     else if (i + 1 < argc && strcmp(argv[i], "--seed") == 0) seed = strtoull(argv[++i], NULL, 0);
     else if (i + 1 < argc && strcmp(argv[i], "--profiles") == 0) {
-      N_PROFILES = 0;
-      for (char* name = strtok(argv[++i], ","); name != NULL && N_PROFILES < MAX_PROFILES; name = strtok(NULL, ","))
-        profile_names[N_PROFILES++] = name;
-      if (N_PROFILES == 0) {
+      n_profiles = 0;
+      for (char* name = strtok(argv[++i], ","); name != NULL && n_profiles < MAX_PROFILES; name = strtok(NULL, ","))
+        profile_names[n_profiles++] = name;
+      if (n_profiles == 0) {
         usage();
         return 2;
       }
@@ -395,7 +395,7 @@ int main(int argc, char** argv) {
   static const char* const detector_names[2] = {"cusum", "lstm+cusum"};
   detector_totals totals[2];
   memset(totals, 0, sizeof(totals));
-  size_t per_kind = (size_t)N_PROFILES * N_STREAMS * (size_t)trials;
+  size_t per_kind = (size_t)n_profiles * N_STREAMS * (size_t)trials;
   for (int d = 0; d < 2; d++)
     for (int k = 0; k < N_KINDS; k++) {
       totals[d].delays[k] = malloc(per_kind * sizeof(int));
@@ -416,7 +416,7 @@ int main(int argc, char** argv) {
          "stream", "detector", "ARL", "FA", "cond", "med", "p90", "miss", "med", "p90", "miss", "med", "p90", "miss");
 
   static dccl_sim sim;
-  for (int p = 0; p < N_PROFILES; p++) {
+  for (int p = 0; p < n_profiles; p++) {
     char error[512];
     dccl_profile profile;
     if (dccl_profile_find(profile_names[p], &profile, error, sizeof(error)) != 0 ||
