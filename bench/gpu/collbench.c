@@ -51,11 +51,10 @@ typedef struct shared_block {
   volatile int id_ready;
   volatile int failed;
   char error[256];
-  double time_us[MAX_RANKS][NUM_COLLS][MAX_SIZES];
-  int verified[MAX_RANKS][NUM_COLLS][MAX_SIZES];
-  double round_time_us[MAX_ROUNDS][MAX_RANKS][NUM_COLLS][MAX_SIZES]; /* learn: every pass */
+  double time_us[MAX_ROUNDS][MAX_RANKS][NUM_COLLS][MAX_SIZES]; /* per pass (one unless learning) */
+  int verified[MAX_RANKS][NUM_COLLS][MAX_SIZES];                /* every pass right */
   volatile int round_decision[MAX_ROUNDS]; /* learn: rank 0's word after each pass: 1 go on, 2 final pass next */
-  volatile int learning_rounds;           /* learn: passes before the reported one */
+  volatile int learning_rounds;           /* passes before the reported one (0 unless learning) */
   double round_end_s[MAX_ROUNDS];         /* learn: when rank 0 ended each pass (Unix time, seconds) */
 } shared_block;
 
@@ -255,9 +254,8 @@ static int run_rank(const options* o, int rank, shared_block* block) {
         /* And the last result: every action the tuner chose during the timed calls. */
         CHECK_CUDA(cudaMemcpy(host, recv, out_bytes, cudaMemcpyDeviceToHost), block);
         verified &= check_output(host, coll, bytes, rank, o->ranks);
-        block->time_us[rank][coll][s] = 1000.0 * total_ms / iterations;
+        block->time_us[round][rank][coll][s] = 1000.0 * total_ms / iterations; /* round < --rounds < MAX_ROUNDS */
         block->verified[rank][coll][s] &= verified; /* wrong in any pass stays wrong */
-        if (round < MAX_ROUNDS) block->round_time_us[round][rank][coll][s] = block->time_us[rank][coll][s];
       }
     }
     if (final_round >= 0) continue;
@@ -337,9 +335,10 @@ static int trace_applied(const char* trace_dir, int ranks, const char* action, i
   return total > 0 && matched == total;
 }
 
-/* Writes one row per collective and size; returns the number of rows whose results were wrong. */
-static int write_rows(FILE* out, const options* o, const shared_block* block, const char* mode, const char* action,
-                      const char* trace_dir, int repetition) {
+/* Writes one row per collective and size of pass `round`; returns the number of rows whose results were
+ * wrong. With a trace folder, `applied` says whether NCCL ran `action` as asked. */
+static int write_rows(FILE* out, const options* o, const shared_block* block, int round, const char* mode,
+                      const char* action, const char* trace_dir, int repetition) {
   int wrong = 0;
   for (int k = 0; k < o->n_colls; k++) {
     int coll = o->colls[k];
@@ -350,7 +349,7 @@ static int write_rows(FILE* out, const options* o, const shared_block* block, co
       double worst = 0;
       int verified = 1;
       for (int r = 0; r < o->ranks; r++) {
-        if (block->time_us[r][coll][s] > worst) worst = block->time_us[r][coll][s];
+        if (block->time_us[round][r][coll][s] > worst) worst = block->time_us[round][r][coll][s];
         verified &= block->verified[r][coll][s];
       }
       double algbw = worst > 0 ? (double)bytes / (worst * 1e-6) / 1e9 : 0;
@@ -433,30 +432,19 @@ static int run_entry(const options* base, shared_block* block, const char* entry
     return 1;
   }
   /* Per collective, whether NCCL ran what was asked (it ignores an entry it cannot run). */
-  *wrong += write_rows(out, &o, block, kind, strcmp(kind, "sweep") == 0 ? entry : "-",
+  *wrong += write_rows(out, &o, block, 0, kind, strcmp(kind, "sweep") == 0 ? entry : "-",
                        strcmp(kind, "sweep") == 0 ? folder : NULL, repetition);
   fprintf(stderr, "collbench: %s done (repetition %d)\n", entry, repetition);
   return 0;
 }
 
-/* learn: one row per collective, size and earlier pass (mode learn-round, action round=K). */
+/* learn: the earlier passes, mode learn-round, action round=K@T (T: when the pass ended, Unix time). */
 static void write_round_rows(FILE* out, const options* o, const shared_block* block) {
-  for (int round = 0; round < block->learning_rounds && round < MAX_ROUNDS; round++)
-    for (int k = 0; k < o->n_colls; k++) {
-      int coll = o->colls[k];
-      for (int s = 0; s < o->n_sizes; s++) {
-        size_t bytes = o->sizes[s];
-        if (bytes % (sizeof(float) * (size_t)o->ranks) != 0) continue;
-        double worst = 0;
-        for (int r = 0; r < o->ranks; r++)
-          if (block->round_time_us[round][r][coll][s] > worst) worst = block->round_time_us[round][r][coll][s];
-        double algbw = worst > 0 ? (double)bytes / (worst * 1e-6) / 1e9 : 0;
-        double factor = coll == 0 ? 2.0 * (o->ranks - 1) / o->ranks : (double)(o->ranks - 1) / o->ranks;
-        fprintf(out, "learn-round,round=%d@%.3f,%s,%zu,%d,%.3f,%.4f,%.4f,%d,1,0\n", round, block->round_end_s[round],
-                coll_names[coll], bytes, o->ranks, worst, algbw, algbw * factor, block->verified[0][coll][s]);
-      }
-    }
-  fflush(out);
+  for (int round = 0; round < block->learning_rounds; round++) {
+    char action[64];
+    snprintf(action, sizeof(action), "round=%d@%.3f", round, block->round_end_s[round]);
+    write_rows(out, o, block, round, "learn-round", action, NULL, 0);
+  }
 }
 
 static const char* default_actions =
@@ -539,7 +527,7 @@ int main(int argc, char** argv) {
   use_plugin(plugin_path[0] != '\0' ? plugin_path : NULL);
   char trace_dir[1024] = "";
   if (o.trace_dir != NULL) snprintf(trace_dir, sizeof(trace_dir), "%s", o.trace_dir);
-  else if (o.event_check) {
+  else if (o.event_check || strcmp(o.mode, "sweep") == 0 || strcmp(o.mode, "rotate") == 0) {
     snprintf(trace_dir, sizeof(trace_dir), "/tmp/collbench-trace-XXXXXX");
     if (mkdtemp(trace_dir) == NULL) return 1;
   }
@@ -562,10 +550,6 @@ int main(int argc, char** argv) {
   if (block == MAP_FAILED) return 1;
   int failures = 0, wrong = 0;
   if (strcmp(o.mode, "sweep") == 0 || strcmp(o.mode, "rotate") == 0) {
-    if (trace_dir[0] == '\0') {
-      snprintf(trace_dir, sizeof(trace_dir), "/tmp/collbench-trace-XXXXXX");
-      if (mkdtemp(trace_dir) == NULL) return 1;
-    }
     char entry_list[8192], *names[MAX_ENTRIES];
     int n_entries = 0;
     if (strcmp(o.mode, "sweep") == 0) snprintf(entry_list, sizeof(entry_list), "%s", o.actions);
@@ -617,7 +601,8 @@ int main(int argc, char** argv) {
       failures++;
     } else {
       if (strcmp(o.mode, "learn") == 0) write_round_rows(out, &o, block);
-      wrong += write_rows(out, &o, block, o.mode, strcmp(o.mode, "fixed") == 0 ? o.table : "-", NULL, 0);
+      wrong += write_rows(out, &o, block, block->learning_rounds, o.mode, strcmp(o.mode, "fixed") == 0 ? o.table : "-",
+                          NULL, 0);
     }
   }
   if (out != stdout) fclose(out);
