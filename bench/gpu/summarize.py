@@ -28,8 +28,6 @@ def load(path, mode=None):
         return rows
     with open(path) as f:
         for r in csv.DictReader(f):
-            if r["mode"] == "mode":  # a header line repeated (collbench before commit 'fork flush')
-                continue
             if mode is not None and r["mode"] != mode:
                 continue
             rows.setdefault((r["collective"], int(r["bytes"])), []).append(r)
@@ -107,8 +105,6 @@ def compare_table(out):
     executed = executed_actions(out)
     with open(os.path.join(out, "compare.csv")) as f:
         for r in csv.DictReader(f):
-            if r["mode"] == "mode":
-                continue
             action = r["action"]
             if r["mode"] == "sweep":
                 action = executed.get((action.replace("/", "-"), r["collective"], int(r["bytes"])), action)
@@ -118,9 +114,8 @@ def compare_table(out):
     nccl_choice = traced_choices(os.path.join(out, "compare-trace", "default"))
     frozen_choice = traced_choices(os.path.join(out, "compare-trace", "frozen"))
     def med(kind, action, key, parity=None):
-        values = [float(r["busbw_gbs"]) for r in rows.get((kind, action, key[0], key[1]), [])
-                  if r["verified"] == "1" and (parity is None or int(r["repetition"]) % 2 == parity)]
-        return statistics.median(values) if values else None
+        return median_busbw([r for r in rows.get((kind, action, key[0], key[1]), [])
+                             if parity is None or int(r["repetition"]) % 2 == parity])
     keys = sorted({(k[2], k[3]) for k in rows}, key=lambda k: (k[0], k[1]))
     print("## DynamICCL on real NCCL, side by side: bus bandwidth (GB/s), median over repetitions\n")
     print(f"{len(reps)} repetitions, each entry in its own set of processes, in a new order each time. "
@@ -130,6 +125,8 @@ def compare_table(out):
           "| held-out | NCCL / best | learned policy's choice | learned frozen | / best | / NCCL |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     ratios = collections.defaultdict(list)
+    best_of = {}  # the largest median per size, for the learning curve
+    same, other = [], []  # learned / NCCL where the learned policy runs NCCL's own action, and elsewhere
     for key in keys:
         alone = med("none", "-", key)
         spread_values = [float(r["busbw_gbs"]) for r in rows.get(("none", "-", key[0], key[1]), []) if r["verified"] == "1"]
@@ -142,6 +139,7 @@ def compare_table(out):
         medians = {a: med(*kind_of(a), key) for a in actions}
         medians = {a: v for a, v in medians.items() if v}
         best_action = max(medians, key=medians.get) if medians else None
+        best_of[key] = medians.get(best_action)
         held_out = None
         if len(reps) > 1:
             picked = {a: med(*kind_of(a), key, 0) for a in actions}
@@ -154,11 +152,10 @@ def compare_table(out):
                                ("frozen/best", frozen, best), ("frozen/NCCL", frozen, alone)):
             if got and ref:
                 ratios[name].append(got / ref)
-        print(f"| {key[0]} | {key[1]} | {value(alone)} ({spread:.2f}x) | {nccl_choice.get(key, '-')} | {ratio(plugin, alone)} | "
-              f"{best_action or '-'}, {value(medians.get(best_action))} | {value(held_out)} | {ratio(alone, best)} | "
-              f"{frozen_choice.get(key, '-')} | {value(frozen)} | {ratio(frozen, best)} | {ratio(frozen, alone)} |"
-              if spread else
-              f"| {key[0]} | {key[1]} | {value(alone)} | {nccl_choice.get(key, '-')} | {ratio(plugin, alone)} | "
+        if alone and frozen and key in nccl_choice and key in frozen_choice:
+            (same if nccl_choice[key] == frozen_choice[key] else other).append(frozen / alone)
+        alone_cell = f"{value(alone)} ({spread:.2f}x)" if spread else value(alone)
+        print(f"| {key[0]} | {key[1]} | {alone_cell} | {nccl_choice.get(key, '-')} | {ratio(plugin, alone)} | "
               f"{best_action or '-'}, {value(medians.get(best_action))} | {value(held_out)} | {ratio(alone, best)} | "
               f"{frozen_choice.get(key, '-')} | {value(frozen)} | {ratio(frozen, best)} | {ratio(frozen, alone)} |")
     print("\n(spread: largest / smallest bus bandwidth of NCCL alone over the repetitions: the testbed's noise "
@@ -166,29 +163,13 @@ def compare_table(out):
     for name, values in ratios.items():
         print(f"- {name}: geometric mean {geomean(values):.3f}, lowest {min(values):.3f}, "
               f"{sum(1 for v in values if v < 0.97)} of {len(values)} sizes below 0.97")
-    same, other = [], []
-    for key in keys:
-        alone, frozen = med("none", "-", key), med("frozen", "-", key)
-        if alone and frozen and key in nccl_choice and key in frozen_choice:
-            (same if nccl_choice[key] == frozen_choice[key] else other).append(frozen / alone)
     if same:
         print(f"- sizes where the learned policy runs NCCL's own action: {len(same)}; there learned / NCCL is noise "
               f"alone: {min(same):.3f} .. {max(same):.3f}")
     if other:
         print(f"- sizes where it runs another action: {len(other)}; learned / NCCL geometric mean {geomean(other):.3f}, "
               f"lowest {min(other):.3f}, highest {max(other):.3f}, {sum(1 for v in other if v < 0.97)} below 0.97")
-    return best_of_compare(rows, keys, med)
-
-
-def best_of_compare(rows, keys, med):
-    """Per (collective, bytes): the largest median bus bandwidth of the swept actions (for the learning curve)."""
-    best = {}
-    for key in keys:
-        values = [med("sweep", k[1], key) for k in rows if k[0] == "sweep" and (k[2], k[3]) == key]
-        values = [v for v in values if v]
-        alone = med("none", "-", key)
-        best[key] = max(values + ([alone] if alone else [])) if values or alone else None
-    return best
+    return best_of
 
 
 def write_executed(out):
