@@ -232,13 +232,10 @@ if wanted ddp && [ "$(left)" -gt 120 ]; then
      ddp plugin-default) >> "$OUT/ddp.csv"
     # The learned policy, frozen, where step 3 saved one (the DDP communicator has the same topology
     # fingerprint); else the plugin learning during the short run.
-    if ls "$OUT/policy"/*.bin > /dev/null 2>&1; then
-      (export NCCL_TUNER_PLUGIN=$plugin NCCL_PROFILER_PLUGIN=$plugin DYNAMICCL_MODE=frozen DYNAMICCL_POLICY_DIR="$OUT/policy"
-       MASTER_PORT=$((29502 + rep * 10)); ddp plugin-frozen) >> "$OUT/ddp.csv"
-    else
-      (export NCCL_TUNER_PLUGIN=$plugin NCCL_PROFILER_PLUGIN=$plugin DYNAMICCL_MODE=learn MASTER_PORT=$((29502 + rep * 10))
-       ddp plugin-learn) >> "$OUT/ddp.csv"
-    fi
+    learned=learn
+    ls "$OUT/policy"/*.bin > /dev/null 2>&1 && learned=frozen
+    (export NCCL_TUNER_PLUGIN=$plugin NCCL_PROFILER_PLUGIN=$plugin DYNAMICCL_MODE=$learned DYNAMICCL_POLICY_DIR="$OUT/policy"
+     MASTER_PORT=$((29502 + rep * 10)); ddp plugin-$learned) >> "$OUT/ddp.csv"
   done
   say ""
   say "## PyTorch DDP step (columns: ddp, label, ranks, width, depth, median step ms, parameters identical)"
