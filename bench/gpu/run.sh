@@ -225,16 +225,16 @@ fi
 if wanted ddp && [ "$(left)" -gt 120 ]; then
   ddp() { timeout 50 python3 bench/gpu/ddp_step.py --ranks "$ranks" --label "$1" 2>> "$OUT/ddp.log" | tail -1; }
   : > "$OUT/ddp.csv"
+  # The learned policy, frozen, where step 3 saved one (the DDP communicator has the same topology
+  # fingerprint); else the plugin learning during the short run (saving nothing).
+  learned=learn policy_dir=
+  ls "$OUT/policy"/*.bin > /dev/null 2>&1 && learned=frozen policy_dir=$OUT/policy
   for rep in 1 2; do
     [ "$(left)" -gt 90 ] || break
     (unset NCCL_TUNER_PLUGIN NCCL_PROFILER_PLUGIN; MASTER_PORT=$((29500 + rep * 10)) ddp nccl-alone) >> "$OUT/ddp.csv"
     (export NCCL_TUNER_PLUGIN=$plugin NCCL_PROFILER_PLUGIN=$plugin DYNAMICCL_MODE=default MASTER_PORT=$((29501 + rep * 10))
      ddp plugin-default) >> "$OUT/ddp.csv"
-    # The learned policy, frozen, where step 3 saved one (the DDP communicator has the same topology
-    # fingerprint); else the plugin learning during the short run.
-    learned=learn
-    ls "$OUT/policy"/*.bin > /dev/null 2>&1 && learned=frozen
-    (export NCCL_TUNER_PLUGIN=$plugin NCCL_PROFILER_PLUGIN=$plugin DYNAMICCL_MODE=$learned DYNAMICCL_POLICY_DIR="$OUT/policy"
+    (export NCCL_TUNER_PLUGIN=$plugin NCCL_PROFILER_PLUGIN=$plugin DYNAMICCL_MODE=$learned DYNAMICCL_POLICY_DIR="$policy_dir"
      MASTER_PORT=$((29502 + rep * 10)); ddp plugin-$learned) >> "$OUT/ddp.csv"
   done
   say ""
