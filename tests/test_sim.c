@@ -330,8 +330,9 @@ static void test_replay_of_gpu_runs(void) {
   static const struct { size_t bytes; int proto, channels; } real[] = {
     {1024, DCCL_PROTO_LL, 1}, {4096, DCCL_PROTO_LL, 1}, {16384, DCCL_PROTO_LL, 2},
     {65536, DCCL_PROTO_SIMPLE, 2}, {1 << 20, DCCL_PROTO_SIMPLE, 2}, {64 << 20, DCCL_PROTO_SIMPLE, 2}};
-  for (int coll = 0; coll < 3; coll++) {
-    int c = coll == 0 ? DCCL_COLL_ALLREDUCE : coll == 1 ? DCCL_COLL_ALLGATHER : DCCL_COLL_REDUCESCATTER;
+  static const int colls[] = {DCCL_COLL_ALLREDUCE, DCCL_COLL_ALLGATHER, DCCL_COLL_REDUCESCATTER};
+  for (int k = 0; k < 3; k++) {
+    int c = colls[k];
     for (size_t i = 0; i < sizeof(real) / sizeof(real[0]); i++) {
       dccl_call call = {0, c, real[i].bytes, 0, 1, 0};
       dccl_execution e;
