@@ -326,11 +326,27 @@ static void test_drift_is_shared_within_a_segment(void) {
  * than the best by the measured margins at small and middle sizes only. */
 static void test_replay_of_gpu_runs(void) {
   load("h100-sockets-2ranks-replay");
-  CHECK(sim.profile.n_measured >= 200);
+  /* Every measured size (1 KiB to 64 MiB, x4) of every collective has ring/LL and ring/Simple on one
+   * channel (what small sizes ran on whatever was asked), and the points are sorted into groups. */
+  static const int colls[] = {DCCL_COLL_ALLREDUCE, DCCL_COLL_ALLGATHER, DCCL_COLL_REDUCESCATTER};
+  for (int k = 0; k < 3; k++) {
+    int c = colls[k], found = 0;
+    for (int i = 0; i < sim.profile.n_measured; i++) {
+      const dccl_measured_point* m = &sim.profile.measured[i];
+      found += m->coll == c && m->algo == DCCL_ALGO_RING && m->channels == 1 &&
+               (m->proto == DCCL_PROTO_LL || m->proto == DCCL_PROTO_SIMPLE);
+      if (i > 0) {
+        const dccl_measured_point* prev = &sim.profile.measured[i - 1];
+        int same_group = prev->coll == m->coll && prev->algo == m->algo && prev->proto == m->proto &&
+                         prev->channels == m->channels;
+        CHECK(!same_group || prev->bytes < m->bytes);
+      }
+    }
+    CHECK_MSG(found == 18, "%s: %d ring points on one channel, expected 2 x 9 sizes", dccl_coll_name(c), found);
+  }
   static const struct { size_t bytes; int proto, channels; } real[] = {
     {1024, DCCL_PROTO_LL, 1}, {4096, DCCL_PROTO_LL, 1}, {16384, DCCL_PROTO_LL, 2},
     {65536, DCCL_PROTO_SIMPLE, 2}, {1 << 20, DCCL_PROTO_SIMPLE, 2}, {64 << 20, DCCL_PROTO_SIMPLE, 2}};
-  static const int colls[] = {DCCL_COLL_ALLREDUCE, DCCL_COLL_ALLGATHER, DCCL_COLL_REDUCESCATTER};
   for (int k = 0; k < 3; k++) {
     int c = colls[k];
     for (size_t i = 0; i < sizeof(real) / sizeof(real[0]); i++) {

@@ -4,7 +4,8 @@ Reads compare.csv of a `bench/gpu/run.sh` run (DYNAMICCL_GPU_STEPS with compare)
 (NCCL's side: graph, channels; calibrated so that the simulated NCCL chooses what the real one chose),
 and writes the base profile followed by one `measured = <collective> <bytes> <action> <latency us>` line
 per swept action and size: the median over the repetitions of each entry's median call, verified and
-run as asked (applied=1). The simulator then takes its truth from those points (sim/truth.h).
+run as asked (applied=1), entries that NCCL ran alike pooled under what ran (executed.csv or the
+entries' traces, as in summarize.py). The simulator then takes its truth from those points (sim/truth.h).
 Noise, from the same run: `noise.sigma` is the per-call spread within one set of processes (the
 median robust spread, 1.4826 x MAD of log latency, of each size's calls in the traces under
 compare-trace/); `noise.drift_sigma` is what the spread of the repetitions' medians adds beyond what
@@ -22,6 +23,17 @@ import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from summarize import executed_actions  # noqa: E402  (what NCCL really ran per swept entry and size)
+
+ITERATIONS = 10  # timed calls per size and pass in bench/gpu/run.sh: the repetitions' medians are over these
+
+
+def robust_spread(logs):
+    """1.4826 x the median absolute deviation: the standard deviation, were the values normal."""
+    center = statistics.median(logs)
+    return 1.4826 * statistics.median(abs(x - center) for x in logs)
+
 
 def main():
     if len(sys.argv) != 4:
@@ -29,20 +41,18 @@ def main():
         return 2
     run_dir, base_path, out_path = sys.argv[1:]
     times = collections.defaultdict(list)
+    executed = executed_actions(run_dir)  # entries NCCL ran alike (capped channels) are one action
     with open(f"{run_dir}/compare.csv") as f:
         for r in csv.DictReader(f):
             if r["mode"] != "sweep" or r["verified"] != "1" or r["applied"] != "1":
                 continue
-            times[(r["collective"], int(r["bytes"]), r["action"])].append(float(r["time_us"]))
+            size = int(r["bytes"])
+            action = executed.get((r["action"].replace("/", "-"), r["collective"], size), r["action"])
+            times[(r["collective"], size, action)].append(float(r["time_us"]))
     if not times:
         print(f"{run_dir}/compare.csv has no verified, applied sweep rows", file=sys.stderr)
         return 1
-    spreads = []
-    for values in times.values():
-        if len(values) >= 3:
-            logs = [math.log(v) for v in values]
-            center = statistics.median(logs)
-            spreads.append(1.4826 * statistics.median(abs(x - center) for x in logs))
+    spreads = [robust_spread([math.log(v) for v in values]) for values in times.values() if len(values) >= 3]
     between = statistics.median(spreads) if spreads else 0.1
     per_call = []
     for path in glob.glob(f"{run_dir}/compare-trace/*/trace-*.csv"):
@@ -51,14 +61,10 @@ def main():
             for r in csv.DictReader(f):
                 calls[(r["collective"], r["bytes"], r["algorithm"], r["protocol"], r["channels"])].append(
                     math.log(max(1, int(r["duration_ns"]))))
-        for logs in calls.values():
-            if len(logs) >= 8:
-                center = statistics.median(logs)
-                per_call.append(1.4826 * statistics.median(abs(x - center) for x in logs))
-    iterations = 10
+        per_call += [robust_spread(logs) for logs in calls.values() if len(logs) >= 8]
     if per_call:
         sigma = statistics.median(per_call)
-        drift = math.sqrt(max(0.0, between ** 2 - sigma ** 2 / iterations))
+        drift = math.sqrt(max(0.0, between ** 2 - sigma ** 2 / ITERATIONS))
     else:
         sigma, drift = between, 0.0
     with open(base_path) as f:

@@ -4,7 +4,7 @@
 # NCCL's side is calibrated: with the graph bandwidth at 0.8 GB/s the simulated NCCL chooses what the
 # real one chose at every measured size (ring/LL with 1 channel up to 4 KiB, 2 channels at 16 KiB,
 # ring/Simple with 2 channels from 64 KiB). The truth side is the sockets model fitted by
-# tools/calibrate_profile.py (median |log error| 0.23 -> 0.14); the `-replay` profile replaces it with
+# tools/calibrate_profile.py (median |log error| against the pooled measurements 0.35 -> 0.13); the `-replay` profile replaces it with
 # the measurements themselves (bench/gpu/replay_profile.py).
 name = h100-sockets-2ranks
 description = H100, 2 ranks as 2 nodes over sockets on loopback (MPS), calibrated on docs/results/gpu

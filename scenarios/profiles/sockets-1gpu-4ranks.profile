@@ -4,7 +4,7 @@
 # Calibrated on the H100 test machine's 2-rank measurements (docs/results/gpu/4-side-by-side-r10-warm):
 # NCCL's side with the graph bandwidth at 0.8 GB/s, so that the simulated NCCL chooses what the real
 # NCCL 2.28.9 chose; the truth side by tools/calibrate_profile.py against the replayed measurements
-# (median |log error| 0.23 -> 0.14; the model does not capture 2-node tree and PAT's full advantage at
+# (median |log error| against the pooled measurements 0.35 -> 0.13; the model does not capture 2-node tree and PAT's full advantage at
 # 16-256 KiB: h100-sockets-2ranks-replay replays the measurements themselves).
 name = sockets-1gpu-4ranks
 description = 1 GPU, 4 ranks as 4 nodes over sockets on loopback
