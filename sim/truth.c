@@ -171,20 +171,36 @@ static int group_length(const dccl_profile* p, int i) {
   return n;
 }
 
-/* The measured latency of an execution: its (algorithm, protocol) at the measured channel count
- * nearest to the one it runs (in log2; the smaller on a tie: groups come in increasing channels). An
- * (algorithm, protocol) never measured for this collective costs twice the slowest measured one at that
- * size: the agents learn to avoid it. -1 for a collective never measured. */
+/* How far `bytes` lies outside a group's measured sizes, in log2 (0: within them). */
+static double size_gap(const dccl_measured_point* g, int n, double bytes) {
+  if (bytes < g[0].bytes) return log2(g[0].bytes / bytes);
+  if (bytes > g[n - 1].bytes) return log2(bytes / g[n - 1].bytes);
+  return 0;
+}
+
+/* The measured latency of an execution: its (algorithm, protocol) from a group whose measured sizes
+ * include `bytes` where one does (else the group nearest in size), at the measured channel count
+ * nearest to the one it runs among those (in log2; the smaller on a tie: groups come in increasing
+ * channels). A group measured only far from `bytes` is not extrapolated when another covers it: a
+ * channel count measured at 1-4 KiB only (because NCCL ran larger requests on more channels) says
+ * nothing of 64 MiB. An (algorithm, protocol) never measured for this collective costs twice the
+ * slowest one measured at that size: the agents learn to avoid it. -1 for a collective never measured. */
 static double measured_latency_us(const dccl_profile* p, int coll, double bytes, const dccl_execution* e) {
-  double want = log2(e->channels > 0 ? e->channels : 1), best_distance = 1e9, slowest = -1, chosen = -1;
+  double want = log2(e->channels > 0 ? e->channels : 1), best_gap = 1e9, best_distance = 1e9, chosen = -1;
+  double slowest = -1, slowest_gap = 1e9;
   for (int i = 0, n; i < p->n_measured; i += n) {
     const dccl_measured_point* g = &p->measured[i];
     n = group_length(p, i);
     if (g->coll != coll) continue;
-    double latency = group_latency_us(g, n, bytes);
-    if (latency > slowest) slowest = latency;
+    double latency = group_latency_us(g, n, bytes), gap = size_gap(g, n, bytes);
+    if (gap < slowest_gap - 1e-9 || (gap < slowest_gap + 1e-9 && latency > slowest)) {
+      slowest_gap = gap < slowest_gap ? gap : slowest_gap;
+      slowest = latency;
+    }
+    if (g->algo != e->algo || g->proto != e->proto) continue;
     double distance = fabs(log2((double)g->channels) - want);
-    if (g->algo == e->algo && g->proto == e->proto && distance < best_distance - 1e-9) {
+    if (gap < best_gap - 1e-9 || (gap < best_gap + 1e-9 && distance < best_distance - 1e-9)) {
+      best_gap = gap;
       best_distance = distance;
       chosen = latency;
     }

@@ -81,23 +81,35 @@ static void test_policies_side_by_side(void) {
   CHECK_MSG(x[4] < 1.10, "dqn %.4f x oracle", x[4]);
 }
 
-static void test_malformed_scenario_refused(void) {
+/* Runs `dccl eval --policies default` on a scenario file with `text`; returns its exit status and
+ * leaves its output in `out`. */
+static int run_scenario_text(const char* text, char* out, size_t size) {
   char path[128], csv[128], arguments[512];
   snprintf(path, sizeof(path), "%s/bad.scenario", temp_dir);
   snprintf(csv, sizeof(csv), "%s/bad.csv", temp_dir);
   FILE* f = fopen(path, "w");
-  fprintf(f, "# a scenario\nname = bad\nprofile = pcie-8gpu\nworkload sweep\n");
+  fputs(text, f);
   fclose(f);
-  snprintf(arguments, sizeof(arguments), "--policies default %s", path);
-  CHECK(run(arguments, csv) != 0);
-  char out[256];
-  snprintf(out, sizeof(out), "%s/out.txt", temp_dir);
-  f = fopen(out, "r");
-  char text[1024] = "";
-  size_t got = f != NULL ? fread(text, 1, sizeof(text) - 1, f) : 0;
-  text[got] = '\0';
+  snprintf(arguments, sizeof(arguments), "--policies default,oracle --scale 0.01 %s", path);
+  int rc = run(arguments, csv);
+  char output[256];
+  snprintf(output, sizeof(output), "%s/out.txt", temp_dir);
+  f = fopen(output, "r");
+  size_t got = f != NULL ? fread(out, 1, size - 1, f) : 0;
+  out[got] = '\0';
   if (f != NULL) fclose(f);
+  return rc;
+}
+
+static void test_malformed_scenario_refused(void) {
+  char text[2048];
+  CHECK(run_scenario_text("# a scenario\nname = bad\nprofile = pcie-8gpu\nworkload sweep\n", text, sizeof(text)) != 0);
   CHECK_MSG(strstr(text, "bad.scenario:4") != NULL, "message: %s", text);
+  CHECK(run_scenario_text("name = bad\nprofile = pcie-8gpu\nworkload = sweep\nnccl = 2.99\n", text, sizeof(text)) != 0);
+  CHECK_MSG(strstr(text, "bad.scenario:4: unknown NCCL release '2.99'") != NULL, "message: %s", text);
+  /* An older NCCL's ABIs: tuner v5 cannot set chunk sizes, and the oracle does not tune them either. */
+  CHECK_EQ_INT(run_scenario_text("name = old\nprofile = pcie-8gpu\nworkload = sweep\nnccl = 2.28\n", text, sizeof(text)), 0);
+  CHECK_MSG(strstr(text, "== old (") != NULL, "output: %s", text);
 }
 
 int main(int argc, char** argv) {

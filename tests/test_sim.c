@@ -277,6 +277,10 @@ static void test_replay_profile_truth(void) {
   CHECK(fabs(replay_latency(&p, ar, 1024, ring, ll, 8) - 30) < 1e-9);   /* nearest channels: 4 */
   CHECK(fabs(replay_latency(&p, ar, 1024, ring, ll, 2) - 40) < 1e-9);   /* tie between 1 and 4: fewer */
   CHECK(fabs(replay_latency(&p, ar, 1024, ring, ll, 3) - 30) < 1e-9);   /* log2 distance: 3 is nearer 4 */
+  /* ch=4 was measured at 1 KiB only: at 4 KiB the group that covers the size (ch=1) answers, rather
+   * than ch=4 extrapolated (120); beyond every group, the nearest in size (ch=1, proportional). */
+  CHECK(fabs(replay_latency(&p, ar, 4096, ring, ll, 4) - 90) < 1e-9);
+  CHECK(fabs(replay_latency(&p, ar, 16384, ring, ll, 4) - 360) < 1e-9);
   /* A pair never measured costs twice the slowest measured one at that size. */
   CHECK(fabs(replay_latency(&p, ar, 1024, DCCL_ALGO_TREE, ll, 2) - 200) < 1e-9);
   CHECK(fabs(replay_latency(&p, ar, 4096, DCCL_ALGO_TREE, simple, 2) - 240) < 1e-9);
