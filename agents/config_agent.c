@@ -18,6 +18,7 @@
 #define Q_READY_STEPS 200   /* training steps before the DQN's predictions replace the priors */
 #define Q_REFRESH_STEPS 100 /* training steps between refreshes of a cell's cached predictions */
 #define NEIGHBOUR_BONUS 0.02 /* optimism (log latency) for untried neighbours of the incumbent */
+#define SLOW_NEXT_DOOR 0.6931471805599453 /* log 2: an action twice slower than NCCL's in a neighbouring bin */
 
 void dccl_agent_default_options(dccl_agent_options* o) {
   memset(o, 0, sizeof(*o));
@@ -395,16 +396,36 @@ static void refresh_predictions(dccl_config_agent* agent, dccl_agent_cell* c) {
 }
 
 /* The exploited action of the same stream's neighbouring size bins (what worked next door). */
-static void neighbour_bin_actions(dccl_config_agent* agent, const dccl_agent_cell* c, dccl_action out[2]) {
+static void neighbour_bin_actions(dccl_config_agent* agent, const dccl_agent_cell* c, dccl_action out[2],
+                                  dccl_agent_cell* cells[2]) {
   int coll, bin, pipe, reg;
   dccl_cell_decode(c->cell, &coll, &bin, &pipe, &reg);
   for (int k = 0; k < 2; k++) {
     out[k] = DCCL_ACTION_NCCL;
+    cells[k] = NULL;
     int other = bin + (k == 0 ? -1 : 1);
     if (other < 0 || other >= DCCL_SIZE_BINS) continue;
-    const dccl_agent_cell* n = dccl_agent_cell_slot(agent, dccl_cell_index(coll, other, pipe, reg), 0);
-    if (n != NULL) out[k] = n->exploit;
+    cells[k] = dccl_agent_cell_slot(agent, dccl_cell_index(coll, other, pipe, reg), 0);
+    if (cells[k] != NULL) out[k] = cells[k]->exploit;
   }
+}
+
+/* The mean reward (against their NCCL reference) that the neighbouring size bins measured for action
+ * `index` in `context`, averaged over those that measured it; returns how many did. */
+static int neighbour_bin_reward(const dccl_config_agent* agent, dccl_agent_cell* const cells[2], int context, int index,
+                                double* reward) {
+  int found = 0;
+  double sum = 0;
+  for (int k = 0; k < 2; k++) {
+    dccl_agent_cell* n = cells[k];
+    if (n == NULL || n->nccl[context].count < 1) continue;
+    const dccl_arm* a = dccl_agent_arm(agent, n, context, index);
+    if (a->invalid || a->count < 1) continue;
+    sum += n->nccl[context].mean - a->mean;
+    found++;
+  }
+  if (found > 0) *reward = sum / found;
+  return found;
 }
 
 /* The most promising action to try: an upper bound mixing measurements with the DQN's prediction
@@ -440,7 +461,8 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
   }
   if (!dccl_action_is_nccl(confirm)) return confirm;
   dccl_action next_door[2];
-  neighbour_bin_actions(agent, c, next_door);
+  dccl_agent_cell* next_cells[2];
+  neighbour_bin_actions(agent, c, next_door, next_cells);
   /* A candidate must promise more than the exploited action's measured mean (not merely its lower
    * bound): once nothing does, exploration stops, whatever epsilon says. */
   double exploit_mean = 0;
@@ -454,8 +476,16 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
     dccl_action action = agent->actions[coll][i];
     if (a->invalid || action == exploit) continue;
     double prediction = predicted ? c->q[i] : 0.3 * (dccl_action_prior(action, coll, bytes) - 1.0);
-    if (a->count < 1 && ((!dccl_action_is_nccl(incumbent) && dccl_action_neighbours(action, incumbent)) || action == next_door[0] ||
-                         action == next_door[1])) {
+    /* Untried here, but measured at least twice slower than NCCL's choice next door: latency ratios
+     * change smoothly with size, so that is the estimate here, and it gets no optimism (on the GPU
+     * test machine LL is 3-4x slower than ring/Simple at every size from 2 to 64 MiB). */
+    double next_door_reward = 0;
+    int slow_next_door = a->count < 1 && neighbour_bin_reward(agent, next_cells, context, i, &next_door_reward) &&
+                         next_door_reward < -SLOW_NEXT_DOOR;
+    if (slow_next_door) prediction = next_door_reward;
+    if (a->count < 1 && !slow_next_door &&
+        ((!dccl_action_is_nccl(incumbent) && dccl_action_neighbours(action, incumbent)) || action == next_door[0] ||
+         action == next_door[1])) {
       /* Untried neighbour of the incumbent, or the choice of a neighbouring size: optimistic. */
       double optimistic = (incumbent_reward > 0 ? incumbent_reward : 0) + NEIGHBOUR_BONUS + 0.1 * prediction;
       if (optimistic > prediction) prediction = optimistic;

@@ -1,7 +1,8 @@
 /* tests/test_config_agent.c: Agent-2 on a synthetic cell: it finds an action faster than NCCL's
  * choice, never picks actions NCCL ignores, returns to NCCL's choice when its action turns slow
  * (guard), restarts on Agent-1 events keeping the calm decision, drops actions NCCL refused to run,
- * and in frozen mode publishes no exploration. */
+ * does not try what the next size bin found twice slower, and in frozen mode publishes no
+ * exploration. */
 #include <math.h>
 
 #include "../agents/config_agent.h"
@@ -144,6 +145,52 @@ static void test_refused_action_is_dropped(void) {
   dccl_agent_free(&agent);
 }
 
+/* One observation of `action` in cell `where` with this latency (NCCL's choice runs ring/Simple). */
+static void observe(int where, size_t size, dccl_action action, double latency) {
+  int nccl = dccl_action_is_nccl(action);
+  dccl_agent_observation o = {where, action, nccl ? DCCL_ALGO_RING : dccl_action_algo(action),
+                              nccl ? DCCL_PROTO_SIMPLE : dccl_action_proto(action), size, latency, {0}};
+  dccl_agent_observe(&agent, &o);
+}
+
+/* An action measured 3x slower than NCCL's choice in the neighbouring size bin is not explored in
+ * this one, although it neighbours this bin's best action (same channels, another protocol), which
+ * would otherwise earn it an optimistic try: latency ratios change smoothly with size. */
+static void test_slow_next_door_is_not_explored(void) {
+  setup(1);
+  dccl_action ll8 = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_LL, 8, 0);
+  dccl_action simple8 = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 8, 0);
+  int next_door = dccl_cell_for_call(DCCL_COLL_ALLREDUCE, bytes / 2, 1, 0);
+  float cost[DCCL_COST_ENTRIES];
+  memcpy(cost, dccl_agent_cell_slot(&agent, cell, 0)->info.cost, sizeof(cost));
+  dccl_agent_set_cost(&agent, next_door, cost);
+  for (int k = 0; k < 4; k++) {
+    observe(next_door, bytes / 2, DCCL_ACTION_NCCL, 500 * exp(0.03 * dccl_rng_normal(&noise)));
+    observe(next_door, bytes / 2, ll8, 1500 * exp(0.03 * dccl_rng_normal(&noise)));
+  }
+  /* Here every action but LL is measured, ring/simple/ch=8 best (the incumbent): of the untried, only
+   * ring/LL/ch=8 neighbours it. */
+  for (int k = 0; k < 4; k++) {
+    observe(cell, bytes, DCCL_ACTION_NCCL, 1000 * exp(0.03 * dccl_rng_normal(&noise)));
+    for (int i = 0; i < agent.n_actions[DCCL_COLL_ALLREDUCE]; i++) {
+      dccl_action a = agent.actions[DCCL_COLL_ALLREDUCE][i];
+      if (dccl_action_proto(a) != DCCL_PROTO_LL && !dccl_agent_arm(&agent, dccl_agent_cell_slot(&agent, cell, 0), 0, i)->invalid)
+        observe(cell, bytes, a, standard_latency(a) * exp(0.03 * dccl_rng_normal(&noise)));
+    }
+  }
+  int tried = 0;
+  uint32_t n = 0;
+  for (int k = 0; k < 4000; k++) {
+    if (k % 64 == 0) dccl_agent_decide(&agent, &table);
+    dccl_action a = dccl_table_action(&table, cell, n++);
+    tried += a == ll8;
+    observe(cell, bytes, a, standard_latency(a) * exp(0.03 * dccl_rng_normal(&noise)));
+  }
+  CHECK_MSG(tried == 0, "ring/ll/ch=8 ran %d times here", tried);
+  CHECK(dccl_table_get(&table, cell) == simple8);
+  dccl_agent_free(&agent);
+}
+
 static void test_frozen_publishes_no_exploration(void) {
   setup(1);
   uint32_t n = 0;
@@ -209,6 +256,7 @@ int main(void) {
   RUN(test_guard_returns_to_nccl);
   RUN(test_restart_keeps_the_calm_decision);
   RUN(test_refused_action_is_dropped);
+  RUN(test_slow_next_door_is_not_explored);
   RUN(test_frozen_publishes_no_exploration);
   RUN(test_autoccl_searches_then_holds);
   RUN(test_bandit_converges_to_the_best);
