@@ -395,18 +395,14 @@ static void refresh_predictions(dccl_config_agent* agent, dccl_agent_cell* c) {
   c->q_steps = agent->q.training_steps;
 }
 
-/* The exploited action of the same stream's neighbouring size bins (what worked next door). */
-static void neighbour_bin_actions(dccl_config_agent* agent, const dccl_agent_cell* c, dccl_action out[2],
-                                  dccl_agent_cell* cells[2]) {
+/* The same stream's cells in the neighbouring size bins (NULL where there is none). */
+static void neighbour_bin_cells(dccl_config_agent* agent, const dccl_agent_cell* c, dccl_agent_cell* cells[2]) {
   int coll, bin, pipe, reg;
   dccl_cell_decode(c->cell, &coll, &bin, &pipe, &reg);
   for (int k = 0; k < 2; k++) {
-    out[k] = DCCL_ACTION_NCCL;
-    cells[k] = NULL;
     int other = bin + (k == 0 ? -1 : 1);
-    if (other < 0 || other >= DCCL_SIZE_BINS) continue;
-    cells[k] = dccl_agent_cell_slot(agent, dccl_cell_index(coll, other, pipe, reg), 0);
-    if (cells[k] != NULL) out[k] = cells[k]->exploit;
+    cells[k] = other < 0 || other >= DCCL_SIZE_BINS ? NULL
+                                                     : dccl_agent_cell_slot(agent, dccl_cell_index(coll, other, pipe, reg), 0);
   }
 }
 
@@ -460,9 +456,8 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
     }
   }
   if (!dccl_action_is_nccl(confirm)) return confirm;
-  dccl_action next_door[2];
-  dccl_agent_cell* next_cells[2];
-  neighbour_bin_actions(agent, c, next_door, next_cells);
+  dccl_agent_cell* next_door[2];
+  neighbour_bin_cells(agent, c, next_door);
   /* A candidate must promise more than the exploited action's measured mean (not merely its lower
    * bound): once nothing does, exploration stops, whatever epsilon says. */
   double exploit_mean = 0;
@@ -479,13 +474,14 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
     /* Untried here, but measured at least twice slower than NCCL's choice next door: latency ratios
      * change smoothly with size, so that is the estimate here, and it gets no optimism (on the GPU
      * test machine LL is 3-4x slower than ring/Simple at every size from 2 to 64 MiB). */
+    int untried = a->count < 1;
     double next_door_reward = 0;
-    int slow_next_door = a->count < 1 && neighbour_bin_reward(agent, next_cells, context, i, &next_door_reward) &&
-                         next_door_reward < -SLOW_NEXT_DOOR;
-    if (slow_next_door) prediction = next_door_reward;
-    if (a->count < 1 && !slow_next_door &&
-        ((!dccl_action_is_nccl(incumbent) && dccl_action_neighbours(action, incumbent)) || action == next_door[0] ||
-         action == next_door[1])) {
+    if (untried && neighbour_bin_reward(agent, next_door, context, i, &next_door_reward) &&
+        next_door_reward < -SLOW_NEXT_DOOR) {
+      prediction = next_door_reward;
+    } else if (untried && ((!dccl_action_is_nccl(incumbent) && dccl_action_neighbours(action, incumbent)) ||
+                           (next_door[0] != NULL && action == next_door[0]->exploit) ||
+                           (next_door[1] != NULL && action == next_door[1]->exploit))) {
       /* Untried neighbour of the incumbent, or the choice of a neighbouring size: optimistic. */
       double optimistic = (incumbent_reward > 0 ? incumbent_reward : 0) + NEIGHBOUR_BONUS + 0.1 * prediction;
       if (optimistic > prediction) prediction = optimistic;
