@@ -185,27 +185,27 @@ static double size_gap(const dccl_measured_point* g, int n, double bytes) {
  * channel count measured at 1-4 KiB only (because NCCL ran larger requests on more channels) says
  * nothing of 64 MiB. An (algorithm, protocol) never measured for this collective costs twice the
  * slowest one measured at that size: the agents learn to avoid it. -1 for a collective never measured. */
+/* A group's rank for a choice: nearer in size first (`gap`), then by `key`; smaller is better. */
+typedef struct group_rank {
+  double gap, key, latency;
+} group_rank;
+
+static void keep_better(group_rank* best, double gap, double key, double latency) {
+  if (gap < best->gap - 1e-9 || (gap < best->gap + 1e-9 && key < best->key - 1e-9)) *best = (group_rank){gap, key, latency};
+}
+
 static double measured_latency_us(const dccl_profile* p, int coll, double bytes, const dccl_execution* e) {
-  double want = log2(e->channels > 0 ? e->channels : 1), best_gap = 1e9, best_distance = 1e9, chosen = -1;
-  double slowest = -1, slowest_gap = 1e9;
+  double want = log2(e->channels > 0 ? e->channels : 1);
+  group_rank chosen = {1e9, 1e9, -1}, slowest = {1e9, 1e9, -1};
   for (int i = 0, n; i < p->n_measured; i += n) {
     const dccl_measured_point* g = &p->measured[i];
     n = group_length(p, i);
     if (g->coll != coll) continue;
     double latency = group_latency_us(g, n, bytes), gap = size_gap(g, n, bytes);
-    if (gap < slowest_gap - 1e-9 || (gap < slowest_gap + 1e-9 && latency > slowest)) {
-      slowest_gap = gap < slowest_gap ? gap : slowest_gap;
-      slowest = latency;
-    }
-    if (g->algo != e->algo || g->proto != e->proto) continue;
-    double distance = fabs(log2((double)g->channels) - want);
-    if (gap < best_gap - 1e-9 || (gap < best_gap + 1e-9 && distance < best_distance - 1e-9)) {
-      best_gap = gap;
-      best_distance = distance;
-      chosen = latency;
-    }
+    keep_better(&slowest, gap, -latency, latency);
+    if (g->algo == e->algo && g->proto == e->proto) keep_better(&chosen, gap, fabs(log2((double)g->channels) - want), latency);
   }
-  return chosen > 0 ? chosen : slowest > 0 ? 2.0 * slowest : -1;
+  return chosen.latency > 0 ? chosen.latency : slowest.latency > 0 ? 2.0 * slowest.latency : -1;
 }
 
 double dccl_truth_latency_us(const dccl_profile* p, int coll, size_t bytes, int num_pipe_ops, const dccl_execution* e,
