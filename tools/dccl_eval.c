@@ -27,7 +27,7 @@
 
 typedef struct scenario {
   char path[512], name[64], profile[128], workload[128], conditions[128], description[512];
-  char nccl[16];   /* NCCL release whose plugin ABIs are emulated (default 2.30; 2.28: no chunk tuning) */
+  int max_tuner, max_profiler; /* plugin ABIs of the NCCL release emulated (`nccl`, default 2.30) */
   long long calls; /* 0: the whole workload */
   int warm_start;  /* learning policies start from a policy trained on the same scenario (another seed) */
 } scenario;
@@ -76,6 +76,7 @@ static int parse_scenario(const char* path, scenario* s, char* error, size_t siz
   memset(s, 0, sizeof(*s));
   snprintf(s->path, sizeof(s->path), "%s", path);
   strcpy(s->conditions, "calm");
+  dccl_nccl_release_abis("2.30", &s->max_tuner, &s->max_profiler);
   char line[1024];
   int number = 0, in_header = 1;
   while (fgets(line, sizeof(line), f) != NULL) {
@@ -104,13 +105,11 @@ static int parse_scenario(const char* path, scenario* s, char* error, size_t siz
     else if (strcmp(key, "calls") == 0) s->calls = atoll(value);
     else if (strcmp(key, "warm_start") == 0) s->warm_start = strcmp(value, "yes") == 0;
     else if (strcmp(key, "nccl") == 0) {
-      int tuner, profiler;
-      if (dccl_nccl_release_abis(value, &tuner, &profiler) != 0) {
+      if (dccl_nccl_release_abis(value, &s->max_tuner, &s->max_profiler) != 0) {
         snprintf(error, size, "%s:%d: unknown NCCL release '%s' (2.21 .. 2.30)", path, number, value);
         fclose(f);
         return -1;
       }
-      snprintf(s->nccl, sizeof(s->nccl), "%.*s", (int)sizeof(s->nccl) - 1, value);
     }
     else {
       snprintf(error, size, "%s:%d: unknown key '%s'", path, number, key);
@@ -316,10 +315,8 @@ static void run_job(const scenario* s, const char* policy, int seed, const run_o
   config.sync_step = dccl_plugin_sync_step;
   config.ranks = 1;
   config.calls = total;
-  if (dccl_nccl_release_abis(s->nccl[0] != '\0' ? s->nccl : "2.30", &config.max_tuner, &config.max_profiler) != 0) {
-    snprintf(out->error, sizeof(out->error), "unknown NCCL release '%s'", s->nccl);
-    return;
-  }
+  config.max_tuner = s->max_tuner;
+  config.max_profiler = s->max_profiler;
   config.oracle_options.max_channels = 32;
   config.oracle_options.tune_chunk = config.max_tuner >= 6;
   config.steady_fraction = 0.25;
