@@ -330,7 +330,6 @@ static void* hot_path(void* argument) {
   return NULL;
 }
 
-
 static void* learner(void* argument) {
   leader_learner* l = argument;
   dccl_rng rng;

@@ -575,8 +575,7 @@ int main(int argc, char** argv) {
       }
     }
   } else {
-    if (strcmp(o.mode, "default") == 0) setenv("DYNAMICCL_MODE", "default", 1);
-    else if (strcmp(o.mode, "frozen") == 0) setenv("DYNAMICCL_MODE", "frozen", 1);
+    if (strcmp(o.mode, "default") == 0 || strcmp(o.mode, "frozen") == 0) setenv("DYNAMICCL_MODE", o.mode, 1);
     else if (strcmp(o.mode, "learn") == 0) {
       setenv("DYNAMICCL_MODE", "learn", 1);
       /* The ranks are separate "nodes" on this one machine: their coordinator listens on loopback. */
