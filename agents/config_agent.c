@@ -18,7 +18,12 @@
 #define Q_READY_STEPS 200   /* training steps before the DQN's predictions replace the priors */
 #define Q_REFRESH_STEPS 100 /* training steps between refreshes of a cell's cached predictions */
 #define NEIGHBOUR_BONUS 0.02 /* optimism (log latency) for untried neighbours of the incumbent */
-#define SLOW_NEXT_DOOR 0.6931471805599453 /* log 2: an action twice slower than NCCL's in a neighbouring bin */
+#define AGE_PER_EPOCH 8 /* epsilon ages by at most this many samples per epoch between decisions (one mask bit's share) */
+#define RACE_MAX_SAMPLES 48 /* a challenger is raced until proven either way or this many samples */
+#define RACE_EPSILON 0.25   /* exploration rate while a challenger is raced */
+#define RACE_FLOOR_SAMPLES 2 /* samples a challenger needs before it holds epsilon at RACE_EPSILON */
+#define RACE_MARGIN 0.03    /* log latency: a challenger must measure this much faster (3%) to be raced */
+#define SLOW_RELATIVES 0.6931471805599453 /* log 2: relatives twice slower than the best measured beside them */
 
 void dccl_agent_default_options(dccl_agent_options* o) {
   memset(o, 0, sizeof(*o));
@@ -197,11 +202,15 @@ void dccl_agent_index_measured(dccl_config_agent* agent) {
   }
 }
 
-/* One sample of an arm; its first sample also lists it for balanced DQN training. */
-static void record(dccl_config_agent* agent, dccl_agent_cell* c, int context, int index, float log_latency) {
+/* One sample of an arm; its first sample also lists it for balanced DQN training. The channels NCCL
+ * ran it on hold in every context. */
+static void record(dccl_config_agent* agent, dccl_agent_cell* c, int context, int index, float log_latency,
+                   int channels_ran) {
   dccl_arm* a = dccl_agent_arm(agent, c, context, index);
   if (a->count == 0) note_measured(agent, c, context, index);
   arm_update(a, log_latency);
+  if (channels_ran > 0 && channels_ran <= DCCL_MAX_CHANNELS)
+    for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) dccl_agent_arm(agent, c, k, index)->channels_ran = (uint8_t)channels_ran;
 }
 
 /* Reward against NCCL's mean log latency, clipped to +-3 (a factor of 20) for the network. */
@@ -276,7 +285,7 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
     arm_update(&c->nccl[context], x);
     /* NCCL's own choice is also the action (its algorithm, its protocol, NCCL's channels and chunk). */
     int i = dccl_agent_action_index(agent, coll, dccl_action_make(o->executed_algo, o->executed_proto, 0, 0));
-    if (i >= 0 && !dccl_agent_arm(agent, c, context, i)->invalid) record(agent, c, context, i, x);
+    if (i >= 0 && !dccl_agent_arm(agent, c, context, i)->invalid) record(agent, c, context, i, x, o->executed_channels);
   } else {
     int i = dccl_agent_action_index(agent, coll, o->decided);
     if (i < 0) {
@@ -290,13 +299,16 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
       c->dirty = 1;
       return;
     }
-    record(agent, c, context, i, x);
+    record(agent, c, context, i, x, o->executed_channels);
+    if (o->executed_channels > 0 && o->executed_channels < dccl_action_channels(o->decided))
+      c->channel_cap = (uint8_t)o->executed_channels;
     replay_action = (uint16_t)i;
   }
   c->dynamic = o->dynamic;
   if (c->nccl[context].count >= 1) c->dynamic.latency_ratio = x - c->nccl[context].mean;
   c->samples[context]++;
-  c->settled++;
+  c->undecided++;
+  if (o->epoch > agent->newest_epoch) agent->newest_epoch = o->epoch;
   c->observations++;
   c->dirty = 1;
   agent->stats.observations++;
@@ -326,7 +338,7 @@ void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int e
     for (int i = 0; i < agent->n_actions[coll]; i++) arm_decay(dccl_agent_arm(agent, c, context, i), keep);
     arm_decay(&c->nccl[context], keep);
     c->samples[context] = 0;
-    c->settled = 0;
+    c->undecided = c->age = 0;
     c->epsilon_peak = (float)agent->options.epsilon_restart;
     c->q_steps = 0;
     c->dirty = 1;
@@ -395,33 +407,146 @@ static void refresh_predictions(dccl_config_agent* agent, dccl_agent_cell* c) {
   c->q_steps = agent->q.training_steps;
 }
 
-/* The same stream's cells in the neighbouring size bins (NULL where there is none). */
-static void neighbour_bin_cells(dccl_config_agent* agent, const dccl_agent_cell* c, dccl_agent_cell* cells[2]) {
+#define DCCL_NUM_PAIRS (DCCL_NUM_ALGOS * DCCL_NUM_PROTOS)
+static int action_pair(dccl_action action) {
+  return dccl_action_algo(action) * DCCL_NUM_PROTOS + dccl_action_proto(action);
+}
+
+/* The arm with the best mean reward among those with two samples or more in a cell's context (-1:
+ * none), and that reward. */
+static int best_measured_arm(const dccl_config_agent* agent, dccl_agent_cell* c, int context, double* reward) {
+  int best = -1;
+  for (int i = 0; i < agent->n_actions[c->info.coll]; i++) {
+    const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
+    if (a->invalid || a->count < 2) continue;
+    if (best < 0 || c->nccl[context].mean - a->mean > *reward) {
+      best = i;
+      *reward = c->nccl[context].mean - a->mean;
+    }
+  }
+  return best;
+}
+
+/* The best mean reward measured in a cell's context: NCCL's choice (0) or a better arm; NAN when NCCL's
+ * choice was not measured there (no reference). */
+static double best_measured_reward(const dccl_config_agent* agent, dccl_agent_cell* c, int context) {
+  if (c == NULL || c->nccl[context].count <= 0) return NAN;
+  double reward;
+  return best_measured_arm(agent, c, context, &reward) >= 0 && reward > 0 ? reward : 0;
+}
+
+/* The reward the exploited action stands for: its measured mean, or its confidence bound when that is
+ * higher (NCCL's choice: 0). */
+static double exploited_reward(dccl_config_agent* agent, dccl_agent_cell* c, dccl_action exploit, double best_bound) {
+  double reward = 0;
+  int index = dccl_action_is_nccl(exploit) ? -1 : dccl_agent_action_index(agent, c->info.coll, exploit);
+  if (index >= 0) {
+    const dccl_arm* a = dccl_agent_arm(agent, c, c->context, index);
+    if (a->count > 0) reward = c->nccl[c->context].mean - a->mean;
+  }
+  return reward > best_bound ? reward : best_bound;
+}
+
+/* Where an untried action's relatives were measured: its (algorithm, protocol) pair's channel and
+ * chunk variants in this cell, and the same action in the neighbouring size bins, in either context.
+ * For each place, how much slower (log latency) than the best action measured there. */
+typedef struct relatives {
+  dccl_agent_cell* next_door[2];
+  double best[DCCL_AGENT_CONTEXTS];                      /* this cell's best mean reward (NAN: none) */
+  double pair_gap[DCCL_AGENT_CONTEXTS][DCCL_NUM_PAIRS]; /* best minus the pair's best variant (NAN) */
+  double next_door_best[2][DCCL_AGENT_CONTEXTS];
+} relatives;
+
+static void find_relatives(dccl_config_agent* agent, dccl_agent_cell* c, relatives* r) {
   int coll, bin, pipe, reg;
   dccl_cell_decode(c->cell, &coll, &bin, &pipe, &reg);
   for (int k = 0; k < 2; k++) {
     int other = bin + (k == 0 ? -1 : 1);
-    cells[k] = other < 0 || other >= DCCL_SIZE_BINS ? NULL
-                                                     : dccl_agent_cell_slot(agent, dccl_cell_index(coll, other, pipe, reg), 0);
+    r->next_door[k] = other < 0 || other >= DCCL_SIZE_BINS
+                        ? NULL
+                        : dccl_agent_cell_slot(agent, dccl_cell_index(coll, other, pipe, reg), 0);
+    for (int context = 0; context < DCCL_AGENT_CONTEXTS; context++)
+      r->next_door_best[k][context] = best_measured_reward(agent, r->next_door[k], context);
+  }
+  for (int context = 0; context < DCCL_AGENT_CONTEXTS; context++) {
+    r->best[context] = best_measured_reward(agent, c, context);
+    for (int p = 0; p < DCCL_NUM_PAIRS; p++) r->pair_gap[context][p] = NAN;
+    if (isnan(r->best[context])) continue;
+    for (int i = 0; i < agent->n_actions[coll]; i++) {
+      const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
+      if (a->invalid || a->count <= 0) continue;
+      double gap = r->best[context] - (c->nccl[context].mean - a->mean);
+      double* pair_gap = &r->pair_gap[context][action_pair(agent->actions[coll][i])];
+      if (isnan(*pair_gap) || gap < *pair_gap) *pair_gap = gap;
+    }
   }
 }
 
-/* The mean reward (against their NCCL reference) that the neighbouring size bins measured for action
- * `index` in `context`, averaged over those that measured it; returns how many did. */
-static int neighbour_bin_reward(const dccl_config_agent* agent, dccl_agent_cell* const cells[2], int context, int index,
-                                double* reward) {
-  int found = 0;
-  double sum = 0;
-  for (int k = 0; k < 2; k++) {
-    dccl_agent_cell* n = cells[k];
-    if (n == NULL || n->nccl[context].count < 1) continue;
-    const dccl_arm* a = dccl_agent_arm(agent, n, context, index);
-    if (a->invalid || a->count < 1) continue;
-    sum += n->nccl[context].mean - a->mean;
-    found++;
+/* The smallest gap over the places where action `index` has relatives (NAN: nowhere). */
+static double smallest_relative_gap(const dccl_config_agent* agent, const relatives* r, int index, dccl_action action) {
+  double smallest = NAN;
+  for (int context = 0; context < DCCL_AGENT_CONTEXTS; context++) {
+    double gap = r->pair_gap[context][action_pair(action)];
+    if (!isnan(gap) && (isnan(smallest) || gap < smallest)) smallest = gap;
+    for (int k = 0; k < 2; k++) {
+      dccl_agent_cell* n = r->next_door[k];
+      if (isnan(r->next_door_best[k][context])) continue;
+      const dccl_arm* a = dccl_agent_arm(agent, n, context, index);
+      if (a->invalid || a->count <= 0) continue;
+      gap = r->next_door_best[k][context] - (n->nccl[context].mean - a->mean);
+      if (isnan(smallest) || gap < smallest) smallest = gap;
+    }
   }
-  if (found > 0) *reward = sum / found;
-  return found;
+  return smallest;
+}
+
+/* The action to race against the exploited one: an arm whose mean beats the exploited action's bound
+ * (its first samples) or its measured mean (later), with too few samples to be proven either way.
+ * Sampling it costs nothing in expectation, since it measures faster than what the cell runs; at 14%
+ * per-call noise (the GPU test machine) a 10% gain takes about 8 samples to prove, and the decaying
+ * epsilon used to stop after 3. NCCL's choice (none) when there is no such arm. */
+static dccl_action challenger(dccl_config_agent* agent, dccl_agent_cell* c, dccl_action exploit, double best_bound,
+                              float* samples) {
+  int context = c->context, coll = c->info.coll;
+  double reference = c->nccl[context].mean, exploit_reward = exploited_reward(agent, c, exploit, best_bound);
+  dccl_action best = DCCL_ACTION_NCCL;
+  double best_reward = 0;
+  for (int i = 0; i < agent->n_actions[coll]; i++) {
+    const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
+    if (a->invalid || a->count < 1 || a->count >= RACE_MAX_SAMPLES || agent->actions[coll][i] == exploit) continue;
+    double reward = reference - a->mean;
+    double to_beat = a->count < EXPLOIT_MIN_SAMPLES ? best_bound : exploit_reward + RACE_MARGIN;
+    if (reward > to_beat && (dccl_action_is_nccl(best) || reward > best_reward)) {
+      best = agent->actions[coll][i];
+      best_reward = reward;
+      if (samples != NULL) *samples = a->count;
+    }
+  }
+  return best;
+}
+
+/* Executions measured in a cell's context, as one bit per channel count NCCL ran (bit ch - 1) for each
+ * (algorithm, protocol, chunk size) of the requests. */
+#define DCCL_RUN_GROUPS (DCCL_NUM_PAIRS * (DCCL_CHUNK_LOG2_MAX + 1))
+static int run_group(dccl_action action) { return action_pair(action) * (DCCL_CHUNK_LOG2_MAX + 1) + dccl_action_chunk_log2(action); }
+
+static void channels_measured(const dccl_config_agent* agent, dccl_agent_cell* c, int context, uint64_t* ran) {
+  memset(ran, 0, DCCL_RUN_GROUPS * sizeof(uint64_t));
+  for (int i = 0; i < agent->n_actions[c->info.coll]; i++) {
+    const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
+    if (!a->invalid && a->count > 0 && a->channels_ran > 0)
+      ran[run_group(agent->actions[c->info.coll][i])] |= 1ULL << (a->channels_ran - 1);
+  }
+}
+
+/* Whether NCCL would run `action` on channels that an arm of the same algorithm, protocol and chunk
+ * size measured in this context ran on. Known only for explicit channel counts, once NCCL has shown the
+ * cell's cap (it honours requests up to the cap and runs larger ones on it). */
+static int runs_as_measured(const dccl_agent_cell* c, const uint64_t* ran, dccl_action action) {
+  int channels = dccl_action_channels(action);
+  if (channels == 0 || c->channel_cap == 0) return 0;
+  if (channels > c->channel_cap) channels = c->channel_cap;
+  return (ran[run_group(action)] >> (channels - 1)) & 1;
 }
 
 /* The most promising action to try: an upper bound mixing measurements with the DQN's prediction
@@ -437,48 +562,44 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
   double kappa = agent->options.prior_strength, reference = nccl->mean;
   double exploration = 2.0 * TYPICAL_SIGMA * sqrt(log(2.0 + c->samples[context]));
   double bytes = exp2(c->info.log2_bytes);
-  /* One pass over the measured arms: the incumbent (the best mean so far with two samples or more, the
-   * centre of the local search) and the action to confirm (few samples, but beating the exploited
-   * action's bound: it gets more samples before anything else). */
-  dccl_action incumbent = DCCL_ACTION_NCCL, confirm = DCCL_ACTION_NCCL;
-  double incumbent_reward = 0, confirm_reward = best_bound;
-  for (int i = 0; i < agent->n_actions[coll]; i++) {
-    const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
-    if (a->invalid || a->count < 1) continue;
-    double reward = reference - a->mean;
-    if (a->count >= 2 && (dccl_action_is_nccl(incumbent) || reward > incumbent_reward)) {
-      incumbent = agent->actions[coll][i];
-      incumbent_reward = reward;
-    }
-    if (a->count < EXPLOIT_MIN_SAMPLES && agent->actions[coll][i] != exploit && reward > confirm_reward) {
-      confirm = agent->actions[coll][i];
-      confirm_reward = reward;
-    }
-  }
-  if (!dccl_action_is_nccl(confirm)) return confirm;
-  dccl_agent_cell* next_door[2];
-  neighbour_bin_cells(agent, c, next_door);
+  /* A challenger (measured faster than the exploited action, not yet proven) gets more samples before
+   * anything else. */
+  dccl_action raced = challenger(agent, c, exploit, best_bound, NULL);
+  if (!dccl_action_is_nccl(raced)) return raced;
+  /* The incumbent: the best mean so far with two samples or more, the centre of the local search. */
+  double incumbent_reward = 0;
+  int incumbent_index = best_measured_arm(agent, c, context, &incumbent_reward);
+  dccl_action incumbent = incumbent_index >= 0 ? agent->actions[coll][incumbent_index] : DCCL_ACTION_NCCL;
+  relatives related;
+  find_relatives(agent, c, &related);
+  dccl_agent_cell* const* next_door = related.next_door;
   /* A candidate must promise more than the exploited action's measured mean (not merely its lower
    * bound): once nothing does, exploration stops, whatever epsilon says. */
-  double exploit_mean = 0;
-  int exploit_index = dccl_action_is_nccl(exploit) ? -1 : dccl_agent_action_index(agent, coll, exploit);
-  if (exploit_index >= 0) exploit_mean = reference - dccl_agent_arm(agent, c, context, exploit_index)->mean;
-  if (exploit_mean < best_bound) exploit_mean = best_bound;
+  double exploit_mean = exploited_reward(agent, c, exploit, best_bound);
+  uint64_t ran[DCCL_RUN_GROUPS];
+  channels_measured(agent, c, context, ran);
   dccl_action best = DCCL_ACTION_NCCL;
   double best_upper = exploit_mean;
   for (int i = 0; i < agent->n_actions[coll]; i++) {
     const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
     dccl_action action = agent->actions[coll][i];
     if (a->invalid || action == exploit) continue;
+    /* An untried request that NCCL would run exactly as an arm measured here (its channel count above
+     * the cell's cap, or equal to what that arm ran on) would only measure that arm again. */
+    if (a->count <= 0 && runs_as_measured(c, ran, action)) continue;
     double prediction = predicted ? c->q[i] : 0.3 * (dccl_action_prior(action, coll, bytes) - 1.0);
-    /* Untried here, but measured at least twice slower than NCCL's choice next door: latency ratios
-     * change smoothly with size, so that is the estimate here, and it gets no optimism (on the GPU
-     * test machine LL is 3-4x slower than ring/Simple at every size from 2 to 64 MiB). */
-    int untried = a->count < 1;
-    double next_door_reward = 0;
-    if (untried && neighbour_bin_reward(agent, next_door, context, i, &next_door_reward) &&
-        next_door_reward < -SLOW_NEXT_DOOR) {
-      prediction = next_door_reward;
+    /* Untried here, but its relatives were measured at least twice slower than the best action
+     * measured beside them, wherever they were measured: its (algorithm, protocol) pair's other
+     * channel counts and chunk sizes in this cell, the same action in the neighbouring size bins
+     * (latency ratios change smoothly with size), in either context (congestion moves every action,
+     * NCCL's choice included, but an action several times slower than the best stays slower). Then
+     * that gap below the exploited action is its estimate, with no optimism: on the GPU test machine
+     * LL is 3-4x slower than ring/Simple at every size from 2 to 64 MiB and every channel count, and
+     * the DQN's optimism and the incumbent's neighbours kept offering its variants. */
+    int untried = a->count <= 0;
+    double gap = untried ? smallest_relative_gap(agent, &related, i, action) : NAN;
+    if (!isnan(gap) && gap > SLOW_RELATIVES) {
+      prediction = exploit_mean - gap;
     } else if (untried && ((!dccl_action_is_nccl(incumbent) && dccl_action_neighbours(action, incumbent)) ||
                            (next_door[0] != NULL && action == next_door[0]->exploit) ||
                            (next_door[1] != NULL && action == next_door[1]->exploit))) {
@@ -530,14 +651,28 @@ int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table) {
     double bound;
     dccl_action previous = c->exploit;
     c->exploit = choose_exploit(agent, c, &bound);
-    if (c->exploit != previous) c->settled = 0;
+    if (c->exploit != previous) c->undecided = c->age = 0;
+    uint64_t elapsed = agent->newest_epoch > c->decided_epoch ? agent->newest_epoch - c->decided_epoch : 1;
+    uint64_t counted = AGE_PER_EPOCH * elapsed;
+    c->age += c->undecided < counted ? c->undecided : (uint32_t)counted;
+    c->undecided = 0;
+    c->decided_epoch = agent->newest_epoch;
     c->explore_mask = 0;
     if (agent->options.learning) {
-      /* Epsilon decays with the samples since the exploited action last changed: a cell that keeps
-       * finding better actions keeps exploring. */
-      uint32_t age = c->settled < c->samples[c->context] ? c->settled : c->samples[c->context];
+      /* Epsilon decays with the samples since the exploited action last changed (a cell that keeps
+       * finding better actions keeps exploring), counted up to one mask bit's share per epoch elapsed
+       * since the cell's last decision: a table explores one action per cell, so a busy cell decided
+       * every epoch would otherwise stop exploring after a handful of candidates. A cell decided less
+       * often (it ran in bursts, or the learner fell behind) ages by all its samples: its one
+       * candidate per decision got many of them. A challenger still being raced (two samples or
+       * more) keeps epsilon at least at RACE_EPSILON. */
+      uint32_t age = c->age < c->samples[c->context] ? c->age : c->samples[c->context];
       double epsilon = c->epsilon_peak * exp2(-(double)age / agent->options.epsilon_halflife);
       if (epsilon < agent->options.epsilon_min) epsilon = agent->options.epsilon_min;
+      float raced_samples = 0;
+      if (epsilon < RACE_EPSILON && !dccl_action_is_nccl(challenger(agent, c, c->exploit, bound, &raced_samples)) &&
+          raced_samples >= RACE_FLOOR_SAMPLES)
+        epsilon = RACE_EPSILON;
       int bits = (int)floor(8 * epsilon + dccl_rng_uniform(&agent->rng));
       if (bits > 0) {
         c->explore = choose_exploration(agent, c, c->exploit, bound);

@@ -10,10 +10,13 @@
  * Decisions, made on the background thread and published as decision tables:
  *  - exploit: the action with the best lower confidence bound on its reward; NCCL's choice (reward 0)
  *    unless an action beats it with confidence;
- *  - explore: on a fraction epsilon of the cell's calls (decaying with the cell's samples, raised
- *    again on Agent-1 events), the most promising untried or uncertain action by an upper bound that
- *    combines measurements with the DQN's prediction (the seed priors before the DQN has trained);
- *    actions that cannot beat the best any more are eliminated;
+ *  - explore: on a fraction epsilon of the cell's calls (decaying with the cell's samples, at most 8
+ *    counted per decision, raised again on Agent-1 events), first a challenger measured faster than
+ *    the exploited action until it is proven either way (raced), else the most promising untried or
+ *    uncertain action by an upper bound that combines measurements with the DQN's prediction (the
+ *    seed priors before the DQN has trained); actions that cannot beat the best any more are
+ *    eliminated, untried actions whose relatives measured twice slower than the best get no optimism,
+ *    and requests NCCL would run as an arm already measured (above its channel cap) are skipped;
  *  - guard: NCCL's own choice keeps being measured now and then; when the exploited action's recent
  *    latency is worse than NCCL's by more than the guard percentage, the cell returns to NCCL's choice
  *    until the action proves better again.
@@ -39,7 +42,7 @@ typedef struct dccl_arm {
   float recent; /* exponentially weighted recent log latency (guard) */
   uint16_t recent_count;
   uint8_t invalid; /* NCCL would not run it here */
-  uint8_t reserved;
+  uint8_t channels_ran; /* channels NCCL last ran it on (0: not known) */
 } dccl_arm;
 
 typedef struct dccl_agent_options {
@@ -70,9 +73,14 @@ typedef struct dccl_agent_cell {
   uint64_t q_steps;                    /* training step the predictions were made at (0: none) */
   dccl_dynamic_state dynamic;
   uint32_t samples[DCCL_AGENT_CONTEXTS];
-  uint32_t settled;                    /* samples since the exploited action last changed */
+  uint32_t undecided;                  /* samples since the cell was last decided */
+  uint64_t decided_epoch;              /* the newest epoch measured when the cell was last decided */
+  uint32_t age;                        /* epsilon's age: samples since the exploited action last changed,
+                                          at most AGE_PER_EPOCH of them counted per epoch elapsed
+                                          between two decisions */
   float epsilon_peak;
   uint8_t context, dirty, holding;
+  uint8_t channel_cap;                 /* NCCL ran a request for more channels on this many (0: none seen) */
   dccl_action exploit, explore;
   dccl_action calm_exploit;            /* the calm context's decision when congestion began */
   uint8_t explore_mask;
@@ -100,6 +108,7 @@ typedef struct dccl_config_agent {
   dccl_q_network q;
   int holding;
   dccl_agent_stats stats;
+  uint64_t newest_epoch; /* the newest epoch an observation came from */
 } dccl_config_agent;
 
 /* One measured collective, joined with the decision that produced it. */
@@ -110,6 +119,8 @@ typedef struct dccl_agent_observation {
   size_t bytes;
   double latency_us;
   dccl_dynamic_state dynamic;
+  int executed_channels;        /* channels NCCL ran it on (0: not reported) */
+  uint64_t epoch;               /* the decision-table epoch the call ran in */
 } dccl_agent_observation;
 
 int dccl_agent_init(dccl_config_agent* agent, const dccl_agent_options* options);

@@ -265,7 +265,7 @@ static int parse_payload(reader* r, dccl_config_agent* agent, dccl_trigger* trig
           c->epsilon_peak = epsilon;
           c->exploit = exploit;
           c->observations = samples[0] + samples[1];
-          c->settled = samples[context]; /* a loaded decision counts as settled: no fresh burst of exploration */
+          c->age = samples[context]; /* a loaded decision counts as settled: no fresh burst of exploration */
           c->dirty = 1;
         }
         for (uint32_t k = 0; k < arms; k++) {

@@ -82,7 +82,7 @@ void dccl_learner_set_trigger_listener(dccl_trigger_listener listener, void* con
   trigger_listener = listener;
 }
 
-static void observe(dccl_learner* l, const dccl_measurement* m) {
+static void observe(dccl_learner* l, const dccl_learner_inputs* in, const dccl_measurement* m) {
   l->counters.measurements++;
   dccl_call_record call;
   if (!join(l, m, &call)) {
@@ -125,7 +125,8 @@ static void observe(dccl_learner* l, const dccl_measurement* m) {
                        ? l->options.agent.model_intensity
                        : (l->duration_average_us > 0 ? l->gap_average_us / l->duration_average_us : 0);
   dynamic.intensity = (float)log1p(intensity);
-  dccl_agent_observation o = {call.cell, decided, m->algo, m->proto, (size_t)m->bytes, latency_us, dynamic};
+  uint64_t epoch = in->tables != NULL ? call.call >> in->tables->epoch_shift : 0;
+  dccl_agent_observation o = {call.cell, decided, m->algo, m->proto, (size_t)m->bytes, latency_us, dynamic, m->channels, epoch};
   dccl_agent_observe(&l->agent, &o);
 }
 
@@ -162,7 +163,7 @@ void dccl_learner_begin(dccl_learner* l, const dccl_learner_inputs* in) {
 
 void dccl_learner_take(dccl_learner* l, const dccl_learner_inputs* in, const dccl_measurement* m) {
   read_calls(l, in); /* calls logged while we worked */
-  if (m->coll < DCCL_NUM_COLLS) observe(l, m);
+  if (m->coll < DCCL_NUM_COLLS) observe(l, in, m);
 }
 
 void dccl_learner_end(dccl_learner* l, const dccl_learner_inputs* in) {

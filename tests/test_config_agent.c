@@ -1,7 +1,9 @@
 /* tests/test_config_agent.c: Agent-2 on a synthetic cell: it finds an action faster than NCCL's
  * choice, never picks actions NCCL ignores, returns to NCCL's choice when its action turns slow
  * (guard), restarts on Agent-1 events keeping the calm decision, drops actions NCCL refused to run,
- * does not try what the next size bin found twice slower, and in frozen mode publishes no
+ * does not try what its relatives (the next size bin, its protocol at other channel counts, the other
+ * context) found twice slower than the best, nor requests NCCL would run as one already measured,
+ * races a noisy challenger until proven, keeps a busy cell exploring, and in frozen mode publishes no
  * exploration. */
 #include <math.h>
 
@@ -64,7 +66,7 @@ static double drive(int calls, uint32_t* cell_call) {
     CHECK(!(algo == DCCL_ALGO_TREE && proto == DCCL_PROTO_LL)); /* ignored entry (-1): never chosen */
     if (latency_of(a) == 800) best_calls++;
     double latency = latency_of(a) * exp(0.03 * dccl_rng_normal(&noise));
-    dccl_agent_observation o = {cell, a, algo, proto, bytes, latency, {0}};
+    dccl_agent_observation o = {cell, a, algo, proto, bytes, latency, {0}, 0, 0};
     dccl_agent_observe(&agent, &o);
   }
   return (double)explored / calls;
@@ -135,7 +137,7 @@ static void test_refused_action_is_dropped(void) {
   if (index < 0) return;
   /* NCCL ran tree/simple although ring/simple/ch=8 was decided: the action is not runnable here. */
   dccl_agent_observation o = {cell, agent.actions[DCCL_COLL_ALLREDUCE][index], DCCL_ALGO_TREE, DCCL_PROTO_SIMPLE,
-                              bytes, 900, {0}};
+                              bytes, 900, {0}, 0, 0};
   dccl_agent_observe(&agent, &o);
   CHECK_EQ_INT(agent.stats.invalid_actions, 1);
   uint32_t n = 0;
@@ -145,12 +147,16 @@ static void test_refused_action_is_dropped(void) {
   dccl_agent_free(&agent);
 }
 
-/* One observation of `action` in cell `where` with this latency (NCCL's choice runs ring/Simple). */
-static void observe(int where, size_t size, dccl_action action, double latency) {
+/* One observation of `action` in cell `where` with this latency (NCCL's choice runs ring/Simple) and
+ * the channels NCCL ran it on (0: not reported). */
+static void observe_ran(int where, size_t size, dccl_action action, double latency, int channels) {
   int nccl = dccl_action_is_nccl(action);
   dccl_agent_observation o = {where, action, nccl ? DCCL_ALGO_RING : dccl_action_algo(action),
-                              nccl ? DCCL_PROTO_SIMPLE : dccl_action_proto(action), size, latency, {0}};
+                              nccl ? DCCL_PROTO_SIMPLE : dccl_action_proto(action), size, latency, {0}, channels, 0};
   dccl_agent_observe(&agent, &o);
+}
+static void observe(int where, size_t size, dccl_action action, double latency) {
+  observe_ran(where, size, action, latency, 0);
 }
 
 /* An action measured 3x slower than NCCL's choice in the neighbouring size bin is not explored in
@@ -188,6 +194,151 @@ static void test_slow_next_door_is_not_explored(void) {
   }
   CHECK_MSG(tried == 0, "ring/ll/ch=8 ran %d times here", tried);
   CHECK(dccl_table_get(&table, cell) == simple8);
+  dccl_agent_free(&agent);
+}
+
+/* Measures NCCL's choice and every valid action but LL's `times` times in `where`. */
+static void measure_all_but_ll(int where, size_t size, int times, double (*latency)(dccl_action)) {
+  for (int k = 0; k < times; k++) {
+    observe(where, size, DCCL_ACTION_NCCL, latency(DCCL_ACTION_NCCL) * exp(0.03 * dccl_rng_normal(&noise)));
+    for (int i = 0; i < agent.n_actions[DCCL_COLL_ALLREDUCE]; i++) {
+      dccl_action a = agent.actions[DCCL_COLL_ALLREDUCE][i];
+      if (dccl_action_proto(a) != DCCL_PROTO_LL && !dccl_agent_arm(&agent, dccl_agent_cell_slot(&agent, where, 0), 0, i)->invalid)
+        observe(where, size, a, latency(a) * exp(0.03 * dccl_rng_normal(&noise)));
+    }
+  }
+}
+
+/* NCCL's choice is slow here (3000 us); ring/simple/ch=8 runs at 1000, LL at 2500: faster than NCCL's
+ * choice, but 2.5x slower than what the cell runs. */
+static double slow_nccl_latency(dccl_action a) {
+  if (dccl_action_is_nccl(a)) return 3000;
+  if (dccl_action_proto(a) == DCCL_PROTO_LL) return 2500;
+  if (dccl_action_algo(a) == DCCL_ALGO_TREE) return 1300;
+  if (dccl_action_channels(a) == 8 && dccl_action_chunk_log2(a) == 0) return 1000;
+  return 1100;
+}
+
+/* Counts the calls of `calls` that ran ring/LL (with other channels than `except`), deciding every 64
+ * calls. */
+static int ll_variants_run(int calls, uint32_t* n, int except) {
+  int tried = 0;
+  for (int k = 0; k < calls; k++) {
+    if (k % 64 == 0) dccl_agent_decide(&agent, &table);
+    dccl_action a = dccl_table_action(&table, cell, (*n)++);
+    tried += !dccl_action_is_nccl(a) && dccl_action_proto(a) == DCCL_PROTO_LL && dccl_action_channels(a) != except;
+    observe(cell, bytes, a, slow_nccl_latency(a) * exp(0.03 * dccl_rng_normal(&noise)));
+  }
+  return tried;
+}
+
+/* Ring/LL measured on 2 channels at 2.5x the latency of the action the cell runs: its other channel
+ * counts are not explored, although LL is faster than NCCL's own choice and its variants neighbour the
+ * incumbent; nor is any ring/LL after a congestion onset, where LL is untried and every other action
+ * measured again. */
+static void test_slow_relatives_are_not_explored(void) {
+  setup(1);
+  measure_all_but_ll(cell, bytes, 4, slow_nccl_latency);
+  dccl_action ll2 = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_LL, 2, 0);
+  for (int k = 0; k < 2; k++) observe(cell, bytes, ll2, slow_nccl_latency(ll2) * exp(0.03 * dccl_rng_normal(&noise)));
+  uint32_t n = 0;
+  int tried = ll_variants_run(4000, &n, 2);
+  CHECK_MSG(tried == 0, "ring/LL variants ran %d times in the calm context", tried);
+  CHECK(dccl_table_get(&table, cell) == dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 8, 0));
+  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_ONSET);
+  measure_all_but_ll(cell, bytes, 4, slow_nccl_latency);
+  tried = ll_variants_run(4000, &n, -1);
+  CHECK_MSG(tried == 0, "ring/LL ran %d times in the congested context", tried);
+  dccl_agent_free(&agent);
+}
+
+/* NCCL runs any request above 4 channels on 4; ring/simple is best on 4 (700 us), 900 on fewer. */
+#define CAP 4
+static double capped_latency(dccl_action a) {
+  if (dccl_action_is_nccl(a)) return 1000;
+  if (dccl_action_proto(a) == DCCL_PROTO_LL) return 3000;
+  if (dccl_action_algo(a) == DCCL_ALGO_TREE) return 1300;
+  if (dccl_action_chunk_log2(a) != 0) return 1100;
+  return dccl_action_channels(a) >= CAP ? 700 : 900;
+}
+
+/* Once NCCL has shown that it runs requests above 4 channels on 4, the other requests above 4 are not
+ * explored: they would run exactly what the cell runs. */
+static void test_capped_duplicates_are_not_explored(void) {
+  setup(1);
+  uint32_t n = 0;
+  int above_cap[DCCL_MAX_CHANNELS + 1] = {0};
+  for (int k = 0; k < 8000; k++) {
+    if (k % 64 == 0) dccl_agent_decide(&agent, &table);
+    dccl_action a = dccl_table_action(&table, cell, n++);
+    int channels = dccl_action_is_nccl(a) ? CAP : dccl_action_channels(a);
+    if (!dccl_action_is_nccl(a) && dccl_action_algo(a) == DCCL_ALGO_RING && dccl_action_proto(a) == DCCL_PROTO_SIMPLE &&
+        dccl_action_chunk_log2(a) == 0 && channels > CAP)
+      above_cap[channels]++;
+    observe_ran(cell, bytes, a, capped_latency(a) * exp(0.03 * dccl_rng_normal(&noise)), channels == 0 || channels > CAP ? CAP : channels);
+  }
+  int requests = 0;
+  for (int ch = CAP + 1; ch <= DCCL_MAX_CHANNELS; ch++) requests += above_cap[ch] > 0;
+  CHECK_MSG(requests <= 1, "%d requests above the cap were explored", requests);
+  CHECK(capped_latency(dccl_table_get(&table, cell)) == 700);
+  dccl_agent_free(&agent);
+}
+
+/* At 14% per-call noise (the GPU test machine), ring/simple on one channel is 12% faster than NCCL's
+ * choice; every other action 10% slower. */
+static double noisy_latency(dccl_action a) {
+  if (dccl_action_is_nccl(a)) return 1000;
+  if (dccl_action_proto(a) == DCCL_PROTO_LL) return 3000;
+  if (dccl_action_algo(a) == DCCL_ALGO_RING && dccl_action_proto(a) == DCCL_PROTO_SIMPLE && dccl_action_channels(a) == 1 &&
+      dccl_action_chunk_log2(a) == 0)
+    return 880;
+  return 1100;
+}
+
+/* Its first samples beat NCCL's choice without proving it: it is raced (sampled until proven either
+ * way) rather than left to a decayed epsilon, and is exploited within 1,000 calls (8 per decision, as
+ * the GPU sweep's bursts of 13 calls per size), on every seed. */
+static void test_challenger_is_raced_until_proven(void) {
+  int adopted = 0;
+  for (int seed = 1; seed <= 5; seed++) {
+    setup(1);
+    dccl_rng_seed(&noise, (uint64_t)seed);
+    dccl_action ring1 = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 1, 0);
+    /* A cell that has settled on NCCL's choice (decided every 8 calls), with ring/simple/ch=1 tried
+     * twice. */
+    for (int k = 0; k < 400; k++) {
+      if (k % 8 == 0) dccl_agent_decide(&agent, &table);
+      observe(cell, bytes, DCCL_ACTION_NCCL, 1000 * exp(0.14 * dccl_rng_normal(&noise)));
+    }
+    for (int k = 0; k < 2; k++) observe(cell, bytes, ring1, 830);
+    uint32_t n = 0;
+    for (int k = 0; k < 1000; k++) {
+      if (k % 8 == 0) dccl_agent_decide(&agent, &table);
+      dccl_action a = dccl_table_action(&table, cell, n++);
+      observe(cell, bytes, a, noisy_latency(a) * exp(0.14 * dccl_rng_normal(&noise)));
+    }
+    dccl_agent_decide(&agent, &table);
+    adopted += dccl_table_get(&table, cell) == ring1;
+    dccl_agent_free(&agent);
+  }
+  CHECK_MSG(adopted == 5, "adopted on %d of 5 seeds", adopted);
+}
+
+/* A cell called 64 times per decision (a busy stream: every call of an epoch is in it) explores one
+ * action per decision; its epsilon ages by at most one mask bit's share of samples per decision, so it
+ * keeps exploring long enough to try many candidates (it once stopped after a handful). */
+static void test_busy_cell_keeps_exploring(void) {
+  setup(1);
+  uint32_t n = 0;
+  int tried[4096] = {0}, candidates = 0;
+  for (int k = 0; k < 3000; k++) {
+    if (k % 64 == 0) dccl_agent_decide(&agent, &table);
+    dccl_action a = dccl_table_action(&table, cell, n++);
+    int index = dccl_action_is_nccl(a) ? -1 : dccl_agent_action_index(&agent, DCCL_COLL_ALLREDUCE, a);
+    if (index >= 0 && index < 4096 && !tried[index]++) candidates++;
+    observe(cell, bytes, a, standard_latency(a) * exp(0.03 * dccl_rng_normal(&noise)));
+  }
+  CHECK_MSG(candidates >= 10, "%d candidates tried in 3,000 calls", candidates);
   dccl_agent_free(&agent);
 }
 
@@ -257,6 +408,10 @@ int main(void) {
   RUN(test_restart_keeps_the_calm_decision);
   RUN(test_refused_action_is_dropped);
   RUN(test_slow_next_door_is_not_explored);
+  RUN(test_slow_relatives_are_not_explored);
+  RUN(test_capped_duplicates_are_not_explored);
+  RUN(test_challenger_is_raced_until_proven);
+  RUN(test_busy_cell_keeps_exploring);
   RUN(test_frozen_publishes_no_exploration);
   RUN(test_autoccl_searches_then_holds);
   RUN(test_bandit_converges_to_the_best);

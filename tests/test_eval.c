@@ -78,7 +78,9 @@ static void test_policies_side_by_side(void) {
   }
   CHECK_NEAR(x[5], 1.0, 1e-9); /* the oracle is the oracle */
   for (int p = 1; p < 5; p++) CHECK_MSG(x[p] < x[0], "%s %.4f x oracle, NCCL %.4f", names[p], x[p], x[0]);
-  CHECK_MSG(x[4] < 1.10, "dqn %.4f x oracle", x[4]);
+  /* This short run (15% of the scenario) gives dqn 1.04-1.15x the oracle over seeds 1-6 (NCCL 2.88x):
+   * `dccl eval --scale 0.15 --policies dqn --seeds 6 scenarios/suite/congestion-step.scenario`. */
+  CHECK_MSG(x[4] < 1.20, "dqn %.4f x oracle", x[4]);
 }
 
 /* Runs `dccl eval --policies default` on a scenario file with `text`; returns its exit status and

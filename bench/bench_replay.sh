@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# bench/bench_replay.sh: issue 5's per-size targets on the GPU test machine's replayed measurements
+# (scenarios/profiles/h100-sockets-2ranks-replay), seed by seed, through the NCCL emulator with the
+# plugin linked in: learn online (the learning run's steady state, last 25% of its calls, per stream:
+# the exploration it still pays), then run the policy it saved frozen (what bench/gpu/run.sh measures
+# side by side on the GPU) and compare every (collective, size) with the best action (the oracle) and
+# with NCCL's own choice. The targets: >= 0.97 of the best and of NCCL's bandwidth at every size, i.e.
+# a latency ratio <= 1/0.97 = 1.031.
+# Usage: bench/bench_replay.sh [build-folder] [seeds] [nccl release] [workload]
+#        (defaults: build, 10, 2.28 as on the GPU machine, gpu-sweep-long; about 1 minute on 2 cores)
+set -euo pipefail
+build=${1:-build}
+seeds=${2:-10}
+nccl=${3:-2.28}
+workload=${4:-gpu-sweep-long}
+dccl="$build/dccl"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+profile=h100-sockets-2ranks-replay
+
+one_seed() {
+  local seed=$1
+  "$dccl" run --profile $profile --workload "$workload" --policy learn --ranks 1 --steady 0.25 --by-stream \
+    --seed "$seed" --nccl "$nccl" --policy-file "$work/policy-$seed.bin" >"$work/learn-$seed.txt" 2>&1
+  "$dccl" run --profile $profile --workload gpu-sweep --policy frozen --ranks 1 --steady 1.0 --by-stream \
+    --seed "$seed" --nccl "$nccl" --policy-file "$work/policy-$seed.bin" >"$work/frozen-$seed.txt" 2>&1
+}
+for seed in $(seq 1 "$seeds"); do
+  one_seed "$seed" &
+  if (( seed % 2 == 0 )); then wait; fi
+done
+wait
+
+echo "== $profile, workload $workload, NCCL $nccl ABIs, $seeds seeds =="
+echo "learning: steady state (last 25%) x oracle and x NCCL; streams > 2% slower than NCCL, and the worst"
+echo "frozen: the saved policy x oracle; sizes below 0.97 of the best / of NCCL (ratio > 1.031), worst x best"
+printf '%5s | %9s %9s %6s %8s | %9s %9s %10s %10s %10s\n' seed "x oracle" "x NCCL" ">2%" worst "x oracle" "x NCCL" "<.97 best" "<.97 NCCL" "worst"
+for seed in $(seq 1 "$seeds"); do
+  awk -v seed="$seed" '
+    FNR == 1 { file++ }
+    /steady state/ {
+      match($0, /: [0-9.]+ x oracle/); oracle[file] = substr($0, RSTART + 2, RLENGTH - 11)
+      match($0, /oracle, [0-9.]+ x NCCL/); nccl[file] = substr($0, RSTART + 8, RLENGTH - 15)
+      match($0, /, [0-9]+ slower/); slower[file] = substr($0, RSTART + 2, RLENGTH - 9)
+      match($0, /worst [0-9.]+/); worst[file] = substr($0, RSTART + 6, RLENGTH - 6)
+    }
+    file == 2 && NF == 8 && $1 ~ /^(allgather|reducescatter|allreduce)$/ {
+      if ($7 > 1 / 0.97) short_best++
+      if ($6 > 1 / 0.97) short_nccl++
+      if ($7 > worst_best) worst_best = $7
+    }
+    END {
+      printf "%5d | %9s %9s %6s %8s | %9s %9s %10d %10d %10.3f\n", seed, oracle[1], nccl[1], slower[1], worst[1],
+             oracle[2], nccl[2], short_best, short_nccl, worst_best
+    }' "$work/learn-$seed.txt" "$work/frozen-$seed.txt"
+done | tee "$work/rows.txt"
+awk '{ n++; over += $5; short_best += $10; short_nccl += $11; if ($6 > w) w = $6; if ($12 > wb) wb = $12 }
+     END { printf "total | %d streams > 2%% slower than NCCL while learning (worst %.3f); frozen: %d sizes below 0.97 of the best, %d below 0.97 of NCCL (worst %.3f x best), over %d seeds x 51 sizes\n",
+                  over, w, short_best, short_nccl, wb, n }' "$work/rows.txt"
+echo
+echo "Sizes short of the best in the frozen policies (collective, size: seeds):"
+for seed in $(seq 1 "$seeds"); do
+  awk -v seed="$seed" 'NF == 8 && $1 ~ /^(allgather|reducescatter|allreduce)$/ && $7 > 1 / 0.97 { print $1, $2, seed, $7 }' "$work/frozen-$seed.txt"
+done | sort -k1,1 -k2,2h -k3,3n | awk '{ key = $1 " " $2; if (key != last) { if (last != "") print line; line = sprintf("  %-14s %5s: seed %s (%s)", $1, $2, $3, $4); last = key } else line = line sprintf(", %s (%s)", $3, $4) } END { if (last != "") print line }'
