@@ -21,8 +21,8 @@
 #define AGE_PER_EPOCH 8 /* epsilon ages by at most this many samples per epoch between decisions (one mask bit's share) */
 #define RACE_MAX_SAMPLES 48 /* a challenger is raced until proven either way or this many samples */
 #define RACE_EPSILON 0.25   /* exploration rate while a challenger is raced */
-#define RACE_FLOOR_SAMPLES 2 /* samples a challenger needs before it holds epsilon at RACE_EPSILON */
-#define RACE_MARGIN 0.03    /* log latency: a challenger must measure this much faster (3%) to be raced */
+#define RACE_FLOOR_SAMPLES 2 /* a challenger holds epsilon at RACE_EPSILON from this many samples, */
+#define RACE_MARGIN 0.03    /* and while it measures this much faster (log latency: 3%) than the exploited action */
 #define SLOW_RELATIVES 0.6931471805599453 /* log 2: relatives twice slower than the best measured beside them */
 
 void dccl_agent_default_options(dccl_agent_options* o) {
@@ -506,7 +506,7 @@ static double smallest_relative_gap(const dccl_config_agent* agent, const relati
  * per-call noise (the GPU test machine) a 10% gain takes about 8 samples to prove, and the decaying
  * epsilon used to stop after 3. NCCL's choice (none) when there is no such arm. */
 static dccl_action challenger(dccl_config_agent* agent, dccl_agent_cell* c, dccl_action exploit, double best_bound,
-                              float* samples) {
+                              float* samples, double* gain) {
   int context = c->context, coll = c->info.coll;
   double reference = c->nccl[context].mean, exploit_reward = exploited_reward(agent, c, exploit, best_bound);
   dccl_action best = DCCL_ACTION_NCCL;
@@ -520,6 +520,7 @@ static dccl_action challenger(dccl_config_agent* agent, dccl_agent_cell* c, dccl
       best = agent->actions[coll][i];
       best_reward = reward;
       if (samples != NULL) *samples = a->count;
+      if (gain != NULL) *gain = reward - exploit_reward;
     }
   }
   return best;
@@ -564,7 +565,7 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
   double bytes = exp2(c->info.log2_bytes);
   /* A challenger (measured faster than the exploited action, not yet proven) gets more samples before
    * anything else. */
-  dccl_action raced = challenger(agent, c, exploit, best_bound, NULL);
+  dccl_action raced = challenger(agent, c, exploit, best_bound, NULL, NULL);
   if (!dccl_action_is_nccl(raced)) return raced;
   /* The incumbent: the best mean so far with two samples or more, the centre of the local search. */
   double incumbent_reward = 0;
@@ -670,8 +671,10 @@ int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table) {
       double epsilon = c->epsilon_peak * exp2(-(double)age / agent->options.epsilon_halflife);
       if (epsilon < agent->options.epsilon_min) epsilon = agent->options.epsilon_min;
       float raced_samples = 0;
-      if (epsilon < RACE_EPSILON && !dccl_action_is_nccl(challenger(agent, c, c->exploit, bound, &raced_samples)) &&
-          raced_samples >= RACE_FLOOR_SAMPLES)
+      double raced_gain = 0;
+      if (epsilon < RACE_EPSILON &&
+          !dccl_action_is_nccl(challenger(agent, c, c->exploit, bound, &raced_samples, &raced_gain)) &&
+          raced_samples >= RACE_FLOOR_SAMPLES && raced_gain > RACE_MARGIN)
         epsilon = RACE_EPSILON;
       int bits = (int)floor(8 * epsilon + dccl_rng_uniform(&agent->rng));
       if (bits > 0) {
