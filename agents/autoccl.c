@@ -36,7 +36,7 @@ static int subspace_grid(dccl_config_agent* agent, dccl_agent_cell* c, int which
   for (int i = 0; i < agent->n_actions[coll]; i++)
     if (!dccl_agent_arm(agent, c, 0, i)->invalid) {
       dccl_action a = agent->actions[coll][i];
-      seen[dccl_action_algo(a) * DCCL_NUM_PROTOS + dccl_action_proto(a)] = 1;
+      seen[dccl_action_pair(a)] = 1;
     }
   int pair = -1;
   for (int k = 0, count = 0; k < DCCL_NUM_ALGOS * DCCL_NUM_PROTOS; k++)

@@ -177,7 +177,7 @@ void dccl_agent_set_cost(dccl_config_agent* agent, int cell, const float* cost) 
   int coll = c->info.coll;
   for (int i = 0; i < agent->n_actions[coll]; i++) {
     dccl_action a = agent->actions[coll][i];
-    float x = cost[dccl_action_algo(a) * DCCL_NUM_PROTOS + dccl_action_proto(a)];
+    float x = cost[dccl_action_pair(a)];
     int invalid = !(x >= 0.0f) || !isfinite(x);
     for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) dccl_agent_arm(agent, c, k, i)->invalid = (uint8_t)invalid;
   }
@@ -407,11 +407,6 @@ static void refresh_predictions(dccl_config_agent* agent, dccl_agent_cell* c) {
   c->q_steps = agent->q.training_steps;
 }
 
-#define DCCL_NUM_PAIRS (DCCL_NUM_ALGOS * DCCL_NUM_PROTOS)
-static int action_pair(dccl_action action) {
-  return dccl_action_algo(action) * DCCL_NUM_PROTOS + dccl_action_proto(action);
-}
-
 /* The arm with the best mean reward among those with two samples or more in a cell's context (-1:
  * none), and that reward. */
 static int best_measured_arm(const dccl_config_agent* agent, dccl_agent_cell* c, int context, double* reward) {
@@ -452,8 +447,8 @@ static double exploited_reward(dccl_config_agent* agent, dccl_agent_cell* c, dcc
  * For each place, how much slower (log latency) than the best action measured there. */
 typedef struct relatives {
   dccl_agent_cell* next_door[2];
-  double best[DCCL_AGENT_CONTEXTS];                      /* this cell's best mean reward (NAN: none) */
-  double pair_gap[DCCL_AGENT_CONTEXTS][DCCL_NUM_PAIRS]; /* best minus the pair's best variant (NAN) */
+  double pair_gap[DCCL_AGENT_CONTEXTS][DCCL_COST_ENTRIES]; /* the cell's best mean reward minus the
+                                                              pair's best variant's (NAN: none) */
   double next_door_best[2][DCCL_AGENT_CONTEXTS];
 } relatives;
 
@@ -469,14 +464,14 @@ static void find_relatives(dccl_config_agent* agent, dccl_agent_cell* c, relativ
       r->next_door_best[k][context] = best_measured_reward(agent, r->next_door[k], context);
   }
   for (int context = 0; context < DCCL_AGENT_CONTEXTS; context++) {
-    r->best[context] = best_measured_reward(agent, c, context);
-    for (int p = 0; p < DCCL_NUM_PAIRS; p++) r->pair_gap[context][p] = NAN;
-    if (isnan(r->best[context])) continue;
+    double best = best_measured_reward(agent, c, context);
+    for (int p = 0; p < DCCL_COST_ENTRIES; p++) r->pair_gap[context][p] = NAN;
+    if (isnan(best)) continue;
     for (int i = 0; i < agent->n_actions[coll]; i++) {
       const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
       if (a->invalid || a->count <= 0) continue;
-      double gap = r->best[context] - (c->nccl[context].mean - a->mean);
-      double* pair_gap = &r->pair_gap[context][action_pair(agent->actions[coll][i])];
+      double gap = best - (c->nccl[context].mean - a->mean);
+      double* pair_gap = &r->pair_gap[context][dccl_action_pair(agent->actions[coll][i])];
       if (isnan(*pair_gap) || gap < *pair_gap) *pair_gap = gap;
     }
   }
@@ -486,7 +481,7 @@ static void find_relatives(dccl_config_agent* agent, dccl_agent_cell* c, relativ
 static double smallest_relative_gap(const dccl_config_agent* agent, const relatives* r, int index, dccl_action action) {
   double smallest = NAN;
   for (int context = 0; context < DCCL_AGENT_CONTEXTS; context++) {
-    double gap = r->pair_gap[context][action_pair(action)];
+    double gap = r->pair_gap[context][dccl_action_pair(action)];
     if (!isnan(gap) && (isnan(smallest) || gap < smallest)) smallest = gap;
     for (int k = 0; k < 2; k++) {
       dccl_agent_cell* n = r->next_door[k];
@@ -528,8 +523,8 @@ static dccl_action challenger(dccl_config_agent* agent, dccl_agent_cell* c, dccl
 
 /* Executions measured in a cell's context, as one bit per channel count NCCL ran (bit ch - 1) for each
  * (algorithm, protocol, chunk size) of the requests. */
-#define DCCL_RUN_GROUPS (DCCL_NUM_PAIRS * (DCCL_CHUNK_LOG2_MAX + 1))
-static int run_group(dccl_action action) { return action_pair(action) * (DCCL_CHUNK_LOG2_MAX + 1) + dccl_action_chunk_log2(action); }
+#define DCCL_RUN_GROUPS (DCCL_COST_ENTRIES * (DCCL_CHUNK_LOG2_MAX + 1))
+static int run_group(dccl_action action) { return dccl_action_pair(action) * (DCCL_CHUNK_LOG2_MAX + 1) + dccl_action_chunk_log2(action); }
 
 static void channels_measured(const dccl_config_agent* agent, dccl_agent_cell* c, int context, uint64_t* ran) {
   memset(ran, 0, DCCL_RUN_GROUPS * sizeof(uint64_t));
@@ -550,10 +545,11 @@ static int runs_as_measured(const dccl_agent_cell* c, const uint64_t* ran, dccl_
   return (ran[run_group(action)] >> (channels - 1)) & 1;
 }
 
-/* The most promising action to try: an upper bound mixing measurements with the DQN's prediction
- * (or the seed priors before the DQN has trained), among actions that can still beat the best. */
+/* The action to explore: `raced` (the challenger, when there is one) first, else the most promising by
+ * an upper bound mixing measurements with the DQN's prediction (or the seed priors before the DQN has
+ * trained), among actions that can still beat the best. */
 static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell* c, dccl_action exploit,
-                                      double best_bound) {
+                                      double best_bound, dccl_action raced) {
   int context = c->context, coll = c->info.coll;
   const dccl_arm* nccl = &c->nccl[context];
   if (!dccl_action_is_nccl(exploit) && (nccl->recent_count < GUARD_MIN_SAMPLES || dccl_rng_uniform(&agent->rng) < 0.15))
@@ -565,7 +561,6 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
   double bytes = exp2(c->info.log2_bytes);
   /* A challenger (measured faster than the exploited action, not yet proven) gets more samples before
    * anything else. */
-  dccl_action raced = challenger(agent, c, exploit, best_bound, NULL, NULL);
   if (!dccl_action_is_nccl(raced)) return raced;
   /* The incumbent: the best mean so far with two samples or more, the centre of the local search. */
   double incumbent_reward = 0;
@@ -672,13 +667,13 @@ int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table) {
       if (epsilon < agent->options.epsilon_min) epsilon = agent->options.epsilon_min;
       float raced_samples = 0;
       double raced_gain = 0;
-      if (epsilon < RACE_EPSILON &&
-          !dccl_action_is_nccl(challenger(agent, c, c->exploit, bound, &raced_samples, &raced_gain)) &&
-          raced_samples >= RACE_FLOOR_SAMPLES && raced_gain > RACE_MARGIN)
+      dccl_action raced = challenger(agent, c, c->exploit, bound, &raced_samples, &raced_gain);
+      if (epsilon < RACE_EPSILON && !dccl_action_is_nccl(raced) && raced_samples >= RACE_FLOOR_SAMPLES &&
+          raced_gain > RACE_MARGIN)
         epsilon = RACE_EPSILON;
       int bits = (int)floor(8 * epsilon + dccl_rng_uniform(&agent->rng));
       if (bits > 0) {
-        c->explore = choose_exploration(agent, c, c->exploit, bound);
+        c->explore = choose_exploration(agent, c, c->exploit, bound, raced);
         if (c->explore != c->exploit) {
           for (int placed = 0; placed < bits && placed < 8;) {
             uint8_t bit = (uint8_t)(1u << dccl_rng_below(&agent->rng, 8));

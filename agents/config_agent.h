@@ -11,7 +11,7 @@
  *  - exploit: the action with the best lower confidence bound on its reward; NCCL's choice (reward 0)
  *    unless an action beats it with confidence;
  *  - explore: on a fraction epsilon of the cell's calls (decaying with the cell's samples, at most 8
- *    counted per decision, raised again on Agent-1 events), first a challenger measured faster than
+ *    counted per epoch between two decisions, raised again on Agent-1 events), first a challenger measured faster than
  *    the exploited action until it is proven either way (raced), else the most promising untried or
  *    uncertain action by an upper bound that combines measurements with the DQN's prediction (the
  *    seed priors before the DQN has trained); actions that cannot beat the best any more are

@@ -54,9 +54,10 @@ for seed in $(seq 1 "$seeds"); do
              oracle[2], nccl[2], short_best, short_nccl, worst_best
     }' "$work/learn-$seed.txt" "$work/frozen-$seed.txt"
 done | tee "$work/rows.txt"
-awk '{ n++; over += $5; short_best += $10; short_nccl += $11; if ($6 > w) w = $6; if ($12 > wb) wb = $12 }
-     END { printf "total | %d streams > 2%% slower than NCCL while learning (worst %.3f); frozen: %d sizes below 0.97 of the best, %d below 0.97 of NCCL (worst %.3f x best), over %d seeds x 51 sizes\n",
-                  over, w, short_best, short_nccl, wb, n }' "$work/rows.txt"
+sizes=$(awk 'NF == 8 && $1 ~ /^(allgather|reducescatter|allreduce)$/' "$work/frozen-1.txt" | wc -l)
+awk -v sizes="$sizes" '{ n++; over += $5; short_best += $10; short_nccl += $11; if ($6 > w) w = $6; if ($12 > wb) wb = $12 }
+     END { printf "total | %d streams > 2%% slower than NCCL while learning (worst %.3f); frozen: %d sizes below 0.97 of the best, %d below 0.97 of NCCL (worst %.3f x best), over %d seeds x %d sizes\n",
+                  over, w, short_best, short_nccl, wb, n, sizes }' "$work/rows.txt"
 echo
 echo "Sizes short of the best in the frozen policies (collective, size: seeds):"
 for seed in $(seq 1 "$seeds"); do

@@ -31,6 +31,8 @@ static inline int dccl_action_algo(dccl_action a) { return (int)(a & 0xFu) - 1; 
 static inline int dccl_action_proto(dccl_action a) { return (int)((a >> 4) & 0x3u); }
 static inline int dccl_action_channels(dccl_action a) { return (int)((a >> 6) & 0xFFu); }
 static inline int dccl_action_chunk_log2(dccl_action a) { return (int)((a >> 14) & 0x1Fu); }
+/* Index of the action's (algorithm, protocol) in NCCL's cost table (algorithm x protocols + protocol). */
+static inline int dccl_action_pair(dccl_action a) { return dccl_action_algo(a) * DCCL_NUM_PROTOS + dccl_action_proto(a); }
 static inline size_t dccl_action_chunk_bytes(dccl_action a) {
   int k = dccl_action_chunk_log2(a);
   return k == 0 ? 0 : (size_t)1 << k;

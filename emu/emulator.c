@@ -254,7 +254,10 @@ static int run_rank(rank_context* r) {
 
   dccl_oracle oracle;
   int use_oracle = (r->rank == 0 && cfg->oracle) || cfg->oracle_policy;
-  if (use_oracle && dccl_oracle_init(&oracle, sim, &cfg->oracle_options) != 0) {
+  /* The best a tuner can do: chunk sizes only where the emulated tuner ABI sets them (v6). */
+  dccl_action_space_options oracle_options = cfg->oracle_options;
+  if (cfg->max_tuner < 6) oracle_options.tune_chunk = 0;
+  if (use_oracle && dccl_oracle_init(&oracle, sim, &oracle_options) != 0) {
     if (cfg->oracle_policy) return -1;
     use_oracle = 0;
   }

@@ -36,7 +36,7 @@ typedef struct dccl_emu_config {
   int gpu_queue_depth;          /* kernels a rank may have queued before its host waits (default 256) */
   int verbose;                  /* 1: print the plugin's INFO lines, 2: also TRACE */
   int oracle;                   /* rank 0 also computes NCCL-default and oracle latencies */
-  dccl_action_space_options oracle_options;
+  dccl_action_space_options oracle_options; /* tune_chunk holds only with tuner v6 (max_tuner >= 6) */
   int check_default;            /* count executions that differ from NCCL alone */
   const dccl_table* expected;   /* count executions that differ from this table's decisions */
   const char* call_log;         /* per-call CSV of rank 0, or NULL */

@@ -178,13 +178,6 @@ static double size_gap(const dccl_measured_point* g, int n, double bytes) {
   return 0;
 }
 
-/* The measured latency of an execution: its (algorithm, protocol) from a group whose measured sizes
- * include `bytes` where one does (else the group nearest in size), at the measured channel count
- * nearest to the one it runs among those (in log2; the smaller on a tie: groups come in increasing
- * channels). A group measured only far from `bytes` is not extrapolated when another covers it: a
- * channel count measured at 1-4 KiB only (because NCCL ran larger requests on more channels) says
- * nothing of 64 MiB. An (algorithm, protocol) never measured for this collective costs twice the
- * slowest one measured at that size: the agents learn to avoid it. -1 for a collective never measured. */
 /* A group's rank for a choice: nearer in size first (`gap`), then by `key`; smaller is better. */
 typedef struct group_rank {
   double gap, key, latency;
@@ -194,6 +187,13 @@ static void keep_better(group_rank* best, double gap, double key, double latency
   if (gap < best->gap - 1e-9 || (gap < best->gap + 1e-9 && key < best->key - 1e-9)) *best = (group_rank){gap, key, latency};
 }
 
+/* The measured latency of an execution: its (algorithm, protocol) from a group whose measured sizes
+ * include `bytes` where one does (else the group nearest in size), at the measured channel count
+ * nearest to the one it runs among those (in log2; the smaller on a tie: groups come in increasing
+ * channels). A group measured only far from `bytes` is not extrapolated when another covers it: a
+ * channel count measured at 1-4 KiB only (because NCCL ran larger requests on more channels) says
+ * nothing of 64 MiB. An (algorithm, protocol) never measured for this collective costs twice the
+ * slowest one measured at that size: the agents learn to avoid it. -1 for a collective never measured. */
 static double measured_latency_us(const dccl_profile* p, int coll, double bytes, const dccl_execution* e) {
   double want = log2(e->channels > 0 ? e->channels : 1);
   group_rank chosen = {1e9, 1e9, -1}, slowest = {1e9, 1e9, -1};

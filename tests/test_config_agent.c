@@ -159,6 +159,18 @@ static void observe(int where, size_t size, dccl_action action, double latency) 
   observe_ran(where, size, action, latency, 0);
 }
 
+/* Measures NCCL's choice and every valid action but LL's `times` times in `where`. */
+static void measure_all_but_ll(int where, size_t size, int times, double (*latency)(dccl_action)) {
+  for (int k = 0; k < times; k++) {
+    observe(where, size, DCCL_ACTION_NCCL, latency(DCCL_ACTION_NCCL) * exp(0.03 * dccl_rng_normal(&noise)));
+    for (int i = 0; i < agent.n_actions[DCCL_COLL_ALLREDUCE]; i++) {
+      dccl_action a = agent.actions[DCCL_COLL_ALLREDUCE][i];
+      if (dccl_action_proto(a) != DCCL_PROTO_LL && !dccl_agent_arm(&agent, dccl_agent_cell_slot(&agent, where, 0), 0, i)->invalid)
+        observe(where, size, a, latency(a) * exp(0.03 * dccl_rng_normal(&noise)));
+    }
+  }
+}
+
 /* An action measured 3x slower than NCCL's choice in the neighbouring size bin is not explored in
  * this one, although it neighbours this bin's best action (same channels, another protocol), which
  * would otherwise earn it an optimistic try: latency ratios change smoothly with size. */
@@ -176,14 +188,7 @@ static void test_slow_next_door_is_not_explored(void) {
   }
   /* Here every action but LL is measured, ring/simple/ch=8 best (the incumbent): of the untried, only
    * ring/LL/ch=8 neighbours it. */
-  for (int k = 0; k < 4; k++) {
-    observe(cell, bytes, DCCL_ACTION_NCCL, 1000 * exp(0.03 * dccl_rng_normal(&noise)));
-    for (int i = 0; i < agent.n_actions[DCCL_COLL_ALLREDUCE]; i++) {
-      dccl_action a = agent.actions[DCCL_COLL_ALLREDUCE][i];
-      if (dccl_action_proto(a) != DCCL_PROTO_LL && !dccl_agent_arm(&agent, dccl_agent_cell_slot(&agent, cell, 0), 0, i)->invalid)
-        observe(cell, bytes, a, standard_latency(a) * exp(0.03 * dccl_rng_normal(&noise)));
-    }
-  }
+  measure_all_but_ll(cell, bytes, 4, standard_latency);
   int tried = 0;
   uint32_t n = 0;
   for (int k = 0; k < 4000; k++) {
@@ -195,18 +200,6 @@ static void test_slow_next_door_is_not_explored(void) {
   CHECK_MSG(tried == 0, "ring/ll/ch=8 ran %d times here", tried);
   CHECK(dccl_table_get(&table, cell) == simple8);
   dccl_agent_free(&agent);
-}
-
-/* Measures NCCL's choice and every valid action but LL's `times` times in `where`. */
-static void measure_all_but_ll(int where, size_t size, int times, double (*latency)(dccl_action)) {
-  for (int k = 0; k < times; k++) {
-    observe(where, size, DCCL_ACTION_NCCL, latency(DCCL_ACTION_NCCL) * exp(0.03 * dccl_rng_normal(&noise)));
-    for (int i = 0; i < agent.n_actions[DCCL_COLL_ALLREDUCE]; i++) {
-      dccl_action a = agent.actions[DCCL_COLL_ALLREDUCE][i];
-      if (dccl_action_proto(a) != DCCL_PROTO_LL && !dccl_agent_arm(&agent, dccl_agent_cell_slot(&agent, where, 0), 0, i)->invalid)
-        observe(where, size, a, latency(a) * exp(0.03 * dccl_rng_normal(&noise)));
-    }
-  }
 }
 
 /* NCCL's choice is slow here (3000 us); ring/simple/ch=8 runs at 1000, LL at 2500: faster than NCCL's

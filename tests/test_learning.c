@@ -106,9 +106,10 @@ static void test_learns_beyond_nccl_and_reproducibly(void) {
  * swept action per size on the H100 test machine, with its measured per-call noise and drift): learning
  * on real data reaches the oracle in the steady state and keeps the large real gains where NCCL is far
  * off (AllReduce 64 KiB: tree; AllGather 64 KiB: PAT). Under that noise some streams end slower than
- * NCCL: issue 5's open per-size target. `dccl run` with seeds 1-5 gives 1, 1, 4, 2 and 0 streams over 2%,
- * at worst 1.052, 1.032, 1.082, 1.059 and 1.019 (late exploration at 2-64 MiB); this run's seed
- * stays under 8%, which guards against that getting worse. */
+ * NCCL: issue 5's open per-size target. `dccl run --profile h100-sockets-2ranks-replay --workload
+ * gpu-sweep --policy learn --ranks 1 --steady 0.25 --seed N` with N = 1..5 gives 3, 0, 2, 1 and 1
+ * streams over 2%, at worst 1.070, 1.013, 1.026, 1.021 and 1.066 (late exploration at 16-64 MiB); this
+ * run's seed stays under 8%, which guards against that getting worse. */
 static void test_learns_on_replayed_gpu_measurements(void) {
   learn_environment();
   dccl_emu_result r;

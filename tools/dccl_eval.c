@@ -318,7 +318,7 @@ static void run_job(const scenario* s, const char* policy, int seed, const run_o
   config.max_tuner = s->max_tuner;
   config.max_profiler = s->max_profiler;
   config.oracle_options.max_channels = 32;
-  config.oracle_options.tune_chunk = config.max_tuner >= 6;
+  config.oracle_options.tune_chunk = 1;
   config.steady_fraction = 0.25;
   dccl_emu_result r;
   if (learning && s->warm_start) {

@@ -210,7 +210,7 @@ int dccl_cli_run(int argc, char** argv) {
   config.verbose = verbose;
   config.call_log = call_log;
   config.oracle_options.max_channels = (int)max_channels;
-  config.oracle_options.tune_chunk = config.max_tuner >= 6;
+  config.oracle_options.tune_chunk = 1;
   config.steady_fraction = steady;
   config.pace_us = pace_us;
 
