@@ -445,10 +445,10 @@ void dccl_comm_destroy(dccl_comm* comm) {
     dccl_learner* l = comm->learner;
     dccl_agent_stats* a = &l->agent.stats;
     DCCL_INFO(&comm->logger,
-              "learner: %llu measurements (%llu unmatched), %llu tables published, %llu congestion onsets, %llu "
+              "learner: %llu measurements (%llu unmatched, %llu of them of calls it lost), %llu tables published, %llu congestion onsets, %llu "
               "recoveries, %llu guard trips, %.1f us of background CPU per 1000 measurements, %.1f MiB",
               (unsigned long long)l->counters.measurements, (unsigned long long)l->counters.unjoined,
-              (unsigned long long)l->counters.publications, (unsigned long long)l->counters.onsets,
+              (unsigned long long)l->counters.lost_calls, (unsigned long long)l->counters.publications, (unsigned long long)l->counters.onsets,
               (unsigned long long)l->counters.recoveries, (unsigned long long)a->guard_trips,
               /* ns per measurement = us per 1000 measurements */
               l->counters.measurements ? (double)l->counters.cpu_ns / (double)l->counters.measurements : 0.0,

@@ -46,6 +46,7 @@ typedef struct dccl_comm {
   /* tuner hot path */
   _Alignas(64) _Atomic uint64_t calls;
   uint8_t cell_calls[DCCL_TABLE_CELLS]; /* per-cell call counters (exploration slots) */
+  uint64_t coll_calls[DCCL_NUM_COLLS];  /* per-collective call counters (the learner's join key) */
   _Atomic uint32_t last_action[5]; /* per collective, for getChunkSize */
   dccl_tuner_counters counters;
   atomic_flag warned_bad_collective, warned_bad_table, warned_unusable_action, warned_no_valid_entry,

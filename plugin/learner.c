@@ -44,31 +44,69 @@ static void read_calls(dccl_learner* l, const dccl_learner_inputs* in) {
     const dccl_call_record* r = &log->records[tail % DCCL_CALL_LOG_CAPACITY];
     if (r->cost_snapshot && atomic_load_explicit(&in->costs->ready[r->cell], memory_order_acquire))
       dccl_agent_set_cost(&l->agent, r->cell, in->costs->cost[r->cell]);
-    int coll = r->coll;
-    if (l->pending_count[coll] == DCCL_JOIN_DEPTH) {
-      /* Oldest call never measured: drop it. */
-      l->pending_head[coll] = (l->pending_head[coll] + 1) % DCCL_JOIN_DEPTH;
-      l->pending_count[coll]--;
+    dccl_join_stream* s = &l->streams[r->coll];
+    if (s->count == DCCL_JOIN_DEPTH) {
+      /* Oldest call not yet measured: drop it (its measurement, when it comes, finds it lost). */
+      s->head = (s->head + 1) % DCCL_JOIN_DEPTH;
+      s->count--;
       l->counters.skipped_calls++;
     }
-    l->pending[coll][(l->pending_head[coll] + l->pending_count[coll]) % DCCL_JOIN_DEPTH] = *r;
-    l->pending_count[coll]++;
+    s->pending[(s->head + s->count) % DCCL_JOIN_DEPTH] = *r;
+    s->count++;
+    s->read_end = r->coll_call + 1;
   }
   atomic_store_explicit(&log->tail, tail, memory_order_release);
 }
 
-/* The call a measurement belongs to: the oldest pending call of its collective with the same size. */
+static inline const dccl_call_record* pending_at(const dccl_join_stream* s, uint32_t k) {
+  return &s->pending[(s->head + k) % DCCL_JOIN_DEPTH];
+}
+
+/* Index of the first pending call numbered `coll_call` or later (count when none). */
+static uint32_t pending_find(const dccl_join_stream* s, uint64_t coll_call) {
+  uint32_t low = 0, high = s->count;
+  while (low < high) {
+    uint32_t middle = low + (high - low) / 2;
+    if (pending_at(s, middle)->coll_call < coll_call) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/* Takes pending call k as the measurement's; the calls before it were never measured. */
+static void take_pending(dccl_learner* l, dccl_join_stream* s, uint32_t k, uint64_t seq, dccl_call_record* out) {
+  *out = *pending_at(s, k);
+  l->counters.skipped_calls += k;
+  s->head = (s->head + k + 1) % DCCL_JOIN_DEPTH;
+  s->count -= k + 1;
+  s->joined_end = out->coll_call + 1;
+  s->seq_offset = (int64_t)(seq - out->coll_call);
+  s->seqs_missed = 0;
+}
+
+/* The call a measurement belongs to. Returns 1 (joined), 0 (no call found) or -1 (its call was
+ * lost). By seqNumber: the call it points at, when that call was lost, or when measurements were lost
+ * since the last join (the oldest pending call of the same size would then be one whose measurement
+ * was lost); otherwise the oldest pending call of the same size, as NCCL's aggregation of grouped
+ * calls moves the seqNumbers ahead of the calls. */
 static int join(dccl_learner* l, const dccl_measurement* m, dccl_call_record* out) {
-  int coll = m->coll;
-  uint32_t look = l->pending_count[coll] < 16 ? l->pending_count[coll] : 16;
+  dccl_join_stream* s = &l->streams[m->coll];
+  if (s->seq_end > 0 && m->seq > s->seq_end) s->seqs_missed += m->seq - s->seq_end;
+  if (m->seq >= s->seq_end) s->seq_end = m->seq + 1;
+  int64_t target = (int64_t)m->seq - s->seq_offset;
+  if (target >= 0 && (uint64_t)target >= s->joined_end) {
+    uint32_t k = pending_find(s, (uint64_t)target);
+    int pending = k < s->count && pending_at(s, k)->coll_call == (uint64_t)target;
+    if (!pending && (uint64_t)target < s->read_end) return -1;
+    if (pending && s->seqs_missed > 0 && pending_at(s, k)->bytes == m->bytes) {
+      take_pending(l, s, k, m->seq, out);
+      return 1;
+    }
+  }
+  uint32_t look = s->count < 16 ? s->count : 16;
   for (uint32_t k = 0; k < look; k++) {
-    const dccl_call_record* r = &l->pending[coll][(l->pending_head[coll] + k) % DCCL_JOIN_DEPTH];
-    if (r->bytes != m->bytes) continue;
-    *out = *r;
-    /* Calls before it were never measured (aggregated or lost): skip them. */
-    l->counters.skipped_calls += k;
-    l->pending_head[coll] = (l->pending_head[coll] + k + 1) % DCCL_JOIN_DEPTH;
-    l->pending_count[coll] -= k + 1;
+    if (pending_at(s, k)->bytes != m->bytes) continue;
+    take_pending(l, s, k, m->seq, out);
     return 1;
   }
   return 0;
@@ -85,7 +123,9 @@ void dccl_learner_set_trigger_listener(dccl_trigger_listener listener, void* con
 static void observe(dccl_learner* l, const dccl_learner_inputs* in, const dccl_measurement* m) {
   l->counters.measurements++;
   dccl_call_record call;
-  if (!join(l, m, &call)) {
+  int joined = join(l, m, &call);
+  if (joined <= 0) {
+    if (joined < 0) l->counters.lost_calls++;
     l->counters.unjoined++;
     return;
   }

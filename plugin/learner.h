@@ -2,7 +2,7 @@
  *
  * The hot path leaves two traces: a call log (one record per getCollInfo: cell, size, decided action)
  * and, once per cell, a snapshot of NCCL's cost table. The profiler half delivers measurements. The
- * learner joins each measurement with its call (per collective, in call order, matching the size),
+ * learner joins each measurement with its call (per collective, in call order, by NCCL's seqNumber and the size),
  * feeds Agent-1 (trigger) and Agent-2 (config agent), and at each new epoch publishes the decisions of
  * the cells that changed as the table for the next epoch. It also saves and loads the policy. */
 #ifndef DYNAMICCL_PLUGIN_LEARNER_H
@@ -19,7 +19,8 @@
 /* ---- the call log: single producer (the tuner thread), single consumer (the learner) ---- */
 typedef struct dccl_call_record {
   uint64_t bytes;
-  uint64_t call; /* the communicator's call number */
+  uint64_t call;      /* the communicator's call number */
+  uint64_t coll_call; /* its number among this collective's calls (what NCCL's seqNumber counts too) */
   uint32_t decided; /* dccl_action the table gave (DCCL_ACTION_NCCL included) */
   uint16_t cell;
   uint8_t coll;
@@ -61,8 +62,25 @@ typedef struct dccl_learner_options {
 
 #define DCCL_JOIN_DEPTH 1024
 
+/* The join of one collective's calls with its measurements. Both arrive in order, but either side
+ * can lose some: measurements (profiler pool or queue full: NCCL's seqNumber then skips), calls (the
+ * call log full, or a learner so far behind that pending calls overflow). NCCL's seqNumber minus our
+ * call number is constant while every call gives one measurement (0 from the communicator's start,
+ * both counting from 0), so it tells which call a measurement belongs to; it moves when NCCL
+ * aggregates grouped calls (one getCollInfo, several measurements), where the sizes decide instead. */
+typedef struct dccl_join_stream {
+  dccl_call_record pending[DCCL_JOIN_DEPTH]; /* calls read from the log, not yet measured, in order */
+  uint32_t head, count;
+  uint64_t read_end;    /* one past the newest call number read from the log */
+  uint64_t joined_end;  /* one past the call number of the last call joined */
+  int64_t seq_offset;   /* seqNumber minus call number at the last join */
+  uint64_t seq_end;     /* one past the newest seqNumber seen */
+  uint64_t seqs_missed; /* seqNumbers skipped since the last join: measurements lost */
+} dccl_join_stream;
+
 typedef struct dccl_learner_counters {
   uint64_t measurements, joined, unjoined, skipped_calls, publications, onsets, recoveries;
+  uint64_t lost_calls; /* measurements of calls the learner lost (call log full, or too far behind) */
   uint64_t cpu_ns; /* thread CPU time spent in dccl_learner_step */
 } dccl_learner_counters;
 
@@ -71,9 +89,7 @@ typedef struct dccl_learner {
   dccl_config_agent agent;
   dccl_trigger trigger;
   int trigger_ready;
-  /* calls waiting for their measurement, per collective */
-  dccl_call_record pending[DCCL_NUM_COLLS][DCCL_JOIN_DEPTH];
-  uint32_t pending_head[DCCL_NUM_COLLS], pending_count[DCCL_NUM_COLLS];
+  dccl_join_stream streams[DCCL_NUM_COLLS]; /* calls waiting for their measurement, per collective */
   /* gaps between collectives, for the compute-intensity estimate */
   uint64_t last_end_ns;
   double gap_average_us, duration_average_us;

@@ -83,9 +83,9 @@ static dccl_action choose(dccl_comm* comm, uint64_t call, const call_view* v, in
 }
 
 /* Learning: log the call for the learner; the first call of a cell also leaves NCCL's cost table. */
-static inline void log_call(dccl_comm* comm, uint64_t call, const call_view* v, int cell, size_t bytes,
-                            dccl_action applied) {
-  dccl_call_record record = {bytes, call, applied, (uint16_t)cell, (uint8_t)v->coll, 0};
+static inline void log_call(dccl_comm* comm, uint64_t call, uint64_t coll_call, const call_view* v, int cell,
+                            size_t bytes, dccl_action applied) {
+  dccl_call_record record = {bytes, call, coll_call, applied, (uint16_t)cell, (uint8_t)v->coll, 0};
   if (v->cost != NULL && !atomic_load_explicit(&comm->costs->ready[cell], memory_order_relaxed) &&
       v->num_algo * v->num_proto <= DCCL_COST_ENTRIES) {
     float* snapshot = comm->costs->cost[cell];
@@ -98,8 +98,9 @@ static inline void log_call(dccl_comm* comm, uint64_t call, const call_view* v, 
   dccl_call_log_push(comm->call_log, &record);
 }
 
-/* Counts the call (epochs are counted in calls, on every rank alike) and checks the collective. */
-static inline int begin_call(dccl_comm* comm, int coll, uint64_t* call) {
+/* Counts the call (epochs are counted in calls, on every rank alike), checks the collective and counts
+ * the call among that collective's calls (the learner's join key with NCCL's seqNumber). */
+static inline int begin_call(dccl_comm* comm, int coll, uint64_t* call, uint64_t* coll_call) {
   *call = atomic_load_explicit(&comm->calls, memory_order_relaxed);
   atomic_store_explicit(&comm->calls, *call + 1, memory_order_relaxed);
   if (coll < 0 || coll >= DCCL_NUM_COLLS) {
@@ -108,13 +109,14 @@ static inline int begin_call(dccl_comm* comm, int coll, uint64_t* call) {
                    "getCollInfo for collective %d, which DynamICCL does not tune; left to NCCL", coll);
     return 0;
   }
+  *coll_call = comm->coll_calls[coll]++;
   return 1;
 }
 
 void dccl_tuner_decide(dccl_comm* comm, int coll, size_t bytes, int num_pipe_ops, float* cost, int num_algo,
                        int num_proto, int reg_buff, int* n_channels) {
-  uint64_t call;
-  if (!begin_call(comm, coll, &call)) return;
+  uint64_t call, coll_call;
+  if (!begin_call(comm, coll, &call, &coll_call)) return;
   if (!comm->policy_active) return;
   if (cost == NULL || n_channels == NULL || num_algo <= 0 || num_proto <= 0 || num_algo > 64 || num_proto > 64) {
     dccl_bump(&comm->counters.bad_input);
@@ -127,7 +129,7 @@ void dccl_tuner_decide(dccl_comm* comm, int coll, size_t bytes, int num_pipe_ops
   int cell = dccl_cell_for_call(coll, bytes, num_pipe_ops, reg_buff);
   dccl_action action = choose(comm, call, &v, cell, bytes, num_pipe_ops, reg_buff);
   atomic_store_explicit(&comm->last_action[coll], action, memory_order_relaxed);
-  if (atomic_load_explicit(&comm->learning, memory_order_relaxed)) log_call(comm, call, &v, cell, bytes, action);
+  if (atomic_load_explicit(&comm->learning, memory_order_relaxed)) log_call(comm, call, coll_call, &v, cell, bytes, action);
   if (dccl_action_is_nccl(action)) return;
   cost[dccl_action_algo(action) * num_proto + dccl_action_proto(action)] = 0.0f;
   if (dccl_action_channels(action) > 0) *n_channels = dccl_action_channels(action);
@@ -135,8 +137,8 @@ void dccl_tuner_decide(dccl_comm* comm, int coll, size_t bytes, int num_pipe_ops
 
 void dccl_tuner_decide_v2(dccl_comm* comm, int coll, size_t bytes, int collnet_support, int nvls_support,
                           int num_pipe_ops, int* algorithm, int* protocol, int* n_channels) {
-  uint64_t call;
-  if (!begin_call(comm, coll, &call) || !comm->policy_active) return;
+  uint64_t call, coll_call;
+  if (!begin_call(comm, coll, &call, &coll_call) || !comm->policy_active) return;
   if (algorithm == NULL || protocol == NULL || n_channels == NULL) {
     dccl_bump(&comm->counters.bad_input);
     DCCL_WARN_ONCE(&comm->logger, &comm->warned_bad_table, "getCollInfo (v2) received NULL outputs; left to NCCL");
@@ -145,7 +147,7 @@ void dccl_tuner_decide_v2(dccl_comm* comm, int coll, size_t bytes, int collnet_s
   call_view v = {NULL, 0, 0, collnet_support, nvls_support, comm->n_ranks, comm->n_nodes, coll};
   int cell = dccl_cell_for_call(coll, bytes, num_pipe_ops, 0);
   dccl_action action = choose(comm, call, &v, cell, bytes, num_pipe_ops, 0);
-  if (atomic_load_explicit(&comm->learning, memory_order_relaxed)) log_call(comm, call, &v, cell, bytes, action);
+  if (atomic_load_explicit(&comm->learning, memory_order_relaxed)) log_call(comm, call, coll_call, &v, cell, bytes, action);
   if (dccl_action_is_nccl(action)) return;
   *algorithm = dccl_action_algo(action);
   *protocol = dccl_action_proto(action);
