@@ -33,6 +33,7 @@ void dccl_agent_default_options(dccl_agent_options* o) {
   o->epsilon_min = 0.01;
   o->epsilon_halflife = 48;
   o->guard = 0.03;
+  o->explore_budget = 0; /* no limit */
   o->prior_strength = 1.0;
   o->train_every = 4;
   dccl_q_default_options(&o->q);
@@ -158,6 +159,19 @@ static void arm_update(dccl_arm* a, float x) {
   if (a->recent_count < 65535) a->recent_count++;
 }
 
+/* Books a call's latency in its cell, and what an explored call cost beyond the exploited action's mean
+ * (negative when it ran faster), against the cell's exploration budget. */
+static void charge_exploration(dccl_config_agent* agent, dccl_agent_cell* c, const dccl_agent_observation* o) {
+  c->time_us += o->latency_us;
+  if (o->decided == c->exploit) return;
+  const dccl_arm* exploited = &c->nccl[c->context];
+  if (!dccl_action_is_nccl(c->exploit)) {
+    int index = dccl_agent_action_index(agent, c->info.coll, c->exploit);
+    exploited = index >= 0 ? dccl_agent_arm(agent, c, c->context, index) : NULL;
+  }
+  if (exploited != NULL && exploited->count > 0) c->explore_cost_us += o->latency_us - exp(exploited->mean);
+}
+
 static void arm_decay(dccl_arm* a, float keep) {
   a->count *= keep;
   a->m2 *= keep;
@@ -281,6 +295,7 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
   int context = c->context, coll = c->info.coll;
   float x = (float)log(o->latency_us > 1e-3 ? o->latency_us : 1e-3);
   uint16_t replay_action = DCCL_REPLAY_NCCL;
+  charge_exploration(agent, c, o);
   if (dccl_action_is_nccl(o->decided)) {
     arm_update(&c->nccl[context], x);
     /* NCCL's own choice is also the action (its algorithm, its protocol, NCCL's channels and chunk). */
@@ -672,8 +687,13 @@ int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table) {
           raced_gain > RACE_MARGIN)
         epsilon = RACE_EPSILON;
       int bits = (int)floor(8 * epsilon + dccl_rng_uniform(&agent->rng));
+      /* Over its budget (DYNAMICCL_EXPLORE_BUDGET_PCT), a cell explores only a challenger measured
+       * faster than what it runs: a collective called 20 times in a short job (a data-parallel gradient
+       * AllReduce of 1.7 GB) cannot repay a handful of candidates 2-4x slower than NCCL's choice. */
+      int over_budget = agent->options.explore_budget > 0 && c->explore_cost_us > agent->options.explore_budget * c->time_us;
+      if (over_budget && dccl_action_is_nccl(raced)) bits = 0;
       if (bits > 0) {
-        c->explore = choose_exploration(agent, c, c->exploit, bound, raced);
+        c->explore = over_budget ? raced : choose_exploration(agent, c, c->exploit, bound, raced);
         if (c->explore != c->exploit) {
           for (int placed = 0; placed < bits && placed < 8;) {
             uint8_t bit = (uint8_t)(1u << dccl_rng_below(&agent->rng, 8));

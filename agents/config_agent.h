@@ -50,6 +50,8 @@ typedef struct dccl_agent_options {
   double epsilon_start, epsilon_restart, epsilon_min;
   double epsilon_halflife;      /* cell samples over which epsilon halves */
   double guard;                 /* e.g. 0.03: 3% */
+  double explore_budget;        /* a cell explores (beyond a raced challenger) only while its explored calls
+                                   have cost at most this share of its time (0: no limit) */
   double prior_strength;        /* pseudo-samples given to the DQN's (or the priors') prediction */
   uint64_t hold_after;          /* > 0: learn-once-then-hold after this many observations */
   int train_every;              /* observations per DQN training step */
@@ -85,6 +87,8 @@ typedef struct dccl_agent_cell {
   dccl_action calm_exploit;            /* the calm context's decision when congestion began */
   uint8_t explore_mask;
   uint64_t observations, guard_trips;
+  double time_us;                      /* latency of every call measured here in this job */
+  double explore_cost_us;              /* latency of explored calls beyond the exploited action's mean */
   dccl_autoccl_state autoccl;          /* strategy autoccl only */
 } dccl_agent_cell;
 

@@ -6,6 +6,7 @@
 # side by side on the GPU) and compare every (collective, size) with the best action (the oracle) and
 # with NCCL's own choice. The targets: >= 0.97 of the best and of NCCL's bandwidth at every size, i.e.
 # a latency ratio <= 1/0.97 = 1.031.
+# The replay measured every fourth size; misses at the sizes between (interpolated) are counted apart.
 # Usage: bench/bench_replay.sh [build-folder] [seeds] [nccl release] [workload]
 #        (defaults: build, 10, 2.28 as on the GPU machine, gpu-sweep-long; about 1 minute on 2 cores)
 set -euo pipefail
@@ -58,8 +59,19 @@ sizes=$(awk 'NF == 8 && $1 ~ /^(allgather|reducescatter|allreduce)$/' "$work/fro
 awk -v sizes="$sizes" '{ n++; over += $5; short_best += $10; short_nccl += $11; if ($6 > w) w = $6; if ($12 > wb) wb = $12 }
      END { printf "total | %d streams > 2%% slower than NCCL while learning (worst %.3f); frozen: %d sizes below 0.97 of the best, %d below 0.97 of NCCL (worst %.3f x best), over %d seeds x %d sizes\n",
                   over, w, short_best, short_nccl, wb, n, sizes }' "$work/rows.txt"
+# The replay measured every fourth size (1 KiB, 4 KiB, ... 64 MiB: what bench/gpu/run.sh compares on
+# the GPU); the sizes between are interpolated from their neighbours, so their best action is a model's.
+measured_sizes=$(awk '$1 == "measured" { print $4 }' "scenarios/profiles/$profile.profile" | sort -nu | tr '\n' ' ')
+interpolated() { # reads "collective size ..." lines, appends 1 when the size was not measured, else 0
+  awk -v measured="$measured_sizes" 'BEGIN { n = split(measured, m, " "); for (i = 1; i <= n; i++) is_measured[m[i]] = 1 }
+    { size = $2; bytes = size + 0; if (size ~ /K$/) bytes *= 1024; else if (size ~ /M$/) bytes *= 1048576; else if (size ~ /G$/) bytes *= 1073741824
+      print $0, (bytes in is_measured) ? 0 : 1 }'
+}
 echo
-echo "Sizes short of the best in the frozen policies (collective, size: seeds):"
+echo "Sizes short of the best in the frozen policies (collective, size: seeds; * interpolated, not measured):"
 for seed in $(seq 1 "$seeds"); do
   awk -v seed="$seed" 'NF == 8 && $1 ~ /^(allgather|reducescatter|allreduce)$/ && $7 > 1 / 0.97 { print $1, $2, seed, $7 }' "$work/frozen-$seed.txt"
-done | sort -k1,1 -k2,2h -k3,3n | awk '{ key = $1 " " $2; if (key != last) { if (last != "") print line; line = sprintf("  %-14s %5s: seed %s (%s)", $1, $2, $3, $4); last = key } else line = line sprintf(", %s (%s)", $3, $4) } END { if (last != "") print line }'
+done | interpolated | tee "$work/short.txt" | sort -k1,1 -k2,2h -k3,3n |
+  awk '{ key = $1 " " $2; if (key != last) { if (last != "") print line; line = sprintf("  %-14s %5s%s: seed %s (%s)", $1, $2, $5 ? "*" : " ", $3, $4); last = key } else line = line sprintf(", %s (%s)", $3, $4) } END { if (last != "") print line }'
+awk '{ if ($5) interpolated++; else measured++; if (!$5 && $4 > worst) worst = $4 }
+     END { printf "at measured sizes: %d below 0.97 of the best (worst %s x best); at interpolated sizes: %d\n", measured, worst == "" ? "-" : worst, interpolated }' "$work/short.txt"

@@ -41,6 +41,7 @@ typedef struct dccl_settings {
   double guard_pct;
   double gamma;
   double epsilon, epsilon_min;
+  double explore_budget_pct;
   double cusum_k, cusum_h;
   dccl_trigger_setting trigger;
   int max_channels;

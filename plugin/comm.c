@@ -197,6 +197,7 @@ static void setup_learning(dccl_comm* comm) {
   o.agent.epsilon_start = s->epsilon;
   o.agent.epsilon_restart = s->epsilon / 2;
   o.agent.epsilon_min = s->epsilon_min;
+  o.agent.explore_budget = s->explore_budget_pct / 100.0;
   o.agent.guard = s->guard_pct / 100.0;
   o.agent.hold_after = s->learn_for;
   o.agent.q.gamma = s->gamma;

@@ -335,6 +335,38 @@ static void test_busy_cell_keeps_exploring(void) {
   dccl_agent_free(&agent);
 }
 
+/* Every action but NCCL's choice runs 3x slower than it (a 1.7 GB data-parallel AllReduce, where
+ * NVLS is best and ring, tree and the slow protocols take 2.5-4x as long). */
+static double only_nccl_latency(dccl_action a) { return dccl_action_is_nccl(a) ? 38000 : 3 * 38000; }
+
+/* Explored calls of a cell called `calls` times, decided before every call (a rare collective: each of
+ * its calls in another epoch), with exploration budget `budget`. */
+static int rare_cell_explorations(int calls, double budget) {
+  setup(1);
+  agent.options.explore_budget = budget;
+  uint32_t n = 0;
+  int explored = 0;
+  for (int k = 0; k < calls; k++) {
+    dccl_agent_decide(&agent, &table);
+    dccl_action a = dccl_table_action(&table, cell, n++);
+    explored += !dccl_action_is_nccl(a);
+    observe(cell, bytes, a, only_nccl_latency(a) * exp(0.03 * dccl_rng_normal(&noise)));
+  }
+  dccl_agent_free(&agent);
+  return explored;
+}
+
+/* With DYNAMICCL_EXPLORE_BUDGET_PCT=10, a collective called 20 times in a job explores one or two
+ * candidates, not a handful: each explored call costs two calls' worth, and its 20 calls cannot repay
+ * that. The next candidate waits until the cell's time has grown tenfold the cost. */
+static void test_rare_cell_explores_within_budget(void) {
+  int budgeted = rare_cell_explorations(20, 0.10), unlimited = rare_cell_explorations(20, 0);
+  CHECK_MSG(budgeted >= 1 && budgeted <= 2, "%d of 20 calls explored within a 10%% budget", budgeted);
+  CHECK_MSG(unlimited >= 4, "%d of 20 calls explored without a budget", unlimited);
+  int long_run = rare_cell_explorations(400, 0.10);
+  CHECK_MSG(long_run >= 5 && long_run <= 1 + 400 * 0.10 / 2, "%d of 400 calls explored within a 10%% budget", long_run);
+}
+
 static void test_frozen_publishes_no_exploration(void) {
   setup(1);
   uint32_t n = 0;
@@ -405,6 +437,7 @@ int main(void) {
   RUN(test_capped_duplicates_are_not_explored);
   RUN(test_challenger_is_raced_until_proven);
   RUN(test_busy_cell_keeps_exploring);
+  RUN(test_rare_cell_explores_within_budget);
   RUN(test_frozen_publishes_no_exploration);
   RUN(test_autoccl_searches_then_holds);
   RUN(test_bandit_converges_to_the_best);
