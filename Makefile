@@ -1,7 +1,8 @@
 # DynamICCL build. `make` builds the plugin, the CLI and the tests; `make test` runs every test,
 # then the same tests under AddressSanitizer and UndefinedBehaviorSanitizer; `make demo` runs the
 # simulated-cluster demo; `make bench` runs the hot-path, simulator and trigger benchmarks;
-# `make bench-agents` evaluates the learning agents; `make bench-replay` them on the GPU replay.
+# `make bench-agents` evaluates the learning agents; `make bench-replay` them on the GPU replay;
+# `make bench-learner` whether the background learner keeps up with back-to-back collectives.
 
 CC ?= cc
 BUILD ?= build
@@ -58,7 +59,7 @@ else
   Q = @
 endif
 
-.PHONY: all plugin test test-fast test-asan test-coordination-long fuzz report demo bench bench-agents bench-replay clean
+.PHONY: all plugin test test-fast test-asan test-coordination-long fuzz report demo bench bench-agents bench-replay bench-learner clean
 .SECONDARY:
 all: plugin $(CLI) $(TESTS) $(BENCHES) $(BUILD)/fuzz_wire $(GPU_TOOLS)
 plugin: $(TUNER_SO) $(PROFILER_SO)
@@ -162,6 +163,10 @@ bench-agents: all
 # Issue 5's per-size targets on the replayed GPU measurements: learn, then the saved policy frozen.
 bench-replay: all
 	@bench/bench_replay.sh $(BUILD)
+
+# Whether the plugin's background learner keeps up with back-to-back collectives (library, paced).
+bench-learner: all
+	@bench/bench_learner_pace.sh $(BUILD)
 
 clean:
 	rm -rf build build-asan

@@ -23,6 +23,7 @@
 #define RACE_EPSILON 0.25   /* exploration rate while a challenger is raced */
 #define RACE_FLOOR_SAMPLES 2 /* a challenger holds epsilon at RACE_EPSILON from this many samples, */
 #define RACE_MARGIN 0.03    /* and while it measures this much faster (log latency: 3%) than the exploited action */
+#define BEHIND_TRAIN_SHARE 4 /* while the learner is behind, one DQN training step in this many runs */
 #define SLOW_RELATIVES 0.6931471805599453 /* log 2: relatives twice slower than the best measured beside them */
 
 void dccl_agent_default_options(dccl_agent_options* o) {
@@ -332,10 +333,30 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
                            (uint8_t)c->dynamic.trigger_state, x, c->dynamic.cusum_up, c->dynamic.cusum_down,
                            c->dynamic.congested_fraction, c->dynamic.latency_ratio, c->dynamic.intensity};
     dccl_q_remember(&agent->q, &e);
-    if (agent->options.train_every > 0 && agent->stats.observations % (uint64_t)agent->options.train_every == 0)
-      dccl_q_train(&agent->q, &agent->rng, build_sample, agent);
+    if (agent->options.train_every > 0 && agent->stats.observations % (uint64_t)agent->options.train_every == 0) {
+      /* While the learner is behind the job, one step in BEHIND_TRAIN_SHARE trains; the others are owed. */
+      uint64_t due = agent->stats.observations / (uint64_t)agent->options.train_every;
+      if (!agent->defer_training || due % BEHIND_TRAIN_SHARE == 0) {
+        dccl_q_train(&agent->q, &agent->rng, build_sample, agent);
+      } else if (agent->training_owed < DCCL_AGENT_MAX_OWED) {
+        agent->training_owed++;
+        agent->stats.training_deferred++;
+      } else {
+        agent->stats.training_dropped++;
+      }
+    }
   }
   if (agent->options.hold_after > 0 && agent->stats.observations >= agent->options.hold_after) agent->holding = 1;
+}
+
+int dccl_agent_train_owed(dccl_config_agent* agent, int max_steps) {
+  int ran = 0;
+  for (; ran < max_steps && agent->training_owed > 0; ran++) {
+    agent->training_owed--;
+    if (agent->options.learning && !agent->holding && agent->options.strategy == DCCL_STRATEGY_DQN)
+      dccl_q_train(&agent->q, &agent->rng, build_sample, agent);
+  }
+  return ran;
 }
 
 void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int event) {

@@ -94,6 +94,8 @@ typedef struct dccl_agent_cell {
 
 typedef struct dccl_agent_stats {
   uint64_t observations, explorations_published, guard_trips, restarts, invalid_actions, stale_samples;
+  uint64_t training_deferred, training_dropped; /* DQN steps owed while the learner was behind; steps
+                                                  dropped beyond DCCL_AGENT_MAX_OWED */
 } dccl_agent_stats;
 
 typedef struct dccl_config_agent {
@@ -111,6 +113,8 @@ typedef struct dccl_config_agent {
   size_t measured_count, measured_capacity;
   dccl_q_network q;
   int holding;
+  int defer_training;     /* set by the learner while it is behind the job: 3 training steps in 4 are owed */
+  uint32_t training_owed; /* DQN steps owed (at most DCCL_AGENT_MAX_OWED) */
   dccl_agent_stats stats;
   uint64_t newest_epoch; /* the newest epoch an observation came from */
 } dccl_config_agent;
@@ -135,6 +139,10 @@ size_t dccl_agent_memory_bytes(const dccl_config_agent* agent);
 /* NCCL's cost table for a cell, as the hot path saw it (marks actions NCCL ignores as invalid). */
 void dccl_agent_set_cost(dccl_config_agent* agent, int cell, const float* cost);
 void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* observation);
+/* Runs up to `max_steps` of the DQN training steps owed since defer_training was set; returns how many
+ * ran. The learner pays them back when it has caught up with the job. */
+int dccl_agent_train_owed(dccl_config_agent* agent, int max_steps);
+#define DCCL_AGENT_MAX_OWED 4096
 /* Agent-1 event on stream (collective, size bin): DCCL_TRIGGER_EVENT_ONSET or _RECOVERED. */
 void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int event);
 /* Writes the decisions of changed cells into `table` (a copy of the table in force). Returns the

@@ -30,5 +30,11 @@ void dccl_queue_free(dccl_measurement_queue* queue);
 int dccl_queue_push(dccl_measurement_queue* queue, const dccl_measurement* value);
 /* Returns 1 and fills `out` when an element was taken, 0 when empty. */
 int dccl_queue_pop(dccl_measurement_queue* queue, dccl_measurement* out);
+/* Elements queued or being pushed (an estimate while producers run). */
+static inline size_t dccl_queue_backlog(dccl_measurement_queue* queue) {
+  size_t head = atomic_load_explicit(&queue->head, memory_order_relaxed);
+  size_t tail = atomic_load_explicit(&queue->tail, memory_order_relaxed);
+  return head > tail ? head - tail : 0;
+}
 
 #endif

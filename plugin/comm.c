@@ -342,13 +342,18 @@ int dccl_comm_attach_profiler(dccl_comm* comm, int abi_version, int rank) {
 }
 
 #define DRAIN_BATCH 512
+#define BEHIND_BACKLOG 256 /* measurements waiting at the start of a pass: the learner is behind the job */
+#define PAYBACK_STEPS 8    /* owed DQN training steps paid back per pass once caught up (~1 ms) */
 
 int dccl_comm_drain(dccl_comm* comm) {
   if (!comm->profiling) return 0;
   dccl_learner_inputs in;
   learner_inputs(comm, &in);
   int learning = atomic_load_explicit(&comm->learning, memory_order_acquire);
-  if (learning) dccl_learner_begin(comm->learner, &in);
+  if (learning) {
+    dccl_learner_defer_training(comm->learner, dccl_queue_backlog(&comm->queue) >= BEHIND_BACKLOG);
+    dccl_learner_begin(comm->learner, &in);
+  }
   /* A bounded pass: the learner publishes at the end of each, so a learner slower than the job
    * still publishes regularly (the measurements left wait for the next pass). */
   dccl_measurement m;
@@ -364,6 +369,10 @@ int dccl_comm_drain(dccl_comm* comm) {
   }
   if (learning) {
     dccl_learner_end(comm->learner, &in);
+    if (dccl_queue_backlog(&comm->queue) < BEHIND_BACKLOG / 4) {
+      dccl_learner_defer_training(comm->learner, 0);
+      dccl_learner_pay_training(comm->learner, PAYBACK_STEPS);
+    }
     if (comm->settings.save_seconds > 0 && dccl_monotonic_seconds() - comm->last_save_seconds >= comm->settings.save_seconds)
       save_policy(comm, 0);
   }
@@ -447,12 +456,14 @@ void dccl_comm_destroy(dccl_comm* comm) {
     dccl_agent_stats* a = &l->agent.stats;
     DCCL_INFO(&comm->logger,
               "learner: %llu measurements (%llu unmatched, %llu of them of calls it lost), %llu tables published, %llu congestion onsets, %llu "
-              "recoveries, %llu guard trips, %.1f us of background CPU per 1000 measurements, %.1f MiB",
+              "recoveries, %llu guard trips, %.1f us of background CPU per 1000 measurements, %llu DQN training steps put off "
+              "while behind (%llu dropped, %u still owed), %.1f MiB",
               (unsigned long long)l->counters.measurements, (unsigned long long)l->counters.unjoined,
               (unsigned long long)l->counters.lost_calls, (unsigned long long)l->counters.publications, (unsigned long long)l->counters.onsets,
               (unsigned long long)l->counters.recoveries, (unsigned long long)a->guard_trips,
               /* ns per measurement = us per 1000 measurements */
               l->counters.measurements ? (double)l->counters.cpu_ns / (double)l->counters.measurements : 0.0,
+              (unsigned long long)a->training_deferred, (unsigned long long)a->training_dropped, l->agent.training_owed,
               dccl_learning_memory_bytes(comm->learner) / 1048576.0);
     save_policy(comm, 1);
   }

@@ -218,6 +218,16 @@ void dccl_learner_step(dccl_learner* l, const dccl_learner_inputs* in) {
   dccl_learner_end(l, in);
 }
 
+void dccl_learner_defer_training(dccl_learner* l, int defer) { l->agent.defer_training = defer; }
+
+int dccl_learner_pay_training(dccl_learner* l, int max_steps) {
+  if (l->agent.training_owed == 0) return 0;
+  uint64_t started = dccl_thread_cpu_ns();
+  int paid = dccl_agent_train_owed(&l->agent, max_steps);
+  l->counters.cpu_ns += dccl_thread_cpu_ns() - started;
+  return paid;
+}
+
 void dccl_learner_publish_initial(dccl_learner* l, dccl_table_store* tables) {
   dccl_agent_exploit_table(&l->agent, dccl_table_store_initial(tables));
 }

@@ -130,6 +130,11 @@ void dccl_learner_begin(dccl_learner* learner, const dccl_learner_inputs* inputs
 void dccl_learner_take(dccl_learner* learner, const dccl_learner_inputs* inputs, const dccl_measurement* measurement);
 void dccl_learner_end(dccl_learner* learner, const dccl_learner_inputs* inputs);
 void dccl_learner_step(dccl_learner* learner, const dccl_learner_inputs* inputs);
+/* Behind the job (measurements waiting), the learner runs one DQN training step in 4 and owes the
+ * others: training is most of its CPU time, and a learner that falls over 1,024 calls behind loses
+ * measurements. Caught up, it pays up to `max_steps` owed steps back per call. */
+void dccl_learner_defer_training(dccl_learner* learner, int defer);
+int dccl_learner_pay_training(dccl_learner* learner, int max_steps);
 /* Writes the current decisions into the table of epoch 0, before the first call (a frozen policy,
  * or a warm start). */
 void dccl_learner_publish_initial(dccl_learner* learner, struct dccl_table_store* tables);
