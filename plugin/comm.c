@@ -341,11 +341,10 @@ int dccl_comm_attach_profiler(dccl_comm* comm, int abi_version, int rank) {
   return comm->profiling ? (ncclProfileColl | ncclProfileKernelCh) : 0;
 }
 
-#define DRAIN_BATCH 512
 #define BEHIND_BACKLOG 256 /* measurements waiting at the start of a pass: the learner is behind the job */
 #define PAYBACK_STEPS 8    /* owed DQN training steps paid back per pass once caught up (~1 ms) */
 
-int dccl_comm_drain(dccl_comm* comm) {
+int dccl_comm_drain(dccl_comm* comm, int max_measurements) {
   if (!comm->profiling) return 0;
   dccl_learner_inputs in;
   learner_inputs(comm, &in);
@@ -358,7 +357,7 @@ int dccl_comm_drain(dccl_comm* comm) {
    * still publishes regularly (the measurements left wait for the next pass). */
   dccl_measurement m;
   int taken = 0;
-  for (; taken < DRAIN_BATCH && dccl_queue_pop(&comm->queue, &m); taken++) {
+  for (; taken < max_measurements && dccl_queue_pop(&comm->queue, &m); taken++) {
     if (learning) dccl_learner_take(comm->learner, &in, &m);
     if (comm->trace != NULL) {
       fprintf(comm->trace, "%d,%llu,%s,%llu,%s,%s,%u,%u,%llu,%llu\n", comm->rank, (unsigned long long)m.seq,
@@ -417,7 +416,7 @@ void dccl_comm_destroy(dccl_comm* comm) {
   if (comm == NULL) return;
   if (comm->profiling) {
     dccl_event_pool_unregister(comm->slot);
-    while (dccl_comm_drain(comm) == DRAIN_BATCH) {
+    while (dccl_comm_drain(comm, DCCL_DRAIN_STEP) == DCCL_DRAIN_STEP) {
     }
     dccl_event_counters* e = &comm->events.counters;
     DCCL_INFO(&comm->logger,

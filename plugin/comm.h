@@ -91,11 +91,14 @@ dccl_comm* dccl_comm_create(uint32_t slot, int comm_id_known, uint64_t comm_id, 
 void dccl_comm_attach_tuner(dccl_comm* comm, int abi_version);
 /* Sets up measurement for the profiler half; returns the activation mask NCCL should use. */
 int dccl_comm_attach_profiler(dccl_comm* comm, int abi_version, int rank);
-/* Hands pending measurements (at most 512 per pass) to the trace file and the learner, publishes the
- * learner's decisions when an epoch has begun, and saves the policy when it is time. Called by the
- * background thread (or, in synchronous simulations, by the emulator) and at destroy. Returns the
- * number of measurements taken. */
-int dccl_comm_drain(dccl_comm* comm);
+/* Hands pending measurements (at most `max_measurements` in this pass) to the trace file and the
+ * learner, publishes the learner's decisions when an epoch has begun, and saves the policy when it is
+ * time. Called by the background thread (DCCL_DRAIN_WORKER: a learner behind the job publishes every
+ * epoch's worth, and the thread does not pause while it is behind), by synchronous simulations once per
+ * step (DCCL_DRAIN_STEP), and at destroy. Returns the number taken (`max_measurements`: more may wait). */
+#define DCCL_DRAIN_WORKER 64
+#define DCCL_DRAIN_STEP 512
+int dccl_comm_drain(dccl_comm* comm, int max_measurements);
 /* Hot-path slow path of a coordinated worker: waits until the leader's table for the epoch of `call`
  * has arrived, logging an error every DYNAMICCL_COORD_TIMEOUT_S. Never returns NULL. */
 const dccl_table* dccl_comm_wait_for_table(dccl_comm* comm, uint64_t call);

@@ -32,6 +32,7 @@ static void* worker_main(void* unused) {
   dccl_comm* batch[64];
   pthread_mutex_lock(&registry_lock);
   while (!worker_stop) {
+    int behind = 0; /* a communicator had more measurements than one pass takes: no pause */
     /* Snapshot under the lock, drain outside it, so init/finalize never wait on file writes. */
     for (int start = 0; start < DCCL_MAX_COMM_SLOTS;) {
       int n = 0;
@@ -42,11 +43,12 @@ static void* worker_main(void* unused) {
         }
       if (n == 0) continue;
       pthread_mutex_unlock(&registry_lock);
-      for (int i = 0; i < n; i++) dccl_comm_drain(batch[i]);
+      for (int i = 0; i < n; i++) behind |= dccl_comm_drain(batch[i], DCCL_DRAIN_WORKER) >= DCCL_DRAIN_WORKER;
       pthread_mutex_lock(&registry_lock);
       for (int i = 0; i < n; i++) batch[i]->worker_refs--;
       pthread_cond_broadcast(&registry_changed);
     }
+    if (behind) continue;
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
     deadline.tv_nsec += WORKER_PERIOD_NS;
@@ -214,5 +216,5 @@ void dccl_registry_set_manual(int manual) {
 }
 
 void dccl_plugin_sync_step(void* tuner_context) {
-  if (tuner_context != NULL) dccl_comm_drain(tuner_context);
+  if (tuner_context != NULL) dccl_comm_drain(tuner_context, DCCL_DRAIN_STEP);
 }
