@@ -160,16 +160,20 @@ static void arm_update(dccl_arm* a, float x) {
   if (a->recent_count < 65535) a->recent_count++;
 }
 
+/* The arm of `exploit` in the cell's context: NCCL's own arm for NCCL's choice; NULL when the action is
+ * not in the action space. */
+static const dccl_arm* exploited_arm(dccl_config_agent* agent, dccl_agent_cell* c, dccl_action exploit) {
+  if (dccl_action_is_nccl(exploit)) return &c->nccl[c->context];
+  int index = dccl_agent_action_index(agent, c->info.coll, exploit);
+  return index >= 0 ? dccl_agent_arm(agent, c, c->context, index) : NULL;
+}
+
 /* Books a call's latency in its cell, and what an explored call cost beyond the exploited action's mean
  * (negative when it ran faster), against the cell's exploration budget. */
 static void charge_exploration(dccl_config_agent* agent, dccl_agent_cell* c, const dccl_agent_observation* o) {
   c->time_us += o->latency_us;
   if (o->decided == c->exploit) return;
-  const dccl_arm* exploited = &c->nccl[c->context];
-  if (!dccl_action_is_nccl(c->exploit)) {
-    int index = dccl_agent_action_index(agent, c->info.coll, c->exploit);
-    exploited = index >= 0 ? dccl_agent_arm(agent, c, c->context, index) : NULL;
-  }
+  const dccl_arm* exploited = exploited_arm(agent, c, c->exploit);
   if (exploited != NULL && exploited->count > 0) c->explore_cost_us += o->latency_us - exp(exploited->mean);
 }
 
@@ -469,12 +473,8 @@ static double best_measured_reward(const dccl_config_agent* agent, dccl_agent_ce
 /* The reward the exploited action stands for: its measured mean, or its confidence bound when that is
  * higher (NCCL's choice: 0). */
 static double exploited_reward(dccl_config_agent* agent, dccl_agent_cell* c, dccl_action exploit, double best_bound) {
-  double reward = 0;
-  int index = dccl_action_is_nccl(exploit) ? -1 : dccl_agent_action_index(agent, c->info.coll, exploit);
-  if (index >= 0) {
-    const dccl_arm* a = dccl_agent_arm(agent, c, c->context, index);
-    if (a->count > 0) reward = c->nccl[c->context].mean - a->mean;
-  }
+  const dccl_arm* a = exploited_arm(agent, c, exploit);
+  double reward = a != NULL && a->count > 0 ? c->nccl[c->context].mean - a->mean : 0;
   return reward > best_bound ? reward : best_bound;
 }
 

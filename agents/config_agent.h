@@ -98,6 +98,8 @@ typedef struct dccl_agent_stats {
                                                   dropped beyond DCCL_AGENT_MAX_OWED */
 } dccl_agent_stats;
 
+#define DCCL_AGENT_MAX_OWED 4096 /* DQN training steps a learner behind the job may owe */
+
 typedef struct dccl_config_agent {
   dccl_agent_options options;
   dccl_rng rng;
@@ -142,7 +144,6 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
 /* Runs up to `max_steps` of the DQN training steps owed since defer_training was set; returns how many
  * ran. The learner pays them back when it has caught up with the job. */
 int dccl_agent_train_owed(dccl_config_agent* agent, int max_steps);
-#define DCCL_AGENT_MAX_OWED 4096
 /* Agent-1 event on stream (collective, size bin): DCCL_TRIGGER_EVENT_ONSET or _RECOVERED. */
 void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int event);
 /* Writes the decisions of changed cells into `table` (a copy of the table in force). Returns the

@@ -11,8 +11,8 @@
 set -euo pipefail
 build=${1:-build}
 repeats=${2:-5}
-shift 2 2>/dev/null || shift $#
-paces=${*:-20 40 100}
+paces=${*:3}
+paces=${paces:-20 40 100}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 printf 'sweep allreduce 1M 64M x20 gap=20us\nsweep allgather 1M 64M x20 gap=20us\nrepeat 60\n' > "$work/workload"

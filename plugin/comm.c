@@ -368,10 +368,7 @@ int dccl_comm_drain(dccl_comm* comm, int max_measurements) {
   }
   if (learning) {
     dccl_learner_end(comm->learner, &in);
-    if (dccl_queue_backlog(&comm->queue) < BEHIND_BACKLOG / 4) {
-      dccl_learner_defer_training(comm->learner, 0);
-      dccl_learner_pay_training(comm->learner, PAYBACK_STEPS);
-    }
+    if (dccl_queue_backlog(&comm->queue) < BEHIND_BACKLOG / 4) dccl_learner_pay_training(comm->learner, PAYBACK_STEPS);
     if (comm->settings.save_seconds > 0 && dccl_monotonic_seconds() - comm->last_save_seconds >= comm->settings.save_seconds)
       save_policy(comm, 0);
   }

@@ -57,12 +57,14 @@ static void log_calls(fixture* f, int n, uint64_t bytes) {
   }
 }
 
-static void measure(fixture* f, uint64_t coll_call, uint64_t bytes, dccl_action ran) {
+/* A measurement of `ran` whose seqNumber is `position` (NCCL's count of this collective's operations,
+ * equal to our call number until NCCL aggregates grouped calls) plus SEQ_OFFSET. */
+static void measure(fixture* f, uint64_t position, uint64_t bytes, dccl_action ran) {
   dccl_measurement m = {0};
-  m.seq = coll_call + SEQ_OFFSET;
+  m.seq = position + SEQ_OFFSET;
   m.bytes = bytes;
   m.duration_ns = ran == f->fast ? 100000 : 300000;
-  m.gpu_start_ns = 1000000 * (coll_call + 1);
+  m.gpu_start_ns = 1000000 * (position + 1);
   m.coll = COLL;
   m.algo = (uint8_t)dccl_action_algo(ran);
   m.proto = (uint8_t)dccl_action_proto(ran);
@@ -187,21 +189,8 @@ static void test_aggregated_calls_leave_the_join_in_step(void) {
   /* The group's three measurements carry seqNumbers group .. group + 2 (+ SEQ_OFFSET). */
   for (int k = 0; k < 3; k++) measure(&f, group + (uint64_t)k, BYTES / 4, f.fast);
   /* The later calls' seqNumbers are now 2 ahead of their call numbers. */
-  for (uint64_t c = first; c < first + 32; c++) {
-    if (c == first + 13) continue; /* lost */
-    dccl_measurement m = {0};
-    m.seq = c + 2 + SEQ_OFFSET;
-    m.bytes = BYTES;
-    dccl_action ran = decided_for(&f, c);
-    m.duration_ns = ran == f.fast ? 100000 : 300000;
-    m.gpu_start_ns = 1000000 * (c + 3);
-    m.coll = COLL;
-    m.algo = (uint8_t)dccl_action_algo(ran);
-    m.proto = (uint8_t)dccl_action_proto(ran);
-    m.channels = m.channels_measured = (uint8_t)dccl_action_channels(ran);
-    dccl_learner_begin(f.learner, &f.inputs);
-    dccl_learner_take(f.learner, &f.inputs, &m);
-  }
+  for (uint64_t c = first; c < first + 32; c++)
+    if (c != first + 13) measure(&f, c + 2, BYTES, decided_for(&f, c)); /* call first + 13: lost */
   CHECK_EQ_INT(f.learner->counters.joined, 8 + 31);
   int fast = 0, slow = 0;
   expect(&f, 0, 8, NULL, &fast, &slow);
