@@ -103,34 +103,31 @@ double dccl_q_train(dccl_q_network* q, dccl_rng* rng, dccl_q_sample_builder buil
   return loss;
 }
 
+/* ReLU as the evaluation has always written it: anything not above 0 (NaN included) becomes 0. */
+static void clip_negative(float* values, int n) {
+  for (int i = 0; i < n; i++) values[i] = values[i] > 0 ? values[i] : 0;
+}
+
+#define EVALUATE_CHUNK 32
+
 void dccl_q_evaluate(dccl_q_network* q, const float* state, const float* actions, int count, float* out) {
   const dccl_dense* l1 = &q->online_mlp.layers[0];
   const dccl_dense* l2 = &q->online_mlp.layers[1];
   const dccl_dense* l3 = &q->online_mlp.layers[2];
+  /* The first layer's state half is shared by every candidate: computed once. */
   float state_part[DCCL_Q_HIDDEN1];
-  for (int h = 0; h < DCCL_Q_HIDDEN1; h++) {
-    const float* w = l1->w + (size_t)h * DCCL_Q_INPUTS;
-    float sum = l1->b[h];
-    for (int i = 0; i < DCCL_STATE_FEATURES; i++) sum += w[i] * state[i];
-    state_part[h] = sum;
-  }
-  for (int k = 0; k < count; k++) {
-    const float* a = actions + (size_t)k * DCCL_ACTION_FEATURES;
-    float h1[DCCL_Q_HIDDEN1], h2[DCCL_Q_HIDDEN2];
-    for (int h = 0; h < DCCL_Q_HIDDEN1; h++) {
-      const float* w = l1->w + (size_t)h * DCCL_Q_INPUTS + DCCL_STATE_FEATURES;
-      float sum = state_part[h];
-      for (int i = 0; i < DCCL_ACTION_FEATURES; i++) sum += w[i] * a[i];
-      h1[h] = sum > 0 ? sum : 0;
-    }
-    for (int h = 0; h < DCCL_Q_HIDDEN2; h++) {
-      const float* w = l2->w + (size_t)h * DCCL_Q_HIDDEN1;
-      float sum = l2->b[h];
-      for (int i = 0; i < DCCL_Q_HIDDEN1; i++) sum += w[i] * h1[i];
-      h2[h] = sum > 0 ? sum : 0;
-    }
-    float value = l3->b[0];
-    for (int i = 0; i < DCCL_Q_HIDDEN2; i++) value += l3->w[i] * h2[i];
-    out[k] = value;
+  dccl_affine_rows(l1->w, DCCL_Q_INPUTS, l1->b, DCCL_STATE_FEATURES, state, DCCL_STATE_FEATURES, state_part,
+                   DCCL_Q_HIDDEN1, DCCL_Q_HIDDEN1, 1);
+  for (int first = 0; first < count; first += EVALUATE_CHUNK) {
+    int rows = count - first < EVALUATE_CHUNK ? count - first : EVALUATE_CHUNK;
+    float h1[EVALUATE_CHUNK * DCCL_Q_HIDDEN1], h2[EVALUATE_CHUNK * DCCL_Q_HIDDEN2];
+    dccl_affine_rows(l1->w + DCCL_STATE_FEATURES, DCCL_Q_INPUTS, state_part, DCCL_ACTION_FEATURES,
+                     actions + (size_t)first * DCCL_ACTION_FEATURES, DCCL_ACTION_FEATURES, h1, DCCL_Q_HIDDEN1,
+                     DCCL_Q_HIDDEN1, rows);
+    clip_negative(h1, rows * DCCL_Q_HIDDEN1);
+    dccl_affine_rows(l2->w, DCCL_Q_HIDDEN1, l2->b, DCCL_Q_HIDDEN1, h1, DCCL_Q_HIDDEN1, h2, DCCL_Q_HIDDEN2,
+                     DCCL_Q_HIDDEN2, rows);
+    clip_negative(h2, rows * DCCL_Q_HIDDEN2);
+    dccl_affine_rows(l3->w, DCCL_Q_HIDDEN2, l3->b, DCCL_Q_HIDDEN2, h2, DCCL_Q_HIDDEN2, out + first, 1, 1, rows);
   }
 }

@@ -18,17 +18,7 @@ int dccl_dense_init(dccl_dense* layer, dccl_params* params, int in, int out, dcc
 }
 
 void dccl_dense_forward(const dccl_dense* layer, const float* x, float* y, int batch) {
-  int in = layer->in, out = layer->out;
-  for (int r = 0; r < batch; r++) {
-    const float* xr = x + (size_t)r * in;
-    float* yr = y + (size_t)r * out;
-    for (int o = 0; o < out; o++) {
-      const float* w = layer->w + (size_t)o * in;
-      float sum = layer->b[o];
-      for (int i = 0; i < in; i++) sum += w[i] * xr[i];
-      yr[o] = sum;
-    }
-  }
+  dccl_affine_rows(layer->w, layer->in, layer->b, layer->in, x, layer->in, y, layer->out, layer->out, batch);
 }
 
 void dccl_dense_backward(const dccl_dense* layer, dccl_params* params, const float* x, const float* dy, float* dx,
@@ -102,8 +92,7 @@ const float* dccl_mlp_forward(dccl_mlp* mlp, const float* x, int batch) {
     dccl_dense_forward(&mlp->layers[l], mlp->activations[l], mlp->activations[l + 1], batch);
     if (l + 1 < mlp->n_layers) {
       float* a = mlp->activations[l + 1];
-      for (int i = 0; i < batch * mlp->sizes[l + 1]; i++)
-        if (a[i] < 0) a[i] = 0;
+      for (int i = 0; i < batch * mlp->sizes[l + 1]; i++) a[i] = a[i] < 0 ? 0.0f : a[i]; /* a select: vectorized */
     }
   }
   return mlp->activations[mlp->n_layers];
@@ -118,8 +107,7 @@ void dccl_mlp_backward(dccl_mlp* mlp, dccl_params* params, const float* d_output
     if (l > 0) {
       /* ReLU: no gradient where the activation was clipped. */
       const float* a = mlp->activations[l];
-      for (int i = 0; i < batch * mlp->sizes[l]; i++)
-        if (a[i] <= 0) dx[i] = 0;
+      for (int i = 0; i < batch * mlp->sizes[l]; i++) dx[i] = a[i] <= 0 ? 0.0f : dx[i];
     }
   }
 }

@@ -15,6 +15,10 @@ typedef struct dccl_dense {
 /* Takes in*out + out parameters from the block; He-uniform initialisation from `rng`. */
 int dccl_dense_init(dccl_dense* layer, dccl_params* params, int in, int out, dccl_rng* rng);
 static inline size_t dccl_dense_param_count(int in, int out) { return (size_t)in * out + out; }
+/* y[r][o] = start[o] + sum over i < n of w[o * w_stride + i] * x[r * x_stride + i], for `rows` rows and
+ * `out` outputs written at y[r * y_stride + o]; each sum added in order of i, as a plain loop would. */
+void dccl_affine_rows(const float* w, int w_stride, const float* start, int n, const float* x, int x_stride,
+                      float* y, int y_stride, int out, int rows);
 /* y[batch][out] = x[batch][in] W^T + b */
 void dccl_dense_forward(const dccl_dense* layer, const float* x, float* y, int batch);
 /* Accumulates dW, db from x and dy; writes dx when not NULL. */

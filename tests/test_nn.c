@@ -1,6 +1,6 @@
 /* tests/test_nn.c: every gradient of the neural-network layer checked against central finite
- * differences (dense, MLP through ReLU, LSTM through time, Huber), Adam and clipping, and both
- * networks actually learning a small task. */
+ * differences (dense, MLP through ReLU, LSTM through time, Huber), Adam and clipping, both networks
+ * actually learning a small task, and the blocked affine kernel bit for bit against a plain loop. */
 #include "../nn/dense.h"
 #include "../nn/loss.h"
 #include "../nn/lstm.h"
@@ -218,7 +218,42 @@ static void test_training_converges(void) {
   dccl_params_free(&p);
 }
 
+/* ---- the blocked kernel ---- */
+/* dccl_affine_rows must give the bits a plain loop gives (each sum in order of i), for every shape
+ * around its 8- and 4-row and 4-output blocks, with strides wider than the rows, and for rows too long
+ * to pack (over 256 inputs). */
+static void test_affine_rows_matches_plain_loop(void) {
+  enum { MAX_N = 300, MAX_OUT = 10, MAX_ROWS = 10, W_STRIDE = MAX_N + 3, X_STRIDE = MAX_N + 1, Y_STRIDE = 12 };
+  static float w[MAX_OUT * W_STRIDE], x[MAX_ROWS * X_STRIDE];
+  float start[MAX_OUT], y[MAX_ROWS * Y_STRIDE], expected[MAX_ROWS * Y_STRIDE];
+  const int lengths[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 64, 256, 257, 300};
+  dccl_rng rng;
+  dccl_rng_seed(&rng, 11);
+  /* Values over several magnitudes, so that a different order of additions changes low bits. */
+  for (int i = 0; i < MAX_OUT * W_STRIDE; i++) w[i] = (float)((dccl_rng_uniform(&rng) - 0.5) * pow(10, (i % 7) - 3));
+  for (int i = 0; i < MAX_OUT; i++) start[i] = (float)(dccl_rng_uniform(&rng) - 0.5);
+  for (int i = 0; i < MAX_ROWS * X_STRIDE; i++) x[i] = (float)((dccl_rng_uniform(&rng) - 0.5) * pow(10, (i % 5) - 2));
+  int mismatches = 0, cases = 0;
+  for (size_t length = 0; length < sizeof(lengths) / sizeof(lengths[0]); length++)
+    for (int out = 1; out <= MAX_OUT; out++)
+      for (int rows = 1; rows <= MAX_ROWS; rows++) {
+        int n = lengths[length];
+        for (int i = 0; i < MAX_ROWS * Y_STRIDE; i++) y[i] = expected[i] = -7.0f; /* untouched outside */
+        for (int r = 0; r < rows; r++)
+          for (int o = 0; o < out; o++) {
+            float sum = start[o];
+            for (int i = 0; i < n; i++) sum += w[o * W_STRIDE + i] * x[r * X_STRIDE + i];
+            expected[r * Y_STRIDE + o] = sum;
+          }
+        dccl_affine_rows(w, W_STRIDE, start, n, x, X_STRIDE, y, Y_STRIDE, out, rows);
+        if (memcmp(y, expected, sizeof(y)) != 0) mismatches++;
+        cases++;
+      }
+  CHECK_MSG(mismatches == 0, "%d of %d shapes differ from the plain loop", mismatches, cases);
+}
+
 int main(void) {
+  RUN(test_affine_rows_matches_plain_loop);
   RUN(test_mlp_gradients);
   RUN(test_lstm_gradients);
   RUN(test_huber);
