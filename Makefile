@@ -64,7 +64,7 @@ endif
 all: plugin $(CLI) $(TESTS) $(BENCHES) $(BUILD)/fuzz_wire $(GPU_TOOLS)
 plugin: $(TUNER_SO) $(PROFILER_SO)
 
-# The neural nets' elementwise loops (backward passes, Adam, clipping, LSTM gates) vectorized: without
+# The neural nets' elementwise loops (backward passes, Adam, ReLU, the LSTM's cell updates) vectorized: without
 # -ffast-math no compiler reorders floating-point arithmetic, so the results are bit for bit those of
 # -O2; -fno-math-errno lets sqrtf (Adam) vectorize. nn/affine.c, the forward kernel, stays at -O2: its
 # blocks are vectorized as written, and -O3's loop vectorizer would reshuffle them (2-3x slower).

@@ -31,7 +31,7 @@
 void dccl_affine_rows(const float* w, int w_stride, const float* start, int n, const float* x, int x_stride,
                       float* y, int y_stride, int out, int rows) {
   int o = 0;
-  if (n <= PACK_MAX_INPUTS)
+  if (n <= PACK_MAX_INPUTS && rows >= 4)
     for (; o + 4 <= out; o += 4) {
       float packed[4 * PACK_MAX_INPUTS];
       for (int j = 0; j < 4; j++) {
@@ -43,6 +43,17 @@ void dccl_affine_rows(const float* w, int w_stride, const float* start, int n, c
       for (; r + 4 <= rows; r += 4) AFFINE_BLOCK(4);
       for (; r < rows; r++) AFFINE_BLOCK(1);
     }
+  /* Fewer than 4 rows (packing would cost as much as the sums): 4 outputs of a row at a time. */
+  if (rows < 4)
+    for (; o + 4 <= out; o += 4)
+      for (int r = 0; r < rows; r++) {
+        const float* xr = x + (size_t)r * x_stride;
+        const float* w0 = w + (size_t)o * w_stride;
+        float sums[4] = {start[o], start[o + 1], start[o + 2], start[o + 3]};
+        for (int i = 0; i < n; i++)
+          for (int j = 0; j < 4; j++) sums[j] += w0[(size_t)j * w_stride + i] * xr[i];
+        for (int j = 0; j < 4; j++) y[(size_t)r * y_stride + o + j] = sums[j];
+      }
   /* The outputs left (fewer than 4, or rows too long to pack): 4 rows at a time, one output each. */
   for (; o < out; o++) {
     const float* wo = w + (size_t)o * w_stride;

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dense.h"
+
 static inline float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 
 size_t dccl_lstm_param_count(int in, int hidden) { return (size_t)4 * hidden * (in + hidden) + (size_t)4 * hidden; }
@@ -56,29 +58,35 @@ void dccl_lstm_free(dccl_lstm* l) {
   l->xh = l->gates = l->cells = l->tanh_cells = l->prev_cells = l->hiddens = l->scratch = NULL;
 }
 
-/* Gates of one sample: z = W xh + b, then the nonlinearities, written into `gates`. */
-static void compute_gates(const dccl_lstm* l, const float* xh, float* gates) {
+/* Gates of `rows` samples (their xh rows side by side): z = W xh + b, then the nonlinearities (input,
+ * forget: sigmoid; candidate: tanh; output: sigmoid), written into `gates`, 4H per sample. */
+static void compute_gates(const dccl_lstm* l, const float* xh, float* gates, int rows) {
   int width = l->in + l->hidden, H = l->hidden;
-  for (int r = 0; r < 4 * H; r++) {
-    const float* w = l->w + (size_t)r * width;
-    float z = l->b[r];
-    for (int k = 0; k < width; k++) z += w[k] * xh[k];
-    gates[r] = (r >= 2 * H && r < 3 * H) ? tanhf(z) : sigmoid(z);
+  dccl_affine_rows(l->w, width, l->b, width, xh, width, gates, 4 * H, 4 * H, rows);
+  for (int s = 0; s < rows; s++) {
+    float* z = gates + (size_t)s * 4 * H;
+    for (int r = 0; r < 2 * H; r++) z[r] = sigmoid(z[r]);
+    for (int r = 2 * H; r < 3 * H; r++) z[r] = tanhf(z[r]);
+    for (int r = 3 * H; r < 4 * H; r++) z[r] = sigmoid(z[r]);
   }
 }
 
 const float* dccl_lstm_forward(dccl_lstm* l, const float* xs, int steps, int batch, const float* h0, const float* c0) {
   int in = l->in, H = l->hidden, width = in + H;
-  for (int t = 0; t < steps; t++)
+  for (int t = 0; t < steps; t++) {
+    /* The step's inputs for the whole batch, then its gates in one pass (the samples are independent). */
     for (int b = 0; b < batch; b++) {
       size_t cell = (size_t)t * batch + b;
       float* xh = l->xh + cell * width;
       memcpy(xh, xs + cell * in, (size_t)in * sizeof(float));
       const float* h_prev = t > 0 ? l->hiddens + ((size_t)(t - 1) * batch + b) * H : (h0 ? h0 + (size_t)b * H : NULL);
-      const float* c_prev = t > 0 ? l->cells + ((size_t)(t - 1) * batch + b) * H : (c0 ? c0 + (size_t)b * H : NULL);
       for (int k = 0; k < H; k++) xh[in + k] = h_prev ? h_prev[k] : 0.0f;
-      float* gates = l->gates + cell * 4 * H;
-      compute_gates(l, xh, gates);
+    }
+    compute_gates(l, l->xh + (size_t)t * batch * width, l->gates + (size_t)t * batch * 4 * H, batch);
+    for (int b = 0; b < batch; b++) {
+      size_t cell = (size_t)t * batch + b;
+      const float* c_prev = t > 0 ? l->cells + ((size_t)(t - 1) * batch + b) * H : (c0 ? c0 + (size_t)b * H : NULL);
+      const float* gates = l->gates + cell * 4 * H;
       float *c = l->cells + cell * H, *tc = l->tanh_cells + cell * H, *pc = l->prev_cells + cell * H;
       float* h = l->hiddens + cell * H;
       for (int k = 0; k < H; k++) {
@@ -88,6 +96,7 @@ const float* dccl_lstm_forward(dccl_lstm* l, const float* xs, int steps, int bat
         h[k] = gates[3 * H + k] * tc[k];
       }
     }
+  }
   return l->hiddens;
 }
 
@@ -143,7 +152,7 @@ void dccl_lstm_step(dccl_lstm* l, const float* x, float* h, float* c) {
   float* gates = xh + in + H;
   memcpy(xh, x, (size_t)in * sizeof(float));
   memcpy(xh + in, h, (size_t)H * sizeof(float));
-  compute_gates(l, xh, gates);
+  compute_gates(l, xh, gates, 1);
   for (int k = 0; k < H; k++) {
     c[k] = gates[H + k] * c[k] + gates[k] * gates[2 * H + k];
     h[k] = gates[3 * H + k] * tanhf(c[k]);
