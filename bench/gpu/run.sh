@@ -106,6 +106,10 @@ if [ $dry -eq 1 ]; then
     say "- emulator, $policy: $(grep -E '^  all ' "$OUT/dry-$policy.txt" | awk '{print "x NCCL", $(NF-1), "x oracle", $NF}'); $(grep 'rank agreement' "$OUT/dry-$policy.txt" | sed 's/^ *//')"
   done
   python3 bench/gpu/summarize.py "$OUT" > "$OUT/dry-summary.md" || { say "summarize.py failed"; exit 1; }
+  python3 bench/gpu/summarize.py --self-test > "$OUT/dry-self-test.txt" 2>&1 || { say "summarize.py --self-test failed"; exit 1; }
+  python3 bench/gpu/summarize.py docs/results/gpu/4-side-by-side-r10-warm > "$OUT/dry-run4-summary.md" ||
+    { say "summarize.py failed on the committed run 4"; exit 1; }
+  say "- $(tail -1 "$OUT/dry-self-test.txt"); the committed run 4 summarized again"
   say "dry run complete ($(elapsed) s): the GPU steps were not run"
   exit 0
 fi

@@ -11,6 +11,7 @@ Usage: python3 bench/gpu/summarize.py OUT_DIR   (reads none.csv, default.csv, sw
 frozen.csv, congestion.csv, event-check.csv and the trace folders there; prints markdown)
        python3 bench/gpu/summarize.py --write-executed OUT_DIR   (writes OUT_DIR/executed.csv, what NCCL
        ran per swept entry and size, from compare-trace/: compact enough to keep with the results)
+       python3 bench/gpu/summarize.py --self-test   (the statistics on known cases; run.sh --dry-run runs it)
 """
 import collections
 import csv
@@ -127,6 +128,8 @@ def compare_table(out):
     ratios = collections.defaultdict(list)
     best_of = {}  # the largest median per size, for the learning curve
     same, other = [], []  # learned / NCCL where the learned policy runs NCCL's own action, and elsewhere
+    misses = []  # ((collective, bytes, against), paired ratios) where the learned policy is below 0.97
+    pair_spreads = []  # per size, the standard deviation of log(frozen / NCCL alone) over the repetitions
     for key in keys:
         alone = med("none", "-", key)
         spread_values = [float(r["busbw_gbs"]) for r in rows.get(("none", "-", key[0], key[1]), []) if r["verified"] == "1"]
@@ -152,6 +155,13 @@ def compare_table(out):
                                ("frozen/best", frozen, best), ("frozen/NCCL", frozen, alone)):
             if got and ref:
                 ratios[name].append(got / ref)
+        if frozen and best and frozen / best < 0.97 and held_out:
+            misses.append(((key[0], key[1], "best"), paired_ratios(rows, ("frozen", "-"), kind_of(chosen), key, 1)))
+        pairs = paired_ratios(rows, ("frozen", "-"), ("none", "-"), key)
+        if len(pairs) > 2:
+            pair_spreads.append(statistics.stdev(math.log(v) for v in pairs))
+        if frozen and alone and frozen / alone < 0.97:
+            misses.append(((key[0], key[1], "NCCL"), paired_ratios(rows, ("frozen", "-"), ("none", "-"), key)))
         if alone and frozen and key in nccl_choice and key in frozen_choice:
             (same if nccl_choice[key] == frozen_choice[key] else other).append(frozen / alone)
         alone_cell = f"{value(alone)} ({spread:.2f}x)" if spread else value(alone)
@@ -169,7 +179,72 @@ def compare_table(out):
     if other:
         print(f"- sizes where it runs another action: {len(other)}; learned / NCCL geometric mean {geomean(other):.3f}, "
               f"lowest {min(other):.3f}, highest {max(other):.3f}, {sum(1 for v in other if v < 0.97)} below 0.97")
+    target_check(misses, pair_spreads)
     return best_of
+
+
+def median_interval(values, coverage=0.95):
+    """A distribution-free interval for the median of `values` and its coverage: the order statistics k
+    and n-1-k with the largest k whose coverage, 1 - 2 P(Binomial(n, 1/2) <= k), is at least `coverage`;
+    with too few values for that (fewer than 6 at 95%), the smallest and largest and their coverage.
+    None for fewer than 2 values."""
+    v, n = sorted(values), len(values)
+    if n < 2:
+        return None
+    cover = lambda k: 1 - 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
+    k = 0
+    while k + 1 < n // 2 and cover(k + 1) >= coverage:
+        k += 1
+    return v[k], v[n - 1 - k], cover(k)
+
+
+def paired_ratios(rows, numerator, denominator, key, parity=None):
+    """Per repetition (of `parity` when given), numerator's bus bandwidth over denominator's, both
+    verified: the entries of one repetition ran one after the other, so the pair shares its moment."""
+    def by_repetition(kind_action):
+        return {int(r["repetition"]): float(r["busbw_gbs"]) for r in rows.get((*kind_action, key[0], key[1]), [])
+                if r["verified"] == "1" and float(r["busbw_gbs"]) > 0
+                and (parity is None or int(r["repetition"]) % 2 == parity)}
+    top, bottom = by_repetition(numerator), by_repetition(denominator)
+    return [top[k] / bottom[k] for k in sorted(top) if k in bottom]
+
+
+def target_check(misses, pair_spreads):
+    """Which per-size misses of the 0.97 targets are more than the testbed's noise: the interval of the
+    median paired ratio (per repetition) entirely below 0.97; and how many repetitions a +-3% interval
+    would take at this noise."""
+    if pair_spreads:
+        spread = statistics.median(pair_spreads)
+        # The sample median's standard error is about 1.2533 sigma / sqrt(n) for normal noise.
+        needed = math.ceil((1.96 * 1.2533 * spread / 0.03) ** 2)
+        print(f"\n- noise of a paired comparison (learned frozen / NCCL alone, one repetition): standard deviation "
+              f"of the log ratio {spread:.3f} (median over {len(pair_spreads)} sizes; {min(pair_spreads):.3f} .. "
+              f"{max(pair_spreads):.3f}); a 95% interval of +-3% on a size's median ratio takes about {needed} "
+              f"repetitions")
+    if not misses:
+        return
+    print("\n## The 0.97 targets under the testbed's noise: paired ratios per repetition\n")
+    print("Sizes whose median ratio is below 0.97. Each repetition's pair ran one after the other; the "
+          "interval is a distribution-free interval of the median paired ratio (order statistics; 95% "
+          "where there are 6 pairs or more, else the smallest and largest pair), the best action's pairs on "
+          "the held-out (odd) repetitions only. 'below' means the whole interval is below 0.97; 'noise' that "
+          "it reaches 0.97; no verdict under 90% coverage (fewer than 5 pairs).\n")
+    print("| collective | bytes | against | pairs | median | interval | coverage | verdict |")
+    print("|---|---|---|---|---|---|---|---|")
+    verdicts = collections.Counter()
+    for (coll, size, against), values in misses:
+        interval = median_interval(values)
+        verdict = ("too few pairs" if interval is None or interval[2] < 0.9  # 5 pairs or more
+                   else "below" if interval[1] < 0.97 else "noise")
+        verdicts[against, verdict] += 1
+        shown = f"{interval[0]:.3f} .. {interval[1]:.3f} | {100 * interval[2]:.1f}%" if interval else "- | -"
+        median = f"{statistics.median(values):.3f}" if values else "-"
+        print(f"| {coll} | {size} | {against} | {len(values)} | {median} | {shown} | {verdict} |")
+    print()
+    for against in ("best", "NCCL"):
+        counts = {v: verdicts[against, v] for v in ("below", "noise", "too few pairs") if verdicts[against, v]}
+        if counts:
+            print(f"- learned frozen / {against}: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
 
 
 def write_executed(out):
@@ -182,7 +257,35 @@ def write_executed(out):
     return 0
 
 
+def self_test():
+    """Checks the interval and the pairing on known cases; returns the process's exit status."""
+    failures = []
+    def check(what, got, expected):
+        if got != expected:
+            failures.append(f"{what}: {got} != {expected}")
+    ten = [float(i) for i in range(10, 0, -1)]
+    low, high, cover = median_interval(ten)
+    check("10 values: order statistics 2 and 9", (low, high), (2.0, 9.0))
+    check("10 values: coverage", round(cover, 4), round(1 - 2 * 11 / 1024, 4))
+    low, high, cover = median_interval([float(i) for i in range(20)])
+    check("20 values: order statistics 6 and 15", (low, high), (5.0, 14.0))
+    check("5 values: smallest and largest", median_interval([3.0, 1.0, 2.0, 5.0, 4.0])[:2], (1.0, 5.0))
+    check("1 value: none", median_interval([1.0]), None)
+    row = lambda mode, rep, bw, ok="1": {"mode": mode, "repetition": str(rep), "busbw_gbs": str(bw), "verified": ok}
+    rows = {("frozen", "-", "allreduce", 1024): [row("frozen", 0, 2.0), row("frozen", 1, 3.0), row("frozen", 2, 9.0, "0")],
+            ("none", "-", "allreduce", 1024): [row("none", 0, 4.0), row("none", 1, 2.0), row("none", 2, 1.0)]}
+    check("pairs by repetition, verified only",
+          paired_ratios(rows, ("frozen", "-"), ("none", "-"), ("allreduce", 1024)), [0.5, 1.5])
+    check("pairs of odd repetitions", paired_ratios(rows, ("frozen", "-"), ("none", "-"), ("allreduce", 1024), 1), [1.5])
+    for failure in failures:
+        print("summarize.py self-test:", failure, file=sys.stderr)
+    print(f"summarize.py self-test: {7 - len(failures)} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--self-test":
+        return self_test()
     if len(sys.argv) > 2 and sys.argv[1] == "--write-executed":
         return write_executed(sys.argv[2])
     out = sys.argv[1] if len(sys.argv) > 1 else "."
