@@ -74,6 +74,8 @@ static inline void dccl_table_set_explore(dccl_table* table, int cell, dccl_acti
   atomic_store_explicit(&table->explore[cell], action, memory_order_relaxed);
   atomic_store_explicit(&table->explore_mask[cell], mask, memory_order_relaxed);
 }
+/* The exploration mask of a fixed table's `A|B` cell: its calls alternate, B on the odd-numbered ones. */
+#define DCCL_TABLE_ALTERNATE_MASK 0xAA
 /* The action for call number `cell_call` of a cell (its per-cell call counter). */
 static inline dccl_action dccl_table_action(const dccl_table* table, int cell, uint32_t cell_call) {
   uint8_t mask = atomic_load_explicit(&table->explore_mask[cell], memory_order_relaxed);

@@ -49,17 +49,25 @@ static int parse_entry(char* line, int n_ranks, int n_nodes, dccl_table* table, 
     snprintf(why, why_size, "bad byte range '%s'..'%s'", fields[1], fields[2]);
     return -1;
   }
-  dccl_action action;
-  if (dccl_action_parse(fields[3], &action) != 0) {
-    snprintf(why, why_size, "bad action '%s' (expected nccl or algorithm/protocol[/ch=N][/chunk=SIZE])", fields[3]);
-    return -1;
+  /* `A|B`: the cell's calls alternate, A on even-numbered calls and B on odd ones. */
+  char* second_text = strchr(fields[3], '|');
+  if (second_text != NULL) *second_text++ = '\0';
+  dccl_action actions[2] = {DCCL_ACTION_NCCL, DCCL_ACTION_NCCL};
+  for (int k = 0; k < (second_text != NULL ? 2 : 1); k++) {
+    const char* text = k == 0 ? fields[3] : second_text;
+    if (dccl_action_parse(text, &actions[k]) != 0) {
+      snprintf(why, why_size, "bad action '%s' (expected nccl or algorithm/protocol[/ch=N][/chunk=SIZE], or two of them as A|B)",
+               text);
+      return -1;
+    }
+    dccl_action a = actions[k];
+    if (!dccl_action_is_nccl(a) && !dccl_algo_proto_allowed(coll, dccl_action_algo(a), dccl_action_proto(a), n_ranks, n_nodes)) {
+      snprintf(why, why_size, "%s/%s cannot run %s on %d ranks over %d nodes", dccl_algo_name(dccl_action_algo(a)),
+               dccl_proto_name(dccl_action_proto(a)), dccl_coll_name(coll), n_ranks, n_nodes);
+      return -1;
+    }
   }
-  if (!dccl_action_is_nccl(action) &&
-      !dccl_algo_proto_allowed(coll, dccl_action_algo(action), dccl_action_proto(action), n_ranks, n_nodes)) {
-    snprintf(why, why_size, "%s/%s cannot run %s on %d ranks over %d nodes", dccl_algo_name(dccl_action_algo(action)),
-             dccl_proto_name(dccl_action_proto(action)), dccl_coll_name(coll), n_ranks, n_nodes);
-    return -1;
-  }
+  uint8_t alternate_mask = second_text != NULL ? DCCL_TABLE_ALTERNATE_MASK : 0;
   int pipe = -1, reg = -1;
   if ((count > 4 && parse_selector(fields[4], 1, 1 << 20, &pipe) != 0) ||
       (count > 5 && parse_selector(fields[5], 0, 1, &reg) != 0)) {
@@ -75,7 +83,9 @@ static int parse_entry(char* line, int n_ranks, int n_nodes, dccl_table* table, 
       if (pipe >= 0 && dccl_pipe_bucket(pipe) != p) continue;
       for (int r = 0; r < DCCL_REG_STATES; r++) {
         if (reg >= 0 && reg != r) continue;
-        dccl_table_set(table, dccl_cell_index(coll, bin, p, r), action);
+        int cell = dccl_cell_index(coll, bin, p, r);
+        dccl_table_set(table, cell, actions[0]);
+        dccl_table_set_explore(table, cell, actions[1], alternate_mask); /* a later line replaces both */
       }
     }
   return 0;
@@ -150,12 +160,32 @@ static void append(text_buffer* b, const char* fmt, ...) {
   }
 }
 
+/* What a line can say about a cell: its action and, when its calls alternate, the second action
+ * (other exploration masks, a learner's, are not written). */
+typedef struct cell_text {
+  dccl_action action, second;
+  int alternates;
+} cell_text;
+
+static cell_text cell_text_of(const dccl_table* table, int cell) {
+  cell_text t = {dccl_table_get(table, cell), DCCL_ACTION_NCCL, 0};
+  if (atomic_load_explicit(&table->explore_mask[cell], memory_order_relaxed) == DCCL_TABLE_ALTERNATE_MASK) {
+    t.second = atomic_load_explicit(&table->explore[cell], memory_order_relaxed);
+    t.alternates = 1;
+  }
+  return t;
+}
+
+static int same_cell_text(cell_text a, cell_text b) {
+  return a.action == b.action && a.alternates == b.alternates && (!a.alternates || a.second == b.second);
+}
+
 static int same_for_all_variants(const dccl_table* table, int coll) {
   for (int bin = 0; bin < DCCL_SIZE_BINS; bin++) {
-    dccl_action first = dccl_table_get(table, dccl_cell_index(coll, bin, 0, 0));
+    cell_text first = cell_text_of(table, dccl_cell_index(coll, bin, 0, 0));
     for (int p = 0; p < DCCL_PIPE_BUCKETS; p++)
       for (int r = 0; r < DCCL_REG_STATES; r++)
-        if (dccl_table_get(table, dccl_cell_index(coll, bin, p, r)) != first) return 0;
+        if (!same_cell_text(cell_text_of(table, dccl_cell_index(coll, bin, p, r)), first)) return 0;
   }
   return 1;
 }
@@ -164,12 +194,18 @@ static void write_runs(text_buffer* b, const dccl_table* table, int coll, int pi
   static const int pipe_representative[DCCL_PIPE_BUCKETS] = {1, 2, 3, 5};
   int bin = 0;
   while (bin < DCCL_SIZE_BINS) {
-    dccl_action action = dccl_table_get(table, dccl_cell_index(coll, bin, pipe, reg));
+    cell_text cell = cell_text_of(table, dccl_cell_index(coll, bin, pipe, reg));
     int end = bin;
-    while (end + 1 < DCCL_SIZE_BINS && dccl_table_get(table, dccl_cell_index(coll, end + 1, pipe, reg)) == action) end++;
-    if (!dccl_action_is_nccl(action)) {
-      char text[96];
-      dccl_action_format(action, text, sizeof(text));
+    while (end + 1 < DCCL_SIZE_BINS && same_cell_text(cell_text_of(table, dccl_cell_index(coll, end + 1, pipe, reg)), cell))
+      end++;
+    if (!dccl_action_is_nccl(cell.action) || cell.alternates) {
+      char text[200], second[96];
+      dccl_action_format(cell.action, text, sizeof(text));
+      if (cell.alternates) {
+        dccl_action_format(cell.second, second, sizeof(second));
+        strncat(text, "|", sizeof(text) - strlen(text) - 1);
+        strncat(text, second, sizeof(text) - strlen(text) - 1);
+      }
       unsigned long long low = bin == 0 ? 0 : 1ULL << bin;
       if (end == DCCL_SIZE_BINS - 1) append(b, "%s,%llu,-1,%s", dccl_coll_name(coll), low, text);
       else append(b, "%s,%llu,%llu,%s", dccl_coll_name(coll), low, (1ULL << (end + 1)) - 1, text);

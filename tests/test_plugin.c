@@ -181,6 +181,30 @@ static void test_fixed_mode_applies_table(void) {
   clear_environment();
 }
 
+/* A fixed table's `A|B` line: the cell's calls alternate between the two, NCCL's choice included. */
+static void test_fixed_mode_alternates(void) {
+  clear_environment();
+  char path[256];
+  write_file("alternate.table", "allreduce,0,-1,tree/ll128/ch=2|nccl\n", path, sizeof(path));
+  setenv("DYNAMICCL_MODE", "fixed", 1);
+  setenv("DYNAMICCL_TABLE_FILE", path, 1);
+  void* context = init_v6(2, 16, 2);
+  float cost[21], original[21];
+  for (int call = 0; call < 8; call++) {
+    int channels = 0;
+    make_cost_table(cost);
+    memcpy(original, cost, sizeof(cost));
+    tuner6->getCollInfo(context, ncclFuncAllReduce, 4096, 1, (float**)cost, 7, 3, 0, &channels);
+    if (call % 2 == 0) {
+      CHECK_MSG(cost[0 * 3 + 1] == 0.0f && channels == 2, "call %d: tree/ll128 on 2 channels expected", call);
+    } else {
+      CHECK_MSG(memcmp(cost, original, sizeof(cost)) == 0 && channels == 0, "call %d: NCCL's choice expected", call);
+    }
+  }
+  tuner6->finalize(context);
+  clear_environment();
+}
+
 static void test_rule_pins_override_policy(void) {
   clear_environment();
   char table[256], rules[256];
@@ -485,6 +509,7 @@ int main(int argc, char** argv) {
   RUN(test_exports_exactly_the_abi);
   RUN(test_default_mode_leaves_everything_untouched);
   RUN(test_fixed_mode_applies_table);
+  RUN(test_fixed_mode_alternates);
   RUN(test_rule_pins_override_policy);
   RUN(test_v2_answers_directly);
   RUN(test_bad_input_fails_open);

@@ -1,5 +1,5 @@
-/* tests/test_table_text.c: the decision-table text format (parse, report, round trip) and atomic
- * replacement that never loses the previous file. */
+/* tests/test_table_text.c: the decision-table text format (parse, report, alternating actions, round
+ * trip) and atomic replacement that never loses the previous file. */
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -61,6 +61,44 @@ static void test_bad_lines_and_shape_checks(void) {
     CHECK_MSG(strstr(test_log_buffer, needle) != NULL, "line %d not reported", line);
   }
   CHECK_EQ_INT(dccl_action_proto(dccl_table_get(&table, dccl_cell_for_call(DCCL_COLL_ALLREDUCE, 64, 1, 0))), DCCL_PROTO_LL);
+}
+
+/* `A|B` lines alternate two actions call by call (B on odd-numbered calls); a later plain line over
+ * the same cells ends the alternation; a bad second action is reported like a bad first one. */
+static void test_alternating_actions(void) {
+  const char* text =
+    "allreduce,0,-1,ring/simple/ch=1|nccl\n"
+    "allreduce,1M,1M,tree/simple\n"
+    "allgather,0,-1,nccl|ring/ll\n"
+    "reducescatter,0,-1,ring/ll|ring/warp\n"; /* bad second action */
+  dccl_table_fill(&table, DCCL_ACTION_NCCL);
+  test_log_reset();
+  dccl_log_set_sink(test_log_capture);
+  CHECK_EQ_INT(dccl_table_text_parse(text, "alt", 2, 2, &table, NULL), 1);
+  dccl_log_set_sink(NULL);
+  CHECK(strstr(test_log_buffer, "alt:4: bad action 'ring/warp'") != NULL);
+  int cell = dccl_cell_for_call(DCCL_COLL_ALLREDUCE, 4096, 1, 0);
+  dccl_action ring1 = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 1, 0);
+  for (uint32_t call = 0; call < 16; call++)
+    CHECK_MSG(dccl_table_action(&table, cell, call) == (call % 2 ? DCCL_ACTION_NCCL : ring1), "call %u", call);
+  int plain = dccl_cell_for_call(DCCL_COLL_ALLREDUCE, 1u << 20, 1, 0);
+  for (uint32_t call = 0; call < 8; call++)
+    CHECK_EQ_INT(dccl_action_algo(dccl_table_action(&table, plain, call)), DCCL_ALGO_TREE);
+  int gather = dccl_cell_for_call(DCCL_COLL_ALLGATHER, 1u << 16, 2, 1);
+  CHECK(dccl_action_is_nccl(dccl_table_action(&table, gather, 0)));
+  CHECK_EQ_INT(dccl_action_proto(dccl_table_action(&table, gather, 1)), DCCL_PROTO_LL);
+  CHECK(dccl_action_is_nccl(dccl_table_action(&table, dccl_cell_for_call(DCCL_COLL_REDUCESCATTER, 4096, 1, 0), 1)));
+
+  /* The format writes the alternation back, and reads it the same. */
+  char* written = dccl_table_text_format(&table);
+  CHECK(written != NULL && strstr(written, "allreduce,0,1048575,ring/simple/ch=1|nccl") != NULL);
+  CHECK(written != NULL && strstr(written, "allgather,0,-1,nccl|ring/ll") != NULL);
+  dccl_table_fill(&again, DCCL_ACTION_NCCL);
+  CHECK_EQ_INT(dccl_table_text_parse(written, "again", 2, 2, &again, NULL), 0);
+  for (int c = 0; c < DCCL_TABLE_CELLS; c++)
+    for (uint32_t call = 0; call < 8; call++)
+      CHECK_MSG(dccl_table_action(&table, c, call) == dccl_table_action(&again, c, call), "cell %d call %u", c, call);
+  free(written);
 }
 
 static void test_format_round_trip(void) {
@@ -146,6 +184,7 @@ static void test_read_text_file_limits(void) {
 int main(void) {
   RUN(test_parse_and_later_lines_win);
   RUN(test_bad_lines_and_shape_checks);
+  RUN(test_alternating_actions);
   RUN(test_format_round_trip);
   RUN(test_atomic_save_keeps_old_file_on_failure);
   RUN(test_atomic_write_into_missing_directory);
