@@ -18,6 +18,13 @@
  *   rotate   --entries (none, default, frozen and actions) --repeat times, each in its own set of
  *            processes, in a new order each time: timings of one set of processes drift by tens of
  *            percent from the next on this testbed, so comparisons take medians over repetitions.
+ *   pairs    --entries --repeat times like rotate, but each entry compares two actions inside its set of
+ *            processes, call by call, through a fixed table's A|B lines (a cell's even-numbered calls
+ *            run A, its odd-numbered calls B): an action X (X|nccl: X against NCCL's own choice),
+ *            `nccl` (nccl|nccl: the method's own noise) or @FILE (a table of A|B lines, e.g. the learned
+ *            policy's choices against NCCL's). Two rows per size: action <entry> (A's median call) and
+ *            nccl@<entry> (B's), the same repetition; applied says whether the trace shows A's
+ *            algorithm and protocol on every even-numbered call (action entries only).
  * Other environment (NCCL_*, DYNAMICCL_*) passes through to the ranks.
  *
  * CSV columns: mode,action,collective,bytes,ranks,time_us,algbw_gbs,busbw_gbs,verified,applied,repetition
@@ -72,12 +79,13 @@ typedef struct options {
   const char* trace_dir;
   int event_check; /* also time single calls with CUDA events (profiler check) */
   const char* entries; /* rotate: what to run, each in its own set of processes */
-  int repeat;          /* sweep, rotate: passes over the entries, each (after the first) in a new order */
+  int repeat;          /* sweep, rotate, pairs: passes over the entries, each (after the first) in a new order */
+  int pairs;           /* pairs: split each size's calls by the parity of their number in the cell */
 } options;
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: collbench --mode none|default|learn|frozen|fixed|sweep|rotate [options]\n"
+          "usage: collbench --mode none|default|learn|frozen|fixed|sweep|rotate|pairs [options]\n"
           "  --ranks N           ranks as processes on GPU 0 (default 2, at most 8)\n"
           "  --min SIZE --max SIZE --factor F   bytes (default 1K .. 256M, x4)\n"
           "  --collectives LIST  allreduce,allgather,reducescatter (default all)\n"
@@ -89,7 +97,8 @@ static void usage(void) {
           "  --actions LIST      sweep: comma-separated actions, e.g. ring/simple/ch=4 (default: a grid)\n"
           "  --entries LIST      rotate: none, default, frozen and actions, comma-separated (default: none,\n"
           "                      default and the sweep's actions)\n"
-          "  --repeat R          sweep, rotate: R passes over the entries, each after the first in a new order\n"
+          "  --repeat R          sweep, rotate, pairs: R passes over the entries, each after the first in a new order\n"
+          "  (pairs: --entries of actions, nccl and @TABLE files of A|B lines; --iterations made odd, at least 3)\n"
           "  --trace-dir DIR     keep the plugin's per-rank traces there\n"
           "  --event-check       profiler check: time every call with CUDA events (trace it too)\n"
           "  --out FILE          CSV (default stdout)\n");
@@ -206,6 +215,7 @@ static int run_rank(const options* o, int rank, shared_block* block) {
   cudaEvent_t marks[MAX_ITERATIONS + 1];
   for (int i = 0; i <= MAX_ITERATIONS; i++) CHECK_CUDA(cudaEventCreate(&marks[i]), block);
   int learning = strcmp(o->mode, "learn") == 0;
+  int cell_calls[NUM_COLLS][64] = {{0}}; /* calls per (collective, size bin) so far: the plugin's cell counters */
   struct timespec began;
   clock_gettime(CLOCK_MONOTONIC, &began);
   for (int c = 0; c < NUM_COLLS; c++)
@@ -223,9 +233,18 @@ static int run_rank(const options* o, int rank, shared_block* block) {
         CHECK_CUDA(cudaMemcpy(send, host, in_bytes, cudaMemcpyHostToDevice), block);
         int iterations = bytes > (16u << 20) ? (o->iterations + 1) / 2 : o->iterations;
         int warmup = bytes > (16u << 20) ? 1 : o->warmup;
+        if (o->pairs) { /* an odd count: the last warm-up call and the last timed call, both verified, are one A and one B */
+          if (warmup < 1) warmup = 1;
+          if (iterations < 3) iterations = 3;
+          if (iterations % 2 == 0) iterations = iterations < MAX_ITERATIONS ? iterations + 1 : iterations - 1;
+        }
+        int* cell = &cell_calls[coll][63 - __builtin_clzll((unsigned long long)bytes)];
         int verified = 1;
         /* Warm-up, then verify the first result of this configuration. */
         for (int i = 0; i < warmup; i++) CHECK_NCCL(launch(coll, send, recv, bytes, o->ranks, comm, stream), block);
+        *cell += warmup;
+        int first_timed = *cell; /* the cell's number of the first timed call */
+        *cell += iterations;
         CHECK_CUDA(cudaStreamSynchronize(stream), block);
         CHECK_CUDA(cudaMemcpy(host, recv, out_bytes, cudaMemcpyDeviceToHost), block);
         verified &= check_output(host, coll, bytes, rank, o->ranks);
@@ -249,7 +268,18 @@ static int run_rank(const options* o, int rank, shared_block* block) {
           }
           CHECK_CUDA(cudaEventSynchronize(marks[iterations]), block);
           for (int i = 0; i < iterations; i++) CHECK_CUDA(cudaEventElapsedTime(&per_call_ms[i], marks[i], marks[i + 1]), block);
-          total_ms = median_ms(per_call_ms, iterations) * iterations;
+          if (o->pairs) { /* A ran the cell's even-numbered calls, B the odd ones: a median each */
+            float parity_ms[2][MAX_ITERATIONS];
+            int count[2] = {0, 0};
+            for (int i = 0; i < iterations; i++) {
+              int b = (first_timed + i) % 2;
+              parity_ms[b][count[b]++] = per_call_ms[i];
+            }
+            block->time_us[1][rank][coll][s] = 1000.0 * median_ms(parity_ms[1], count[1]);
+            total_ms = median_ms(parity_ms[0], count[0]) * iterations;
+          } else {
+            total_ms = median_ms(per_call_ms, iterations) * iterations;
+          }
         }
         /* And the last result: every action the tuner chose during the timed calls. */
         CHECK_CUDA(cudaMemcpy(host, recv, out_bytes, cudaMemcpyDeviceToHost), block);
@@ -312,21 +342,26 @@ static int run_ranks(const options* o, shared_block* block) {
 }
 
 /* Whether every traced call of collective `coll` ran the wanted algorithm and protocol (NCCL ignores
- * a table entry it cannot run for that collective, e.g. tree for AllGather, and chooses itself). */
-static int trace_applied(const char* trace_dir, int ranks, const char* action, int coll) {
+ * a table entry it cannot run for that collective, e.g. tree for AllGather, and chooses itself). With
+ * `bytes` > 0 (pairs), only that size's even-numbered calls count: a rank's trace lists its calls in
+ * order, so the k-th call of a size is its cell's call k when each size has a size bin of its own. */
+static int trace_applied(const char* trace_dir, int ranks, const char* action, int coll, size_t bytes) {
   char algo[32] = "", proto[32] = "";
   if (sscanf(action, "%31[^/]/%31[^/]", algo, proto) != 2) return 1;
   int total = 0, matched = 0;
   for (int r = 0; r < ranks; r++) {
-    char path[1100], line[512];
+    char path[1200], line[512];
     snprintf(path, sizeof(path), "%s/trace-%d.csv", trace_dir, r);
     FILE* f = fopen(path, "r");
     if (f == NULL) continue;
+    int k = 0;
     while (fgets(line, sizeof(line), f) != NULL) {
       char c[32], a[32], p[32];
-      if (sscanf(line, "%*[^,],%*[^,],%31[^,],%*[^,],%31[^,],%31[^,]", c, a, p) != 3 || strcmp(a, "algorithm") == 0 ||
-          strcasecmp(c, coll_names[coll]) != 0)
+      unsigned long long b;
+      if (sscanf(line, "%*[^,],%*[^,],%31[^,],%llu,%31[^,],%31[^,]", c, &b, a, p) != 4 ||
+          strcasecmp(c, coll_names[coll]) != 0 || (bytes > 0 && b != bytes))
         continue;
+      if (bytes > 0 && k++ % 2 != 0) continue;
       total++;
       matched += strcasecmp(a, algo) == 0 && strcasecmp(p, proto) == 0;
     }
@@ -342,7 +377,7 @@ static int write_rows(FILE* out, const options* o, const shared_block* block, in
   int wrong = 0;
   for (int k = 0; k < o->n_colls; k++) {
     int coll = o->colls[k];
-    int applied = trace_dir == NULL || trace_applied(trace_dir, o->ranks, action, coll);
+    int applied = trace_dir == NULL || trace_applied(trace_dir, o->ranks, action, coll, 0);
     for (int s = 0; s < o->n_sizes; s++) {
       size_t bytes = o->sizes[s];
       if (bytes % (sizeof(float) * (size_t)o->ranks) != 0) continue;
@@ -356,6 +391,35 @@ static int write_rows(FILE* out, const options* o, const shared_block* block, in
       double factor = coll == 0 ? 2.0 * (o->ranks - 1) / o->ranks : (double)(o->ranks - 1) / o->ranks;
       fprintf(out, "%s,%s,%s,%zu,%d,%.3f,%.4f,%.4f,%d,%d,%d\n", mode, action, coll_names[coll], bytes, o->ranks, worst,
               algbw, algbw * factor, verified, applied, repetition);
+      wrong += !verified;
+    }
+  }
+  fflush(out);
+  return wrong;
+}
+
+/* pairs: two rows per collective and size, A's median call (action `label`) and B's (`nccl@label`).
+ * Returns the number of sizes whose results were wrong. */
+static int write_pair_rows(FILE* out, const options* o, const shared_block* block, const char* label,
+                           const char* action, const char* trace_dir, int repetition) {
+  int wrong = 0;
+  for (int k = 0; k < o->n_colls; k++) {
+    int coll = o->colls[k];
+    for (int s = 0; s < o->n_sizes; s++) {
+      size_t bytes = o->sizes[s];
+      if (bytes % (sizeof(float) * (size_t)o->ranks) != 0) continue;
+      int verified = 1;
+      for (int r = 0; r < o->ranks; r++) verified &= block->verified[r][coll][s];
+      int applied = action == NULL || trace_applied(trace_dir, o->ranks, action, coll, bytes);
+      for (int half = 0; half < 2; half++) {
+        double worst = 0;
+        for (int r = 0; r < o->ranks; r++)
+          if (block->time_us[half][r][coll][s] > worst) worst = block->time_us[half][r][coll][s];
+        double algbw = worst > 0 ? (double)bytes / (worst * 1e-6) / 1e9 : 0;
+        double factor = coll == 0 ? 2.0 * (o->ranks - 1) / o->ranks : (double)(o->ranks - 1) / o->ranks;
+        fprintf(out, "pairs,%s%s,%s,%zu,%d,%.3f,%.4f,%.4f,%d,%d,%d\n", half ? "nccl@" : "", label, coll_names[coll],
+                bytes, o->ranks, worst, algbw, algbw * factor, verified, half ? 1 : applied, repetition);
+      }
       wrong += !verified;
     }
   }
@@ -383,13 +447,16 @@ static void use_plugin(const char* path) {
 static int run_entry(const options* base, shared_block* block, const char* entry, int repetition,
                      const char* plugin_path, const char* trace_dir, FILE* out, int* wrong) {
   options o = *base;
-  const char* kind = "sweep";
-  if (strcmp(entry, "none") == 0 || strcmp(entry, "default") == 0 || strcmp(entry, "frozen") == 0) kind = entry;
+  const char* kind = base->pairs ? "pairs" : "sweep";
+  if (!base->pairs && (strcmp(entry, "none") == 0 || strcmp(entry, "default") == 0 || strcmp(entry, "frozen") == 0))
+    kind = entry;
+  int from_file = base->pairs && entry[0] == '@';
+  const char* action = base->pairs && !from_file && strcmp(entry, "nccl") != 0 ? entry : NULL; /* pairs: X of X|nccl */
   if (strcmp(kind, "none") != 0 && plugin_path[0] == '\0') {
     fprintf(stderr, "collbench: entry %s needs the plugin\n", entry);
     return -1;
   }
-  if (strcmp(kind, "sweep") == 0) {
+  if (strcmp(kind, "sweep") == 0 || action != NULL) {
     o.n_colls = 0;
     for (int k = 0; k < base->n_colls; k++) {
       int coll = base->colls[k];
@@ -399,7 +466,14 @@ static int run_entry(const options* base, shared_block* block, const char* entry
     if (o.n_colls == 0) return 0;
   }
   char folder[1100], name[64];
-  snprintf(name, sizeof(name), "%s", entry);
+  if (from_file) { /* @path/learned.table: "learned" */
+    const char* base_name = strrchr(entry, '/') != NULL ? strrchr(entry, '/') + 1 : entry + 1;
+    snprintf(name, sizeof(name), "%s", base_name);
+    char* dot = strrchr(name, '.');
+    if (dot != NULL && dot != name) *dot = '\0';
+  } else {
+    snprintf(name, sizeof(name), "%s", entry);
+  }
   for (char* c = name; *c; c++)
     if (*c == '/') *c = '-';
   snprintf(folder, sizeof(folder), "%s/%s", trace_dir, name);
@@ -416,11 +490,19 @@ static int run_entry(const options* base, shared_block* block, const char* entry
   }
   use_plugin(strcmp(kind, "none") == 0 ? NULL : plugin_path);
   setenv("DYNAMICCL_TRACE_FILE", pattern, 1);
-  if (strcmp(kind, "sweep") == 0) {
+  if (from_file) {
+    if (realpath(entry + 1, table_path) == NULL) {
+      fprintf(stderr, "collbench: table %s: %s\n", entry + 1, strerror(errno));
+      return -1;
+    }
+    setenv("DYNAMICCL_TABLE_FILE", table_path, 1);
+    setenv("DYNAMICCL_MODE", "fixed", 1);
+  } else if (strcmp(kind, "sweep") == 0 || strcmp(kind, "pairs") == 0) {
     snprintf(table_path, sizeof(table_path), "%s/table.txt", folder);
     FILE* t = fopen(table_path, "w");
     if (t == NULL) return -1;
-    for (int k = 0; k < o.n_colls; k++) fprintf(t, "%s,0,-1,%s\n", coll_names[o.colls[k]], entry);
+    for (int k = 0; k < o.n_colls; k++)
+      fprintf(t, "%s,0,-1,%s%s\n", coll_names[o.colls[k]], entry, strcmp(kind, "pairs") == 0 ? "|nccl" : "");
     fclose(t);
     setenv("DYNAMICCL_TABLE_FILE", table_path, 1);
     setenv("DYNAMICCL_MODE", "fixed", 1);
@@ -432,8 +514,11 @@ static int run_entry(const options* base, shared_block* block, const char* entry
     return 1;
   }
   /* Per collective, whether NCCL ran what was asked (it ignores an entry it cannot run). */
-  *wrong += write_rows(out, &o, block, 0, kind, strcmp(kind, "sweep") == 0 ? entry : "-",
-                       strcmp(kind, "sweep") == 0 ? folder : NULL, repetition);
+  if (strcmp(kind, "pairs") == 0)
+    *wrong += write_pair_rows(out, &o, block, name, action, folder, repetition);
+  else
+    *wrong += write_rows(out, &o, block, 0, kind, strcmp(kind, "sweep") == 0 ? entry : "-",
+                         strcmp(kind, "sweep") == 0 ? folder : NULL, repetition);
   fprintf(stderr, "collbench: %s done (repetition %d)\n", entry, repetition);
   return 0;
 }
@@ -501,6 +586,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  o.pairs = o.mode != NULL && strcmp(o.mode, "pairs") == 0;
+  if (o.pairs && (o.entries == NULL || o.event_check)) {
+    fprintf(stderr, "collbench: --mode pairs needs --entries (and no --event-check)\n");
+    return 2;
+  }
   if (o.mode == NULL || o.ranks < 2 || o.ranks > MAX_RANKS || factor < 1.5 || min_size < 64 || max_size < min_size ||
       o.iterations < 1 || o.iterations > MAX_ITERATIONS || o.rounds < 1 || o.rounds >= MAX_ROUNDS || o.repeat < 1) {
     usage();
@@ -527,7 +617,7 @@ int main(int argc, char** argv) {
   use_plugin(plugin_path[0] != '\0' ? plugin_path : NULL);
   char trace_dir[1024] = "";
   if (o.trace_dir != NULL) snprintf(trace_dir, sizeof(trace_dir), "%s", o.trace_dir);
-  else if (o.event_check || strcmp(o.mode, "sweep") == 0 || strcmp(o.mode, "rotate") == 0) {
+  else if (o.event_check || strcmp(o.mode, "sweep") == 0 || strcmp(o.mode, "rotate") == 0 || o.pairs) {
     snprintf(trace_dir, sizeof(trace_dir), "/tmp/collbench-trace-XXXXXX");
     if (mkdtemp(trace_dir) == NULL) return 1;
   }
@@ -535,7 +625,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "collbench: cannot create %s: %s\n", trace_dir, strerror(errno));
     return 1;
   }
-  if (trace_dir[0] != '\0' && strcmp(o.mode, "sweep") != 0 && strcmp(o.mode, "rotate") != 0) {
+  if (trace_dir[0] != '\0' && strcmp(o.mode, "sweep") != 0 && strcmp(o.mode, "rotate") != 0 && !o.pairs) {
     char pattern[1100];
     snprintf(pattern, sizeof(pattern), "%s/trace-%%r.csv", trace_dir);
     setenv("DYNAMICCL_TRACE_FILE", pattern, 1);
@@ -549,7 +639,7 @@ int main(int argc, char** argv) {
   shared_block* block = mmap(NULL, sizeof(shared_block), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (block == MAP_FAILED) return 1;
   int failures = 0, wrong = 0;
-  if (strcmp(o.mode, "sweep") == 0 || strcmp(o.mode, "rotate") == 0) {
+  if (strcmp(o.mode, "sweep") == 0 || strcmp(o.mode, "rotate") == 0 || o.pairs) {
     char entry_list[8192], *names[MAX_ENTRIES];
     int n_entries = 0;
     if (strcmp(o.mode, "sweep") == 0) snprintf(entry_list, sizeof(entry_list), "%s", o.actions);

@@ -8,6 +8,9 @@
 #   4. side by side, each in its own set of processes, repeated in shuffled orders: NCCL alone, the
 #      plugin's default policy (overhead), the learned policy frozen, and every action of the sweep
 #      through a fixed table, verified (the real best per size);
+#   4b. pairs: the learned policy's choices and the sweep's actions, each against NCCL's own choice inside
+#      one set of processes, call by call (fixed tables of A|B lines): the process sets' placement noise,
+#      which 10 repetitions of step 4 cannot average out, cancels in these ratios;
 #   5. a congestion run: learning while a loopback traffic generator runs for part of the time;
 #   6. the profiler check: the plugin's GPU durations against CUDA events of the same calls;
 #   7. PyTorch DDP step time: NCCL alone, the plugin's default, the learned policy frozen, interleaved twice;
@@ -15,10 +18,11 @@
 # Usage: OUT=/path bench/gpu/run.sh [options]
 #   --ranks N            ranks (processes on the one GPU; default 2)
 #   --quick              small sizes, short learning, 2 repetitions
-#   --steps LIST         of load,learn,compare,congestion,events,ddp (default: all)
+#   --steps LIST         of load,learn,compare,pairs,congestion,events,ddp (default: all)
 #   --learn-seconds S    learning passes stop after S seconds (default 120)
-#   --repeat R           side-by-side repetitions (default 4)
-#   --actions LIST       the swept actions (default: 19 of ring, tree and PAT with LL and Simple)
+#   --repeat R           side-by-side and pairs repetitions (default 4)
+#   --actions LIST       the swept actions (default: 19 of ring, tree and PAT with LL and Simple; for pairs
+#                        10, one per channel count NCCL runs here: 1 and 2)
 #   --warm-policy DIR    start learning from the policies saved there by an earlier run
 #   --budget S           seconds for the whole run (default 540); steps that do not fit are cut short or
 #                        skipped, and say so
@@ -30,7 +34,7 @@ cd "$(dirname "$0")/../.."
 ranks=2
 quick=0
 dry=0
-steps=load,learn,compare,congestion,events,ddp
+steps=load,learn,compare,pairs,congestion,events,ddp
 learn_seconds=
 repeat=
 actions_option=
@@ -107,6 +111,11 @@ if [ $dry -eq 1 ]; then
   done
   python3 bench/gpu/summarize.py "$OUT" > "$OUT/dry-summary.md" || { say "summarize.py failed"; exit 1; }
   python3 bench/gpu/summarize.py --self-test > "$OUT/dry-self-test.txt" 2>&1 || { say "summarize.py --self-test failed"; exit 1; }
+  # The pairs step's tables (A|B lines) on the same topology: the ranks must still agree on every call.
+  printf 'allreduce,0,-1,ring/simple/ch=1|nccl\nallgather,0,-1,ring/ll|nccl\nreducescatter,0,-1,nccl|nccl\n' > "$OUT/dry-pairs.table"
+  build/dccl run --profile sockets-1gpu-4ranks --workload sweep --policy fixed --table "$OUT/dry-pairs.table" --ranks 4 \
+    > "$OUT/dry-pairs.txt" 2>&1 || { say "emulator run (pairs table) failed"; exit 1; }
+  say "- emulator, pairs table (A|B lines): $(grep 'rank agreement' "$OUT/dry-pairs.txt" | sed 's/^ *//')"
   python3 bench/gpu/summarize.py docs/results/gpu/4-side-by-side-r10-warm > "$OUT/dry-run4-summary.md" ||
     { say "summarize.py failed on the committed run 4"; exit 1; }
   say "- $(tail -1 "$OUT/dry-self-test.txt"); the committed run 4 summarized again"
@@ -201,6 +210,34 @@ if wanted compare; then
   python3 bench/gpu/summarize.py --write-executed "$OUT" 2>> "$OUT/runs.log"
 fi
 unset DYNAMICCL_POLICY_DIR
+
+# ---- 4b. pairs: each action, and the learned policy's choices, against NCCL's own choice inside one set
+# of processes, call by call (a fixed table's A|B lines: a size's even-numbered calls run A, its odd ones
+# NCCL's choice); `nccl` against itself measures the method's own noise. The learned choices come from
+# the frozen entry's trace of step 4, else from a frozen run of their own. ----
+if wanted pairs; then
+  pair_actions="ring/ll/ch=1,ring/ll/ch=2,ring/simple/ch=1,ring/simple/ch=2,tree/ll/ch=1,tree/ll/ch=2"
+  pair_actions="$pair_actions,tree/simple/ch=1,tree/simple/ch=2,pat/simple/ch=1,pat/simple/ch=2"
+  pair_actions=${actions_option:-$pair_actions}
+  entries="nccl,$pair_actions"
+  frozen_trace=$OUT/compare-trace/frozen
+  if ls "$OUT/policy"/*.bin > /dev/null 2>&1 && [ ! -f "$frozen_trace/trace-0.csv" ]; then
+    rm -rf "$OUT/frozen-trace"
+    DYNAMICCL_POLICY_DIR="$OUT/policy" bench 60 --mode frozen --max "$max" --trace-dir "$OUT/frozen-trace" \
+      --out "$OUT/frozen.csv" 2>> "$OUT/runs.log"
+    frozen_trace=$OUT/frozen-trace
+  fi
+  if [ -f "$frozen_trace/trace-0.csv" ] &&
+     python3 bench/gpu/summarize.py --write-learned-table "$frozen_trace" "$OUT/learned.table" 2>> "$OUT/runs.log"; then
+    entries="nccl,@$OUT/learned.table,$pair_actions"
+  else
+    say "- pairs: no learned policy to compare (run the learn step first)"
+  fi
+  rm -rf "$OUT/pairs-trace"
+  bench 300 --mode pairs --entries "$entries" --repeat "$repeat" --max "$max" --iterations 21 \
+    --trace-dir "$OUT/pairs-trace" --out "$OUT/pairs.csv" 2>> "$OUT/runs.log"
+  step "pairs done: $(($(grep -c . "$OUT/pairs.csv") - 1)) rows, $(awk -F, '$9 == 0' "$OUT/pairs.csv" | wc -l) wrong results"
+fi
 
 # ---- 5. congestion: learning while the loopback is loaded for part of the run ----
 if wanted congestion && [ "$(left)" -gt 150 ]; then
