@@ -354,12 +354,11 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
 }
 
 int dccl_agent_train_owed(dccl_config_agent* agent, int max_steps) {
+  /* An agent that no longer trains (frozen, holding, another strategy) just forgets what it owed. */
+  int trains = agent->options.learning && !agent->holding && agent->options.strategy == DCCL_STRATEGY_DQN;
   int ran = 0;
-  for (; ran < max_steps && agent->training_owed > 0; ran++) {
-    agent->training_owed--;
-    if (agent->options.learning && !agent->holding && agent->options.strategy == DCCL_STRATEGY_DQN)
-      dccl_q_train(&agent->q, &agent->rng, build_sample, agent);
-  }
+  for (; ran < max_steps && agent->training_owed > 0; ran++, agent->training_owed--)
+    if (trains) dccl_q_train(&agent->q, &agent->rng, build_sample, agent);
   return ran;
 }
 

@@ -103,11 +103,6 @@ double dccl_q_train(dccl_q_network* q, dccl_rng* rng, dccl_q_sample_builder buil
   return loss;
 }
 
-/* ReLU as the evaluation has always written it: anything not above 0 (NaN included) becomes 0. */
-static void clip_negative(float* values, int n) {
-  for (int i = 0; i < n; i++) values[i] = values[i] > 0 ? values[i] : 0;
-}
-
 #define EVALUATE_CHUNK 32
 
 void dccl_q_evaluate(dccl_q_network* q, const float* state, const float* actions, int count, float* out) {
@@ -124,10 +119,10 @@ void dccl_q_evaluate(dccl_q_network* q, const float* state, const float* actions
     dccl_affine_rows(l1->w + DCCL_STATE_FEATURES, DCCL_Q_INPUTS, state_part, DCCL_ACTION_FEATURES,
                      actions + (size_t)first * DCCL_ACTION_FEATURES, DCCL_ACTION_FEATURES, h1, DCCL_Q_HIDDEN1,
                      DCCL_Q_HIDDEN1, rows);
-    clip_negative(h1, rows * DCCL_Q_HIDDEN1);
+    dccl_relu(h1, rows * DCCL_Q_HIDDEN1);
     dccl_affine_rows(l2->w, DCCL_Q_HIDDEN1, l2->b, DCCL_Q_HIDDEN1, h1, DCCL_Q_HIDDEN1, h2, DCCL_Q_HIDDEN2,
                      DCCL_Q_HIDDEN2, rows);
-    clip_negative(h2, rows * DCCL_Q_HIDDEN2);
+    dccl_relu(h2, rows * DCCL_Q_HIDDEN2);
     dccl_affine_rows(l3->w, DCCL_Q_HIDDEN2, l3->b, DCCL_Q_HIDDEN2, h2, DCCL_Q_HIDDEN2, out + first, 1, 1, rows);
   }
 }

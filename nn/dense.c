@@ -17,6 +17,10 @@ int dccl_dense_init(dccl_dense* layer, dccl_params* params, int in, int out, dcc
   return 0;
 }
 
+void dccl_relu(float* values, int n) {
+  for (int i = 0; i < n; i++) values[i] = values[i] > 0 ? values[i] : 0.0f;
+}
+
 void dccl_dense_forward(const dccl_dense* layer, const float* x, float* y, int batch) {
   dccl_affine_rows(layer->w, layer->in, layer->b, layer->in, x, layer->in, y, layer->out, layer->out, batch);
 }
@@ -90,10 +94,7 @@ const float* dccl_mlp_forward(dccl_mlp* mlp, const float* x, int batch) {
   memcpy(mlp->activations[0], x, (size_t)batch * mlp->sizes[0] * sizeof(float));
   for (int l = 0; l < mlp->n_layers; l++) {
     dccl_dense_forward(&mlp->layers[l], mlp->activations[l], mlp->activations[l + 1], batch);
-    if (l + 1 < mlp->n_layers) {
-      float* a = mlp->activations[l + 1];
-      for (int i = 0; i < batch * mlp->sizes[l + 1]; i++) a[i] = a[i] < 0 ? 0.0f : a[i]; /* a select: vectorized */
-    }
+    if (l + 1 < mlp->n_layers) dccl_relu(mlp->activations[l + 1], batch * mlp->sizes[l + 1]);
   }
   return mlp->activations[mlp->n_layers];
 }

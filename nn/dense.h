@@ -19,6 +19,8 @@ static inline size_t dccl_dense_param_count(int in, int out) { return (size_t)in
  * `out` outputs written at y[r * y_stride + o]; each sum added in order of i, as a plain loop would. */
 void dccl_affine_rows(const float* w, int w_stride, const float* start, int n, const float* x, int x_stride,
                       float* y, int y_stride, int out, int rows);
+/* ReLU in place: every value not above 0 (NaN included) becomes 0; a select, so it vectorizes. */
+void dccl_relu(float* values, int n);
 /* y[batch][out] = x[batch][in] W^T + b */
 void dccl_dense_forward(const dccl_dense* layer, const float* x, float* y, int batch);
 /* Accumulates dW, db from x and dy; writes dx when not NULL. */

@@ -168,16 +168,15 @@ typedef struct cell_text {
 } cell_text;
 
 static cell_text cell_text_of(const dccl_table* table, int cell) {
-  cell_text t = {dccl_table_get(table, cell), DCCL_ACTION_NCCL, 0};
-  if (atomic_load_explicit(&table->explore_mask[cell], memory_order_relaxed) == DCCL_TABLE_ALTERNATE_MASK) {
-    t.second = atomic_load_explicit(&table->explore[cell], memory_order_relaxed);
-    t.alternates = 1;
-  }
+  int alternates = atomic_load_explicit(&table->explore_mask[cell], memory_order_relaxed) == DCCL_TABLE_ALTERNATE_MASK;
+  cell_text t = {dccl_table_get(table, cell),
+                 alternates ? atomic_load_explicit(&table->explore[cell], memory_order_relaxed) : DCCL_ACTION_NCCL,
+                 alternates};
   return t;
 }
 
 static int same_cell_text(cell_text a, cell_text b) {
-  return a.action == b.action && a.alternates == b.alternates && (!a.alternates || a.second == b.second);
+  return a.action == b.action && a.alternates == b.alternates && a.second == b.second;
 }
 
 static int same_for_all_variants(const dccl_table* table, int coll) {
@@ -199,13 +198,10 @@ static void write_runs(text_buffer* b, const dccl_table* table, int coll, int pi
     while (end + 1 < DCCL_SIZE_BINS && same_cell_text(cell_text_of(table, dccl_cell_index(coll, end + 1, pipe, reg)), cell))
       end++;
     if (!dccl_action_is_nccl(cell.action) || cell.alternates) {
-      char text[200], second[96];
-      dccl_action_format(cell.action, text, sizeof(text));
-      if (cell.alternates) {
-        dccl_action_format(cell.second, second, sizeof(second));
-        strncat(text, "|", sizeof(text) - strlen(text) - 1);
-        strncat(text, second, sizeof(text) - strlen(text) - 1);
-      }
+      char first[96], second[96], text[200];
+      dccl_action_format(cell.action, first, sizeof(first));
+      dccl_action_format(cell.second, second, sizeof(second));
+      snprintf(text, sizeof(text), "%s%s%s", first, cell.alternates ? "|" : "", cell.alternates ? second : "");
       unsigned long long low = bin == 0 ? 0 : 1ULL << bin;
       if (end == DCCL_SIZE_BINS - 1) append(b, "%s,%llu,-1,%s", dccl_coll_name(coll), low, text);
       else append(b, "%s,%llu,%llu,%s", dccl_coll_name(coll), low, (1ULL << (end + 1)) - 1, text);

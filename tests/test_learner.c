@@ -105,17 +105,20 @@ static void check_arms(fixture* f, int fast_samples, int slow_samples) {
   if (slow->count > 0) CHECK_NEAR(slow->mean, log(300.0), 1e-4);
 }
 
+/* Logs the next n calls of size BYTES and measures every one of them but those `lost` says. */
+static void run_calls(fixture* f, int n, int (*lost)(uint64_t)) {
+  uint64_t first = f->next_call;
+  log_calls(f, n, BYTES);
+  measure_range(f, first, n, lost);
+}
+
 static int every_fifth(uint64_t c) { return c % 5 == 3; }
 
 static void test_lost_measurements_skip_their_calls(void) {
   /* The profiler drops 1 measurement in 5: the next one must not take the call of the lost one. */
   fixture f;
   fixture_init(&f);
-  for (int round = 0; round < 10; round++) {
-    uint64_t first = f.next_call;
-    log_calls(&f, 40, BYTES);
-    measure_range(&f, first, 40, every_fifth);
-  }
+  for (int round = 0; round < 10; round++) run_calls(&f, 40, every_fifth);
   int fast = 0, slow = 0;
   expect(&f, 0, 400, every_fifth, &fast, &slow);
   check_arms(&f, fast, slow);
@@ -130,8 +133,7 @@ static void test_lagging_learner_drops_what_it_lost(void) {
    * calls, and so does everything after. */
   fixture f;
   fixture_init(&f);
-  log_calls(&f, 40, BYTES);
-  measure_range(&f, 0, 40, NULL);
+  run_calls(&f, 40, NULL);
   log_calls(&f, 3000, BYTES);
   measure_range(&f, 40, 3000, NULL);
   CHECK_EQ_INT(f.learner->counters.lost_calls, 3000 - DCCL_JOIN_DEPTH);
@@ -140,8 +142,7 @@ static void test_lagging_learner_drops_what_it_lost(void) {
   expect(&f, 0, 40, NULL, &fast, &slow);
   expect(&f, 3040 - DCCL_JOIN_DEPTH, DCCL_JOIN_DEPTH, NULL, &fast, &slow);
   check_arms(&f, fast, slow);
-  log_calls(&f, 40, BYTES);
-  measure_range(&f, 3040, 40, NULL);
+  run_calls(&f, 40, NULL); /* calls 3040 .. 3079 */
   CHECK_EQ_INT(f.learner->counters.joined, 80 + DCCL_JOIN_DEPTH);
   expect(&f, 3040, 40, NULL, &fast, &slow);
   check_arms(&f, fast, slow);
@@ -153,15 +154,13 @@ static void test_full_call_log_loses_calls_not_joins(void) {
    * call is logged (so the learner cannot yet know those calls were lost), then the job goes on. */
   fixture f;
   fixture_init(&f);
-  log_calls(&f, 40, BYTES);
-  measure_range(&f, 0, 40, NULL);
+  run_calls(&f, 40, NULL);
   log_calls(&f, DCCL_CALL_LOG_CAPACITY + 808, BYTES); /* calls 40 .. 9039; the last 808 dropped */
   CHECK_EQ_INT((int)atomic_load(&call_log.dropped), 808);
   measure_range(&f, 40, DCCL_CALL_LOG_CAPACITY + 808, NULL);
   uint64_t joined = f.learner->counters.joined;
   CHECK_EQ_INT(joined, 40 + DCCL_JOIN_DEPTH);
-  log_calls(&f, 40, BYTES);
-  measure_range(&f, 40 + DCCL_CALL_LOG_CAPACITY + 808, 40, NULL);
+  run_calls(&f, 40, NULL);
   CHECK_EQ_INT(f.learner->counters.joined, joined + 40);
   int fast = 0, slow = 0;
   expect(&f, 0, 40, NULL, &fast, &slow);

@@ -130,16 +130,20 @@ static void test_default_mode_leaves_everything_untouched(void) {
   CHECK_EQ_INT(tuner6->finalize(context), ncclSuccess);
 }
 
-static void test_fixed_mode_applies_table(void) {
+/* A clean environment with DYNAMICCL_MODE=fixed and a table file `name` holding `text`. */
+static void use_fixed_table(const char* name, const char* text) {
   clear_environment();
   char path[256];
-  write_file("fixed.table",
-             "allreduce,0,65535,tree/ll128\n"
-             "allreduce,65536,-1,ring/simple/ch=8/chunk=256K\n"
-             "allreduce,1G,-1,nvls/simple\n", /* NVLS is ignored in this cost table */
-             path, sizeof(path));
+  write_file(name, text, path, sizeof(path));
   setenv("DYNAMICCL_MODE", "fixed", 1);
   setenv("DYNAMICCL_TABLE_FILE", path, 1);
+}
+
+static void test_fixed_mode_applies_table(void) {
+  use_fixed_table("fixed.table",
+                  "allreduce,0,65535,tree/ll128\n"
+                  "allreduce,65536,-1,ring/simple/ch=8/chunk=256K\n"
+                  "allreduce,1G,-1,nvls/simple\n"); /* NVLS is ignored in this cost table */
   setenv("DYNAMICCL_EPOCH_CALLS", "1", 1);
   log_reset();
   void* context = init_v6(2, 16, 2);
@@ -183,11 +187,7 @@ static void test_fixed_mode_applies_table(void) {
 
 /* A fixed table's `A|B` line: the cell's calls alternate between the two, NCCL's choice included. */
 static void test_fixed_mode_alternates(void) {
-  clear_environment();
-  char path[256];
-  write_file("alternate.table", "allreduce,0,-1,tree/ll128/ch=2|nccl\n", path, sizeof(path));
-  setenv("DYNAMICCL_MODE", "fixed", 1);
-  setenv("DYNAMICCL_TABLE_FILE", path, 1);
+  use_fixed_table("alternate.table", "allreduce,0,-1,tree/ll128/ch=2|nccl\n");
   void* context = init_v6(2, 16, 2);
   float cost[21], original[21];
   for (int call = 0; call < 8; call++) {
@@ -206,17 +206,14 @@ static void test_fixed_mode_alternates(void) {
 }
 
 static void test_rule_pins_override_policy(void) {
-  clear_environment();
-  char table[256], rules[256];
-  write_file("pin.table", "allreduce,0,-1,tree/ll\n", table, sizeof(table));
+  use_fixed_table("pin.table", "allreduce,0,-1,tree/ll\n");
+  char rules[256];
   write_file("pins.csv",
              "# NVLS first: ignored in this cost table, so the next matching pin applies\n"
              "allreduce,0,-1,nvls,simple,-1,-1,-1\n"
              "allreduce,1024,8191,ring,ll128,4,2,16\n"
              "allreduce,0,-1,ring,simple,2,4,-1\n", /* other node count: never applies here */
              rules, sizeof(rules));
-  setenv("DYNAMICCL_MODE", "fixed", 1);
-  setenv("DYNAMICCL_TABLE_FILE", table, 1);
   setenv("DYNAMICCL_RULES_FILE", rules, 1);
   setenv("DYNAMICCL_EPOCH_CALLS", "1", 1);
   log_reset();
@@ -238,11 +235,7 @@ static void test_rule_pins_override_policy(void) {
 }
 
 static void test_v2_answers_directly(void) {
-  clear_environment();
-  char table[256];
-  write_file("v2.table", "allreduce,0,-1,ring/ll128/ch=4\nallgather,0,-1,nvls/simple\n", table, sizeof(table));
-  setenv("DYNAMICCL_MODE", "fixed", 1);
-  setenv("DYNAMICCL_TABLE_FILE", table, 1);
+  use_fixed_table("v2.table", "allreduce,0,-1,ring/ll128/ch=4\nallgather,0,-1,nvls/simple\n");
   setenv("DYNAMICCL_EPOCH_CALLS", "1", 1);
   void* context = NULL;
   CHECK_EQ_INT(tuner2->init(8, 1, logger, &context), ncclSuccess);
@@ -261,11 +254,7 @@ static void test_v2_answers_directly(void) {
 
 /* Bad input of every kind: NCCL's choice kept, success returned, one message per kind. */
 static void test_bad_input_fails_open(void) {
-  clear_environment();
-  char table[256];
-  write_file("any.table", "allreduce,0,-1,ring/simple\nallgather,0,-1,ring/simple\n", table, sizeof(table));
-  setenv("DYNAMICCL_MODE", "fixed", 1);
-  setenv("DYNAMICCL_TABLE_FILE", table, 1);
+  use_fixed_table("any.table", "allreduce,0,-1,ring/simple\nallgather,0,-1,ring/simple\n");
   setenv("DYNAMICCL_EPOCH_CALLS", "1", 1);
   log_reset();
   void* context = init_v6(4, 16, 2);

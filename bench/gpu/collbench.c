@@ -370,6 +370,28 @@ static int trace_applied(const char* trace_dir, int ranks, const char* action, i
   return total > 0 && matched == total;
 }
 
+/* One CSV row for collective `coll`, size index `s`: the worst rank's median call in pass `round` of
+ * the block, with nccl-tests' algorithm and bus bandwidth. */
+static void write_row(FILE* out, const options* o, const shared_block* block, int round, int coll, int s,
+                      const char* mode, const char* prefix, const char* action, int verified, int applied,
+                      int repetition) {
+  size_t bytes = o->sizes[s];
+  double worst = 0;
+  for (int r = 0; r < o->ranks; r++)
+    if (block->time_us[round][r][coll][s] > worst) worst = block->time_us[round][r][coll][s];
+  double algbw = worst > 0 ? (double)bytes / (worst * 1e-6) / 1e9 : 0;
+  double factor = coll == 0 ? 2.0 * (o->ranks - 1) / o->ranks : (double)(o->ranks - 1) / o->ranks;
+  fprintf(out, "%s,%s%s,%s,%zu,%d,%.3f,%.4f,%.4f,%d,%d,%d\n", mode, prefix, action, coll_names[coll], bytes, o->ranks,
+          worst, algbw, algbw * factor, verified, applied, repetition);
+}
+
+/* Whether every rank's results of collective `coll`, size index `s`, were right. */
+static int all_verified(const options* o, const shared_block* block, int coll, int s) {
+  int verified = 1;
+  for (int r = 0; r < o->ranks; r++) verified &= block->verified[r][coll][s];
+  return verified;
+}
+
 /* Writes one row per collective and size of pass `round`; returns the number of rows whose results were
  * wrong. With a trace folder, `applied` says whether NCCL ran `action` as asked. */
 static int write_rows(FILE* out, const options* o, const shared_block* block, int round, const char* mode,
@@ -381,16 +403,8 @@ static int write_rows(FILE* out, const options* o, const shared_block* block, in
     for (int s = 0; s < o->n_sizes; s++) {
       size_t bytes = o->sizes[s];
       if (bytes % (sizeof(float) * (size_t)o->ranks) != 0) continue;
-      double worst = 0;
-      int verified = 1;
-      for (int r = 0; r < o->ranks; r++) {
-        if (block->time_us[round][r][coll][s] > worst) worst = block->time_us[round][r][coll][s];
-        verified &= block->verified[r][coll][s];
-      }
-      double algbw = worst > 0 ? (double)bytes / (worst * 1e-6) / 1e9 : 0;
-      double factor = coll == 0 ? 2.0 * (o->ranks - 1) / o->ranks : (double)(o->ranks - 1) / o->ranks;
-      fprintf(out, "%s,%s,%s,%zu,%d,%.3f,%.4f,%.4f,%d,%d,%d\n", mode, action, coll_names[coll], bytes, o->ranks, worst,
-              algbw, algbw * factor, verified, applied, repetition);
+      int verified = all_verified(o, block, coll, s);
+      write_row(out, o, block, round, coll, s, mode, "", action, verified, applied, repetition);
       wrong += !verified;
     }
   }
@@ -398,8 +412,8 @@ static int write_rows(FILE* out, const options* o, const shared_block* block, in
   return wrong;
 }
 
-/* pairs: two rows per collective and size, A's median call (action `label`) and B's (`nccl@label`).
- * Returns the number of sizes whose results were wrong. */
+/* pairs: two rows per collective and size, A's median call (action `label`) and B's (`nccl@label`:
+ * kept in pass 1's slot). Returns the number of sizes whose results were wrong. */
 static int write_pair_rows(FILE* out, const options* o, const shared_block* block, const char* label,
                            const char* action, const char* trace_dir, int repetition) {
   int wrong = 0;
@@ -408,18 +422,10 @@ static int write_pair_rows(FILE* out, const options* o, const shared_block* bloc
     for (int s = 0; s < o->n_sizes; s++) {
       size_t bytes = o->sizes[s];
       if (bytes % (sizeof(float) * (size_t)o->ranks) != 0) continue;
-      int verified = 1;
-      for (int r = 0; r < o->ranks; r++) verified &= block->verified[r][coll][s];
+      int verified = all_verified(o, block, coll, s);
       int applied = action == NULL || trace_applied(trace_dir, o->ranks, action, coll, bytes);
-      for (int half = 0; half < 2; half++) {
-        double worst = 0;
-        for (int r = 0; r < o->ranks; r++)
-          if (block->time_us[half][r][coll][s] > worst) worst = block->time_us[half][r][coll][s];
-        double algbw = worst > 0 ? (double)bytes / (worst * 1e-6) / 1e9 : 0;
-        double factor = coll == 0 ? 2.0 * (o->ranks - 1) / o->ranks : (double)(o->ranks - 1) / o->ranks;
-        fprintf(out, "pairs,%s%s,%s,%zu,%d,%.3f,%.4f,%.4f,%d,%d,%d\n", half ? "nccl@" : "", label, coll_names[coll],
-                bytes, o->ranks, worst, algbw, algbw * factor, verified, half ? 1 : applied, repetition);
-      }
+      write_row(out, o, block, 0, coll, s, "pairs", "", label, verified, applied, repetition);
+      write_row(out, o, block, 1, coll, s, "pairs", "nccl@", label, verified, 1, repetition);
       wrong += !verified;
     }
   }

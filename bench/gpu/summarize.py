@@ -163,7 +163,7 @@ def compare_table(out):
         if len(pairs) > 2:
             pair_spreads.append(statistics.stdev(math.log(v) for v in pairs))
         if frozen and alone and frozen / alone < 0.97:
-            misses.append(((key[0], key[1], "NCCL"), paired_ratios(rows, ("frozen", "-"), ("none", "-"), key)))
+            misses.append(((key[0], key[1], "NCCL"), pairs))
         if alone and frozen and key in nccl_choice and key in frozen_choice:
             (same if nccl_choice[key] == frozen_choice[key] else other).append(frozen / alone)
         alone_cell = f"{value(alone)} ({spread:.2f}x)" if spread else value(alone)
@@ -198,6 +198,15 @@ def median_interval(values, coverage=0.95):
     while k + 1 < n // 2 and cover(k + 1) >= coverage:
         k += 1
     return v[k], v[n - 1 - k], cover(k)
+
+
+def against_target(values):
+    """Whether the median of `values` (ratios) is below 0.97 beyond doubt: 'below' when its whole interval
+    is, 'noise' when the interval reaches 0.97, 'too few pairs' under 90% coverage (fewer than 5)."""
+    interval = median_interval(values)
+    if interval is None or interval[2] < 0.9:
+        return "too few pairs"
+    return "below" if interval[1] < 0.97 else "noise"
 
 
 def paired_ratios(rows, numerator, denominator, key, parity=None):
@@ -236,8 +245,7 @@ def target_check(misses, pair_spreads):
     verdicts = collections.Counter()
     for (coll, size, against), values in misses:
         interval = median_interval(values)
-        verdict = ("too few pairs" if interval is None or interval[2] < 0.9  # 5 pairs or more
-                   else "below" if interval[1] < 0.97 else "noise")
+        verdict = against_target(values)
         verdicts[against, verdict] += 1
         shown = f"{interval[0]:.3f} .. {interval[1]:.3f} | {100 * interval[2]:.1f}%" if interval else "- | -"
         median = f"{statistics.median(values):.3f}" if values else "-"
@@ -274,7 +282,7 @@ def write_learned_table(trace_dir, path):
     return 0
 
 
-def pair_ratios(rows):
+def within_set_ratios(rows):
     """pairs.csv: {(entry, collective, bytes): {repetition: A's bus bandwidth / B's}}, from the two rows
     (entry and nccl@entry) each set of processes wrote per size; verified pairs only, and for action
     entries only where the trace showed NCCL running the action (applied)."""
@@ -301,7 +309,7 @@ def pairs_table(out):
     and the learned policy over the best; verdicts on issue 5's 0.97 targets from the intervals."""
     with open(os.path.join(out, "pairs.csv")) as f:
         rows = list(csv.DictReader(f))
-    ratios = pair_ratios(rows)
+    ratios = within_set_ratios(rows)
     reps = sorted({int(r["repetition"]) for r in rows})
     entries = sorted({k[0] for k in ratios})
     actions = [e for e in entries if "/" in e]
@@ -341,8 +349,7 @@ def pairs_table(out):
         ours = list(ratios.get((learned, *key), {}).values()) if learned else []
         verdict = "-"
         if ours:
-            interval = median_interval(ours)
-            low_nccl = interval is not None and interval[2] >= 0.9 and interval[1] < 0.97
+            low_nccl = against_target(ours) == "below"
             low_best = med(ours) / best < 0.97
             verdict = "below NCCL" if low_nccl else "below best" if low_best else "meets both"
             verdicts[verdict] += 1
@@ -356,8 +363,9 @@ def pairs_table(out):
 
 def self_test():
     """Checks the interval and the pairing on known cases; returns the process's exit status."""
-    failures = []
+    failures, checks = [], [0]
     def check(what, got, expected):
+        checks[0] += 1
         if got != expected:
             failures.append(f"{what}: {got} != {expected}")
     ten = [float(i) for i in range(10, 0, -1)]
@@ -393,7 +401,7 @@ def self_test():
         check("pairs: 4 KiB below NCCL", "below NCCL" in lines.get("4096", ""), True)
     for failure in failures:
         print("summarize.py self-test:", failure, file=sys.stderr)
-    print(f"summarize.py self-test: {9 - len(failures)} passed, {len(failures)} failed")
+    print(f"summarize.py self-test: {checks[0] - len(failures)} passed, {len(failures)} failed")
     return 1 if failures else 0
 
 
