@@ -22,8 +22,10 @@
 #define RACE_MAX_SAMPLES 48 /* a challenger is raced until proven either way or this many samples */
 #define RACE_EPSILON 0.25   /* exploration rate while a challenger is raced */
 #define RACE_FLOOR_SAMPLES 2 /* a challenger holds epsilon at RACE_EPSILON from this many samples, */
-#define RACE_MARGIN 0.03    /* and while it measures this much faster (log latency: 3%) than the exploited action */
+#define RACE_MARGIN 0.01    /* and while it measures this much faster (log latency: 1%) than the exploited action */
 #define BEHIND_TRAIN_SHARE 4 /* while the learner is behind, one DQN training step in this many runs */
+#define DRIFT_WEIGHT (1.0f / 64) /* the common drift follows the residuals of all cells' calls at this weight */
+#define DRIFT_MIN_SAMPLES 8      /* from arms with this many samples */
 #define SLOW_RELATIVES 0.6931471805599453 /* log 2: relatives twice slower than the best measured beside them */
 
 void dccl_agent_default_options(dccl_agent_options* o) {
@@ -290,6 +292,14 @@ static int build_sample(void* argument, const dccl_replay_entry* e, float* state
   return 1;
 }
 
+/* A sample's log latency without the machine's slow common drift, which follows the residuals of every
+ * cell's calls against the mean of the arm that ran (arms with DRIFT_MIN_SAMPLES or more). */
+static float drift_corrected(dccl_config_agent* agent, const dccl_arm* ran, float log_latency) {
+  float corrected = log_latency - agent->drift_level;
+  if (ran != NULL && ran->count >= DRIFT_MIN_SAMPLES) agent->drift_level += DRIFT_WEIGHT * (corrected - ran->mean);
+  return corrected;
+}
+
 void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* o) {
   dccl_agent_cell* c = dccl_agent_cell_slot(agent, o->cell, 1);
   if (c == NULL) {
@@ -302,6 +312,7 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
   uint16_t replay_action = DCCL_REPLAY_NCCL;
   charge_exploration(agent, c, o);
   if (dccl_action_is_nccl(o->decided)) {
+    x = drift_corrected(agent, &c->nccl[context], x);
     arm_update(&c->nccl[context], x);
     /* NCCL's own choice is also the action (its algorithm, its protocol, NCCL's channels and chunk). */
     int i = dccl_agent_action_index(agent, coll, dccl_action_make(o->executed_algo, o->executed_proto, 0, 0));
@@ -319,6 +330,7 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
       c->dirty = 1;
       return;
     }
+    x = drift_corrected(agent, dccl_agent_arm(agent, c, context, i), x);
     record(agent, c, context, i, x, o->executed_channels);
     if (o->executed_channels > 0 && o->executed_channels < dccl_action_channels(o->decided))
       c->channel_cap = (uint8_t)o->executed_channels;
@@ -386,6 +398,30 @@ void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int e
 }
 
 /* The exploited action: the best lower confidence bound on the reward, NCCL's choice (0) by default. */
+#define DCCL_RUN_GROUPS (DCCL_COST_ENTRIES * (DCCL_CHUNK_LOG2_MAX + 1))
+/* Requests NCCL runs alike but for the channel count: the same algorithm, protocol and chunk size. */
+static int run_group(dccl_action action) { return dccl_action_pair(action) * (DCCL_CHUNK_LOG2_MAX + 1) + dccl_action_chunk_log2(action); }
+
+/* Whether arm `index` measures what a busier arm of the cell's context measures: the same algorithm,
+ * protocol and chunk size, run by NCCL on the same channels (a request above the cell's channel cap, or
+ * NCCL's own channel count). Its samples would only repeat that arm's, so it is neither raced nor
+ * explored: on the GPU test machine ring/Simple with 24 channels runs as NCCL's ring/Simple on 2, and
+ * its noisy mean kept drawing the exploration that a real alternative (1 channel, 6% faster) needed. */
+static int duplicate_arm(const dccl_config_agent* agent, dccl_agent_cell* c, int context, int index) {
+  int coll = c->info.coll;
+  const dccl_arm* a = dccl_agent_arm(agent, c, context, index);
+  if (a->count <= 0 || a->channels_ran == 0) return 0;
+  int group = run_group(agent->actions[coll][index]);
+  for (int j = 0; j < agent->n_actions[coll]; j++) {
+    const dccl_arm* other = dccl_agent_arm(agent, c, context, j);
+    if (j == index || other->invalid || other->channels_ran != a->channels_ran ||
+        run_group(agent->actions[coll][j]) != group)
+      continue;
+    if (other->count > a->count || (other->count == a->count && j < index)) return 1;
+  }
+  return 0;
+}
+
 static dccl_action choose_exploit(dccl_config_agent* agent, dccl_agent_cell* c, double* best_bound) {
   int context = c->context, coll = c->info.coll;
   const dccl_arm* nccl = &c->nccl[context];
@@ -414,7 +450,7 @@ static dccl_action choose_exploit(dccl_config_agent* agent, dccl_agent_cell* c, 
     if (a->invalid || a->count < EXPLOIT_MIN_SAMPLES) continue;
     double reward = reference - a->mean;
     double lcb = reward - CONFIDENCE_Z * sqrt(dccl_arm_variance(a) / a->count + nccl_se2);
-    if (lcb > best_lcb) {
+    if (lcb > best_lcb && !duplicate_arm(agent, c, context, i)) {
       best_lcb = lcb;
       best = agent->actions[coll][i];
       best_index = i;
@@ -546,7 +582,7 @@ static dccl_action challenger(dccl_config_agent* agent, dccl_agent_cell* c, dccl
     if (a->invalid || a->count < 1 || a->count >= RACE_MAX_SAMPLES || agent->actions[coll][i] == exploit) continue;
     double reward = reference - a->mean;
     double to_beat = a->count < EXPLOIT_MIN_SAMPLES ? best_bound : exploit_reward + RACE_MARGIN;
-    if (reward > to_beat && (dccl_action_is_nccl(best) || reward > best_reward)) {
+    if (reward > to_beat && (dccl_action_is_nccl(best) || reward > best_reward) && !duplicate_arm(agent, c, context, i)) {
       best = agent->actions[coll][i];
       best_reward = reward;
       if (samples != NULL) *samples = a->count;
@@ -558,8 +594,6 @@ static dccl_action challenger(dccl_config_agent* agent, dccl_agent_cell* c, dccl
 
 /* Executions measured in a cell's context, as one bit per channel count NCCL ran (bit ch - 1) for each
  * (algorithm, protocol, chunk size) of the requests. */
-#define DCCL_RUN_GROUPS (DCCL_COST_ENTRIES * (DCCL_CHUNK_LOG2_MAX + 1))
-static int run_group(dccl_action action) { return dccl_action_pair(action) * (DCCL_CHUNK_LOG2_MAX + 1) + dccl_action_chunk_log2(action); }
 
 static void channels_measured(const dccl_config_agent* agent, dccl_agent_cell* c, int context, uint64_t* ran) {
   memset(ran, 0, DCCL_RUN_GROUPS * sizeof(uint64_t));
@@ -640,7 +674,7 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
     }
     double estimate = (a->count * (reference - a->mean) + kappa * prediction) / (a->count + kappa);
     double upper = estimate + exploration / sqrt(a->count + kappa) + 1e-6 * dccl_rng_uniform(&agent->rng);
-    if (upper > best_upper) {
+    if (upper > best_upper && !duplicate_arm(agent, c, context, i)) {
       best_upper = upper;
       best = action;
     }

@@ -119,6 +119,7 @@ typedef struct dccl_config_agent {
   uint32_t training_owed; /* DQN steps owed (at most DCCL_AGENT_MAX_OWED) */
   dccl_agent_stats stats;
   uint64_t newest_epoch; /* the newest epoch an observation came from */
+  float drift_level;     /* the machine's slow common drift (log latency), taken off every sample */
 } dccl_config_agent;
 
 /* One measured collective, joined with the decision that produced it. */

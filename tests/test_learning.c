@@ -107,9 +107,10 @@ static void test_learns_beyond_nccl_and_reproducibly(void) {
  * on real data reaches the oracle in the steady state and keeps the large real gains where NCCL is far
  * off (AllReduce 64 KiB: tree; AllGather 64 KiB: PAT). Under that noise some streams end slower than
  * NCCL: issue 5's open per-size target. `dccl run --profile h100-sockets-2ranks-replay --workload
- * gpu-sweep --policy learn --ranks 1 --steady 0.25 --seed N` with N = 1..5 gives 3, 0, 2, 1 and 1
- * streams over 2%, at worst 1.070, 1.013, 1.026, 1.021 and 1.066 (late exploration at 16-64 MiB); this
- * run's seed stays under 8%, which guards against that getting worse. */
+ * gpu-sweep --policy learn --ranks 1 --steady 0.25 --seed N` with N = 1..10 gives 0, 1, 0, 1, 0, 2, 0, 1,
+ * 1 and 0 streams over 2% (3, 0, 2, 1, 1, 3, 0, 0, 4, 3 at commit 9ad5c58), at worst 1.005-1.049 but
+ * 1.105 with seed 4 (AllReduce 8 MiB: LL with a 512 KiB chunk, untried there, explored late as a
+ * neighbour of the incumbent); this run's seed stays under 8%, which guards against that getting worse. */
 static void test_learns_on_replayed_gpu_measurements(void) {
   learn_environment();
   dccl_emu_result r;
@@ -130,6 +131,10 @@ static void test_learns_on_replayed_gpu_measurements(void) {
   CHECK_EQ_INT(r.rank_mismatches, 0);
 }
 
+/* A warm start runs near the oracle from its first calls. Measured by the regret over the run's first
+ * fifth: the streams' convergence (calls until every window of 10 stays within 5% of the oracle) flips on
+ * one late exploration at the 1% epsilon floor, and so did its median over the 14 streams from seed to
+ * seed (warm starts "converged" after 0 to 700 calls, cold ones after 130 to 960). */
 static void test_warm_start_and_frozen(void) {
   learn_environment();
   unlink(policy_path);
@@ -138,9 +143,9 @@ static void test_warm_start_and_frozen(void) {
   CHECK(run("pcie-8gpu", pcie_text, 1, 0, &cold) == 0);
   CHECK_MSG(access(policy_path, R_OK) == 0, "no policy saved at %s", policy_path);
   CHECK(run("pcie-8gpu", pcie_text, 1, 0, &warm) == 0);
-  CHECK_MSG(warm.convergence_median_calls * 5 <= cold.convergence_median_calls || warm.convergence_median_calls == 0,
-            "warm start converges in %.0f calls, cold in %.0f", warm.convergence_median_calls,
-            cold.convergence_median_calls);
+  double cold_start = cold.regret_curve[1], warm_start = warm.regret_curve[1];
+  CHECK_MSG(warm_start < 0.03 && warm_start < cold_start / 2,
+            "first fifth of the calls: warm start %.4f beyond the oracle, cold %.4f", warm_start, cold_start);
   setenv("DYNAMICCL_MODE", "frozen", 1);
   CHECK(run("pcie-8gpu", pcie_text, 1, 0, &frozen) == 0);
   double vs_oracle = frozen.total_true_us / frozen.total_oracle_us;
