@@ -397,15 +397,14 @@ void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int e
   }
 }
 
-/* The exploited action: the best lower confidence bound on the reward, NCCL's choice (0) by default. */
 #define DCCL_RUN_GROUPS (DCCL_COST_ENTRIES * (DCCL_CHUNK_LOG2_MAX + 1))
 /* Requests NCCL runs alike but for the channel count: the same algorithm, protocol and chunk size. */
 static int run_group(dccl_action action) { return dccl_action_pair(action) * (DCCL_CHUNK_LOG2_MAX + 1) + dccl_action_chunk_log2(action); }
 
 /* Whether arm `index` measures what a busier arm of the cell's context measures: the same algorithm,
  * protocol and chunk size, run by NCCL on the same channels (a request above the cell's channel cap, or
- * NCCL's own channel count). Its samples would only repeat that arm's, so it is neither raced nor
- * explored: on the GPU test machine ring/Simple with 24 channels runs as NCCL's ring/Simple on 2, and
+ * NCCL's own channel count). Its samples would only repeat that arm's, so it is neither exploited, raced
+ * nor explored: on the GPU test machine ring/Simple with 24 channels runs as NCCL's ring/Simple on 2, and
  * its noisy mean kept drawing the exploration that a real alternative (1 channel, 6% faster) needed. */
 static int duplicate_arm(const dccl_config_agent* agent, dccl_agent_cell* c, int context, int index) {
   int coll = c->info.coll;
@@ -422,6 +421,7 @@ static int duplicate_arm(const dccl_config_agent* agent, dccl_agent_cell* c, int
   return 0;
 }
 
+/* The exploited action: the best lower confidence bound on the reward, NCCL's choice (0) by default. */
 static dccl_action choose_exploit(dccl_config_agent* agent, dccl_agent_cell* c, double* best_bound) {
   int context = c->context, coll = c->info.coll;
   const dccl_arm* nccl = &c->nccl[context];
@@ -594,7 +594,6 @@ static dccl_action challenger(dccl_config_agent* agent, dccl_agent_cell* c, dccl
 
 /* Executions measured in a cell's context, as one bit per channel count NCCL ran (bit ch - 1) for each
  * (algorithm, protocol, chunk size) of the requests. */
-
 static void channels_measured(const dccl_config_agent* agent, dccl_agent_cell* c, int context, uint64_t* ran) {
   memset(ran, 0, DCCL_RUN_GROUPS * sizeof(uint64_t));
   for (int i = 0; i < agent->n_actions[c->info.coll]; i++) {

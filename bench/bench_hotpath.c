@@ -14,6 +14,7 @@
 #include "../abi/nccl_profiler_abi.h"
 #include "../abi/nccl_tuner_abi.h"
 #include "../core/clock.h"
+#include "../core/sorting.h"
 
 #define BATCH 64
 
@@ -28,13 +29,8 @@ static void quiet_logger(ncclDebugLogLevel level, unsigned long flags, const cha
   (void)fmt;
 }
 
-static int compare_doubles(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
-
 static void report(const char* what, double* per_item, int n) {
-  qsort(per_item, (size_t)n, sizeof(double), compare_doubles);
+  dccl_sort_doubles(per_item, (size_t)n);
   printf("  %-44s median %6.1f ns   p99 %6.1f ns\n", what, per_item[n / 2], per_item[(int)(0.99 * (n - 1))]);
 }
 

@@ -13,6 +13,7 @@
 #include "../agents/q_network.h"
 #include "../core/clock.h"
 #include "../core/rng.h"
+#include "../core/sorting.h"
 
 #define TRAIN_STEPS_PER_REPETITION 500
 #define EVALUATIONS_PER_REPETITION 2000
@@ -29,13 +30,8 @@ static int random_sample(void* context, const dccl_replay_entry* entry, float* s
   return 1;
 }
 
-static int compare_doubles(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
-
 static double median(double* values, int n) {
-  qsort(values, (size_t)n, sizeof(double), compare_doubles);
+  dccl_sort_doubles(values, (size_t)n);
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 

@@ -7,12 +7,8 @@
 #include <string.h>
 
 #include "../core/clock.h"
+#include "../core/sorting.h"
 #include "../sim/sim.h"
-
-static int compare_doubles(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
 
 int main(int argc, char** argv) {
   long calls = argc > 1 ? atol(argv[1]) : 1000000;
@@ -50,7 +46,7 @@ int main(int argc, char** argv) {
       }
       rates[round] = calls / (dccl_monotonic_seconds() - start);
     }
-    qsort(rates, 5, sizeof(double), compare_doubles);
+    dccl_sort_doubles(rates, 5);
     printf("  %-22s %8.2f million simulated calls per second\n", profiles[p], rates[2] / 1e6);
 
     dccl_action_space_options options = {32, 1};

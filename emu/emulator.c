@@ -19,6 +19,7 @@
 #include "../abi/nccl_profiler_abi.h"
 #include "../core/clock.h"
 #include "../core/rng.h"
+#include "../core/sorting.h"
 #include "nccl_calls.h"
 #include "plugin_loader.h"
 
@@ -406,11 +407,6 @@ void dccl_emu_config_defaults(dccl_emu_config* c) {
   c->oracle_options.tune_chunk = 0;
 }
 
-static int compare_doubles(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
-
 static double percentile(double* sorted, uint64_t n, double q) {
   if (n == 0) return NAN;
   uint64_t index = (uint64_t)floor(q * (double)(n - 1) + 0.5);
@@ -471,7 +467,7 @@ static void summarise_steady(const shared_state* s, const dccl_emu_config* cfg, 
     }
   }
   if (n_converge > 0) {
-    qsort(sorted, (size_t)n_converge, sizeof(double), compare_doubles);
+    dccl_sort_doubles(sorted, (size_t)n_converge);
     out->convergence_median_calls = sorted[n_converge / 2];
     out->convergence_max_calls = sorted[n_converge - 1];
   }
@@ -551,11 +547,11 @@ static void summarise(const shared_state* s, const dccl_emu_config* cfg, dccl_em
   }
   if (sorted != NULL && s->calls > 0) {
     memcpy(sorted, s->true_us, s->calls * sizeof(double));
-    qsort(sorted, s->calls, sizeof(double), compare_doubles);
+    dccl_sort_doubles(sorted, s->calls);
     out->p50_true_us = percentile(sorted, s->calls, 0.5);
     out->p99_true_us = percentile(sorted, s->calls, 0.99);
     memcpy(sorted, s->measured_us, s->calls * sizeof(double));
-    qsort(sorted, s->calls, sizeof(double), compare_doubles);
+    dccl_sort_doubles(sorted, s->calls);
     out->p50_measured_us = percentile(sorted, s->calls, 0.5);
     out->p99_measured_us = percentile(sorted, s->calls, 0.99);
     out->mean_true_us = out->total_true_us / (double)s->calls;
@@ -563,7 +559,7 @@ static void summarise(const shared_state* s, const dccl_emu_config* cfg, dccl_em
       uint64_t n = 0;
       for (uint64_t k = 0; k < s->calls; k++)
         if (s->collectives[k] == c) sorted[n++] = s->true_us[k];
-      qsort(sorted, n, sizeof(double), compare_doubles);
+      dccl_sort_doubles(sorted, n);
       out->by_collective[c].p50_true_us = percentile(sorted, n, 0.5);
       out->by_collective[c].p99_true_us = percentile(sorted, n, 0.99);
     }

@@ -14,6 +14,7 @@
 
 #include "../abi/builtin.h"
 #include "../core/clock.h"
+#include "../core/sorting.h"
 #include "../emu/emulator.h"
 #include "../emu/plugin_loader.h"
 #include "../plugin/learner.h"
@@ -181,11 +182,6 @@ static void on_trigger(uint64_t call, int coll, int size_bin, int event, void* c
   }
 }
 
-static int compare_doubles(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
-
 /* Agent-1 against the scenario's schedule: congestion onsets (calm -> congested) and alarms. */
 static void score_alarms(const dccl_sim* sim, uint64_t calls, const alarm_log* log, job_result* out) {
   double delays[256];
@@ -213,7 +209,7 @@ static void score_alarms(const dccl_sim* sim, uint64_t calls, const alarm_log* l
     dccl_sim_conditions(sim, log->call[k], &hint, &at);
     if (at.congestion <= 0.05 && at.interference <= 0.05) false_alarms++;
   }
-  qsort(delays, (size_t)detected, sizeof(double), compare_doubles);
+  dccl_sort_doubles(delays, (size_t)detected);
   out->onsets = onsets;
   out->onsets_detected = detected;
   out->detection_delay = detected > 0 ? delays[detected / 2] : NAN;
