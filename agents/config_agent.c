@@ -17,7 +17,8 @@
 #define RECENT_VARIANCE (1.0 / 31) /* variance of an EWMA of weight 1/16, per unit sample variance */
 #define Q_READY_STEPS 200   /* training steps before the DQN's predictions replace the priors */
 #define Q_REFRESH_STEPS 100 /* training steps between refreshes of a cell's cached predictions */
-#define NEIGHBOUR_BONUS 0.02 /* optimism (log latency) for untried neighbours of the incumbent */
+#define NEIGHBOUR_BONUS 0.02 /* optimism (log latency) for untried neighbours of the incumbent, */
+#define NEIGHBOUR_DOUBT 0.2231435513142098 /* unless predicted slower than this (log 1.25) */
 #define AGE_PER_EPOCH 8 /* epsilon ages by at most this many samples per epoch between decisions (one mask bit's share) */
 #define RACE_MAX_SAMPLES 48 /* a challenger is raced until proven either way or this many samples */
 #define RACE_EPSILON 0.25   /* exploration rate while a challenger is raced */
@@ -664,10 +665,14 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
     double gap = untried ? smallest_relative_gap(agent, &related, i, action) : NAN;
     if (!isnan(gap) && gap > SLOW_RELATIVES) {
       prediction = exploit_mean - gap;
-    } else if (untried && ((!dccl_action_is_nccl(incumbent) && dccl_action_neighbours(action, incumbent)) ||
-                           (next_door[0] != NULL && action == next_door[0]->exploit) ||
-                           (next_door[1] != NULL && action == next_door[1]->exploit))) {
-      /* Untried neighbour of the incumbent, or the choice of a neighbouring size: optimistic. */
+    } else if (untried && prediction > -NEIGHBOUR_DOUBT &&
+               ((!dccl_action_is_nccl(incumbent) && dccl_action_neighbours(action, incumbent)) ||
+                (next_door[0] != NULL && action == next_door[0]->exploit) ||
+                (next_door[1] != NULL && action == next_door[1]->exploit))) {
+      /* Untried neighbour of the incumbent, or the choice of a neighbouring size: optimistic, unless
+       * predicted more than 25% slower (NCCL's own ring/Simple, as the incumbent, has every pair on
+       * its resources as a neighbour: ring/LL and tree/LL at 64 MiB, predicted 3x slower, took the
+       * optimism and ran at 3.6x on the GPU test machine's replay). */
       double optimistic = (incumbent_reward > 0 ? incumbent_reward : 0) + NEIGHBOUR_BONUS + 0.1 * prediction;
       if (optimistic > prediction) prediction = optimistic;
     }
