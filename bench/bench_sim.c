@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
     dccl_sort_doubles(rates, 5);
     printf("  %-22s %8.2f million simulated calls per second\n", profiles[p], rates[2] / 1e6);
 
-    dccl_action_space_options options = {32, 1};
+    dccl_action_space_options options = {.max_channels = 32, .tune_chunk = 1};
     dccl_oracle oracle;
     dccl_oracle_init(&oracle, &sim, &options);
     size_t hint = 0;

@@ -148,7 +148,7 @@ static int setup_stream(stream_setup* st, const dccl_sim* sim, const stream_spec
   st->keys[0] = dccl_action_make(nccl.algo, nccl.proto, 0, 0);
   st->calm_us[0] = dccl_sim_true_us(sim, &st->call, &nccl, &st->calm);
 
-  dccl_action_space_options options = {32, 0};
+  dccl_action_space_options options = {.max_channels = 32, .tune_chunk = 0};
   static dccl_action space[4096];
   int n = dccl_action_space_build(spec->coll, sim->profile.n_ranks, sim->profile.n_nodes, &options, space, 4096);
   if (n > 4096) n = 4096;

@@ -45,6 +45,24 @@ int dccl_algo_proto_allowed(int coll, int algo, int proto, int n_ranks, int n_no
 static const int channel_options[] = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64};
 static const int chunk_log2_options[] = {15, 16, 17, 18, 19, 20, 21}; /* 32K .. 2M */
 
+#define NCCL_STEPS 8 /* steps per protocol buffer */
+
+long long dccl_default_buffer_bytes(int proto) {
+  /* LL: 8 lines per thread x 512 threads x 8 steps x 16-byte lines; LL128: 120 elements per thread x
+   * 640 threads x 8 steps x 8 bytes; Simple: 4 MiB. */
+  return proto == DCCL_PROTO_LL ? 8LL * 512 * NCCL_STEPS * 16 : proto == DCCL_PROTO_LL128 ? 120LL * 640 * NCCL_STEPS * 8 : 1LL << 22;
+}
+
+long long dccl_chunk_ceiling(int coll, int algo, int proto, const long long* buffer_bytes) {
+  long long buffer = buffer_bytes != NULL && buffer_bytes[proto] > 0 ? buffer_bytes[proto] : dccl_default_buffer_bytes(proto);
+  long long chunk = buffer / NCCL_STEPS;
+  if (proto == DCCL_PROTO_SIMPLE && algo == DCCL_ALGO_RING && coll != DCCL_COLL_BROADCAST && coll != DCCL_COLL_REDUCE)
+    chunk *= NCCL_STEPS / 2;
+  if (proto == DCCL_PROTO_LL) chunk /= 2;
+  if (proto == DCCL_PROTO_LL128) chunk = chunk / 16 * 15;
+  return chunk;
+}
+
 int dccl_action_space_build(int coll, int n_ranks, int n_nodes, const dccl_action_space_options* options,
                             dccl_action* out, int capacity) {
   int count = 0;
@@ -63,10 +81,16 @@ int dccl_action_space_build(int coll, int n_ranks, int n_nodes, const dccl_actio
       int n_chunk_options = fixed_resources || !options->tune_chunk
                               ? 0
                               : (int)(sizeof(chunk_log2_options) / sizeof(chunk_log2_options[0]));
+      /* Chunk sizes NCCL would clamp to its own are left out: they would only run NCCL's chunk again. */
+      long long ceiling = dccl_chunk_ceiling(coll, algo, proto, options->buffer_bytes);
+      int own_chunk_may_be_smaller = algo == DCCL_ALGO_PAT || (algo == DCCL_ALGO_TREE && proto == DCCL_PROTO_LL128);
+      int n_chunks = 0;
+      for (; n_chunks < n_chunk_options && (1LL << chunk_log2_options[n_chunks]) < ceiling; n_chunks++) {}
+      if (own_chunk_may_be_smaller && n_chunks < n_chunk_options) n_chunks++;
       for (int c = -1; c < n_channel_options; c++) {
         int channels = c < 0 ? 0 : channel_options[c];
         if (channels > max_channels) continue;
-        for (int k = -1; k < n_chunk_options; k++) EMIT(dccl_action_make(algo, proto, channels, k < 0 ? 0 : chunk_log2_options[k]));
+        for (int k = -1; k < n_chunks; k++) EMIT(dccl_action_make(algo, proto, channels, k < 0 ? 0 : chunk_log2_options[k]));
       }
     }
   }

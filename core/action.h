@@ -53,11 +53,27 @@ int dccl_algo_proto_allowed(int coll, int algo, int proto, int n_ranks, int n_no
 typedef struct dccl_action_space_options {
   int max_channels; /* upper bound of explicit channel counts (NCCL clamps to its own count) */
   int tune_chunk;   /* 1 when the tuner ABI has getChunkSize (v6) */
+  long long buffer_bytes[DCCL_NUM_PROTOS]; /* NCCL's buffer per protocol (NCCL_LL_BUFFSIZE,
+                                              NCCL_LL128_BUFFSIZE, NCCL_BUFFSIZE); 0: NCCL's default */
 } dccl_action_space_options;
+
+/* NCCL's buffer per protocol when not set: LL 512 KiB, LL128 4,915,200 bytes, Simple 4 MiB. */
+long long dccl_default_buffer_bytes(int proto);
+
+/* The largest chunk NCCL takes from a tuner's getChunkSize for this collective, algorithm and protocol
+ * (larger values are clamped to it): one step of the protocol's buffer (NCCL_STEPS = 8 per buffer),
+ * times the chunk steps of ring/Simple (4 for AllReduce, AllGather and ReduceScatter), halved for LL,
+ * 15/16 of it for LL128. `buffer_bytes` as in dccl_action_space_options (NULL: NCCL's defaults). It is
+ * also NCCL's own chunk, except where NCCL shrinks that for small messages (tree/LL128, PAT, NVLS and
+ * CollNet). */
+long long dccl_chunk_ceiling(int coll, int algo, int proto, const long long* buffer_bytes);
 
 /* Enumerates the actions of a collective: every allowed (algorithm, protocol) with NCCL's channel
  * count and each explicit count in {1,2,4,8,12,16,24,32,48,64} <= max_channels, and, when
- * tune_chunk, each chunk in {NCCL's, 32K .. 2M}. NVLS and CollNet keep NCCL's channels and chunk.
+ * tune_chunk, each chunk in {NCCL's, 32K .. 2M} that NCCL would not clamp to its own: the sizes below
+ * the ceiling (dccl_chunk_ceiling), and where NCCL's own chunk may be smaller than the ceiling (tree/LL128
+ * and PAT) also the smallest size at or above it, which runs as the ceiling (so LL, whose ceiling is
+ * 32 KiB, has none). NVLS and CollNet keep NCCL's channels and chunk.
  * Writes at most `capacity` actions, returns how many exist (may exceed capacity). */
 int dccl_action_space_build(int coll, int n_ranks, int n_nodes, const dccl_action_space_options* options,
                             dccl_action* out, int capacity);

@@ -92,6 +92,27 @@ static unsigned long long round_up_power_of_two(unsigned long long x) {
   return p;
 }
 
+/* NCCL's own buffer sizes, which bound the chunk sizes worth trying (NCCL clamps a tuner's chunk to
+ * them); 0 where unset (NCCL's default) or not a size NCCL would take. */
+static void read_nccl_buffers(dccl_settings* settings, const dccl_logger* logger) {
+  static const char* const variables[3] = {"NCCL_LL_BUFFSIZE", "NCCL_LL128_BUFFSIZE", "NCCL_BUFFSIZE"};
+  for (int proto = 0; proto < 3; proto++) {
+    settings->nccl_buffer_bytes[proto] = 0;
+    const char* text = getenv(variables[proto]);
+    if (text == NULL || text[0] == '\0') continue;
+    errno = 0;
+    char* end = NULL;
+    long long value = strtoll(text, &end, 0);
+    if (errno == 0 && end != text && *end == '\0' && value == -2) continue; /* NCCL's "default" */
+    if (errno != 0 || end == text || *end != '\0' || value < 4096 || value > (1LL << 31)) {
+      DCCL_WARN(logger, "%s='%s' is not a buffer size in [4096, 2^31] bytes; chunk sizes are chosen for NCCL's default",
+                variables[proto], text);
+      continue;
+    }
+    settings->nccl_buffer_bytes[proto] = value;
+  }
+}
+
 /* DYNAMICCL_COORD, or torchrun's MASTER_ADDR and MASTER_PORT, and the other coordination settings. */
 static void read_coordination(dccl_settings* settings, const dccl_logger* logger) {
   strcpy(settings->coordination, "auto");
@@ -170,6 +191,7 @@ void dccl_settings_load(dccl_settings* settings, const dccl_logger* logger) {
   settings->cusum_k = read_number("DYNAMICCL_CUSUM_K", 0, 10, 0.5, logger);
   settings->cusum_h = read_number("DYNAMICCL_CUSUM_H", 0.5, 1000, 12, logger);
   settings->max_channels = (int)read_integer("DYNAMICCL_MAX_CHANNELS", 1, 64, 32, logger);
+  read_nccl_buffers(settings, logger);
   settings->model_intensity = read_number("DYNAMICCL_MODEL_INTENSITY", 0, 1e6, -1, logger);
   settings->batch_size = read_number("DYNAMICCL_BATCH_SIZE", 1, 1e9, 0, logger);
   settings->learn_for = (uint64_t)read_integer("DYNAMICCL_LEARN_FOR", 0, (long long)1 << 50, 0, logger);

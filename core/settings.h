@@ -45,6 +45,8 @@ typedef struct dccl_settings {
   double cusum_k, cusum_h;
   dccl_trigger_setting trigger;
   int max_channels;
+  long long nccl_buffer_bytes[3]; /* NCCL's own NCCL_LL_BUFFSIZE, NCCL_LL128_BUFFSIZE, NCCL_BUFFSIZE
+                                     (by protocol: LL, LL128, Simple); 0: not set, NCCL's default */
   double model_intensity;  /* < 0: estimate */
   double batch_size;       /* 0: unknown */
   uint64_t learn_for;      /* > 0: learn this many measurements, then hold (the learn-once baseline) */

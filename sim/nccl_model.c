@@ -40,8 +40,6 @@ enum { HW_NVLINK = 0, HW_PCI = 1, HW_NET = 2 };
 #define MAX_DIRECT_ARITY 7
 #define MAX_NVLS_ARITY 32
 #define NCCL_STEPS 8
-static const int buffer_sizes[DCCL_NUM_PROTOS] = {8 * LL_MAX_NTHREADS * NCCL_STEPS * 16,
-                                                  120 * LL128_MAX_NTHREADS * NCCL_STEPS * 8, 1 << 22};
 
 static int log2_down(long long x) { return x <= 0 ? -1 : 63 - __builtin_clzll((unsigned long long)x); }
 
@@ -326,15 +324,11 @@ void dccl_nccl_chunk(const dccl_nccl_model* m, int coll, size_t bytes, const dcc
   const dccl_profile* p = m->profile;
   int algo = e->algo, proto = e->proto;
   long long n = (long long)bytes, nc = e->channels;
-  long long step = buffer_sizes[proto] / NCCL_STEPS;
-  int ring_simple = proto == DCCL_PROTO_SIMPLE && algo == DCCL_ALGO_RING;
-  long long chunk_steps = ring_simple ? ((coll == DCCL_COLL_BROADCAST || coll == DCCL_COLL_REDUCE) ? 1 : NCCL_STEPS / 2) : 1;
-  long long chunk = step * chunk_steps;
-  if (proto == DCCL_PROTO_LL) chunk /= 2;
-  if (proto == DCCL_PROTO_LL128) chunk = (chunk / 16) * 15;
+  long long step = dccl_default_buffer_bytes(proto) / NCCL_STEPS;
+  long long chunk = dccl_chunk_ceiling(coll, algo, proto, NULL);
   *ceiling = (size_t)chunk;
   if (algo == DCCL_ALGO_COLLNET_CHAIN) {
-    long long cap = step * chunk_steps < 256 * 1024 ? step * chunk_steps : 256 * 1024;
+    long long cap = step < 256 * 1024 ? step : 256 * 1024; /* CollNet runs Simple only: one step per chunk */
     chunk = cap;
     while (n / (nc * chunk) < 64 && chunk > 131072) chunk /= 2;
     while (n / (nc * chunk) < 8 && chunk > 65536) chunk /= 2;

@@ -54,7 +54,7 @@ static void test_structural_rules_follow_nccl(void) {
 }
 
 static void test_action_space(void) {
-  dccl_action_space_options options = {32, 0};
+  dccl_action_space_options options = {.max_channels = 32, .tune_chunk = 0};
   dccl_action actions[4096];
   /* AllReduce on 2x8: tree x3, ring x3 each with NCCL's + 8 explicit channel counts (<= 32), plus
    * CollNet direct/chain, NVLS and NVLS-tree with fixed resources. */
@@ -65,11 +65,53 @@ static void test_action_space(void) {
     CHECK(dccl_action_channels(actions[i]) <= 32);
     CHECK_EQ_INT(dccl_action_chunk_log2(actions[i]), 0);
   }
-  /* With chunk tuning every ring/tree entry gets 7 chunk sizes plus NCCL's. */
+  /* With chunk tuning each ring/tree entry gets NCCL's chunk and the sizes of 32K .. 2M that NCCL would
+   * not clamp to it: none for LL (its ceiling is 32 KiB), 32K-512K for LL128 (576,000 bytes) and 1M
+   * too on tree (its own chunk shrinks for small messages), 32K-256K for tree/Simple (512 KiB), 32K-1M
+   * for ring/Simple (2 MiB). */
   options.tune_chunk = 1;
-  CHECK_EQ_INT(dccl_action_space_build(DCCL_COLL_ALLREDUCE, 16, 2, &options, NULL, 0), 6 * 9 * 8 + 4);
-  /* Capacity is respected and the count still returned. */
-  CHECK_EQ_INT(dccl_action_space_build(DCCL_COLL_BROADCAST, 8, 1, &options, actions, 3), 3 * 9 * 8);
+  CHECK_EQ_INT(dccl_action_space_build(DCCL_COLL_ALLREDUCE, 16, 2, &options, NULL, 0), (1 + 7 + 5 + 1 + 6 + 7) * 9 + 4);
+  /* Capacity is respected and the count still returned; Broadcast's ring/Simple takes one step per chunk
+   * (512 KiB). */
+  CHECK_EQ_INT(dccl_action_space_build(DCCL_COLL_BROADCAST, 8, 1, &options, actions, 3), (1 + 6 + 5) * 9);
+  /* A larger NCCL_BUFFSIZE (8 MiB) lifts Simple's ceilings: ring 4 MiB, tree 1 MiB. */
+  options.buffer_bytes[DCCL_PROTO_SIMPLE] = 8LL << 20;
+  CHECK_EQ_INT(dccl_action_space_build(DCCL_COLL_ALLREDUCE, 16, 2, &options, NULL, 0), (1 + 7 + 6 + 1 + 6 + 8) * 9 + 4);
+}
+
+/* NCCL's buffer ceilings on a tuner's chunk (enqueue.cc: bufferMaxChunkSize), and no two chunk sizes in
+ * the space that NCCL would run alike. */
+static void test_chunk_ceilings(void) {
+  CHECK(dccl_chunk_ceiling(DCCL_COLL_ALLREDUCE, DCCL_ALGO_RING, DCCL_PROTO_LL, NULL) == 32768);
+  CHECK(dccl_chunk_ceiling(DCCL_COLL_ALLREDUCE, DCCL_ALGO_TREE, DCCL_PROTO_LL128, NULL) == 576000);
+  CHECK(dccl_chunk_ceiling(DCCL_COLL_ALLGATHER, DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, NULL) == 2097152);
+  CHECK(dccl_chunk_ceiling(DCCL_COLL_BROADCAST, DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, NULL) == 524288);
+  CHECK(dccl_chunk_ceiling(DCCL_COLL_REDUCESCATTER, DCCL_ALGO_PAT, DCCL_PROTO_SIMPLE, NULL) == 524288);
+  long long buffers[DCCL_NUM_PROTOS] = {1 << 20, 0, 0};
+  CHECK(dccl_chunk_ceiling(DCCL_COLL_ALLREDUCE, DCCL_ALGO_RING, DCCL_PROTO_LL, buffers) == 65536);
+  dccl_action_space_options options = {.max_channels = 32, .tune_chunk = 1};
+  static dccl_action actions[4096];
+  for (int coll = 0; coll < DCCL_NUM_COLLS; coll++) {
+    int n = dccl_action_space_build(coll, 16, 16, &options, actions, 4096);
+    CHECK(n > 0 && n <= 4096);
+    for (int i = 0; i < n; i++) {
+      dccl_action a = actions[i];
+      if (dccl_action_chunk_log2(a) == 0) continue;
+      long long ceiling = dccl_chunk_ceiling(coll, dccl_action_algo(a), dccl_action_proto(a), NULL);
+      long long runs = dccl_action_chunk_bytes(a) < (size_t)ceiling ? (long long)dccl_action_chunk_bytes(a) : ceiling;
+      int own_may_be_smaller = dccl_action_algo(a) == DCCL_ALGO_PAT ||
+                               (dccl_action_algo(a) == DCCL_ALGO_TREE && dccl_action_proto(a) == DCCL_PROTO_LL128);
+      CHECK(runs < ceiling || own_may_be_smaller); /* else it is NCCL's own chunk again */
+      for (int j = 0; j < i; j++) {
+        dccl_action b = actions[j];
+        if (dccl_action_chunk_log2(b) == 0 || dccl_action_pair(b) != dccl_action_pair(a) ||
+            dccl_action_channels(b) != dccl_action_channels(a))
+          continue;
+        long long other = dccl_action_chunk_bytes(b) < (size_t)ceiling ? (long long)dccl_action_chunk_bytes(b) : ceiling;
+        CHECK(other != runs);
+      }
+    }
+  }
 }
 
 static void test_neighbours(void) {
@@ -148,6 +190,7 @@ int main(void) {
   RUN(test_malformed_bits_rejected);
   RUN(test_structural_rules_follow_nccl);
   RUN(test_action_space);
+  RUN(test_chunk_ceilings);
   RUN(test_neighbours);
   RUN(test_text_round_trip);
   RUN(test_bytes);

@@ -49,7 +49,7 @@ static const char* sweep_text =
 
 /* The oracle's best action for each power-of-two size, as a fixed table. */
 static void oracle_table(dccl_table* table, int tune_chunk) {
-  dccl_action_space_options options = {32, tune_chunk};
+  dccl_action_space_options options = {.max_channels = 32, .tune_chunk = tune_chunk};
   dccl_oracle oracle;
   dccl_oracle_init(&oracle, &sim, &options);
   dccl_table_fill(table, DCCL_ACTION_NCCL);

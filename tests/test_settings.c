@@ -62,6 +62,30 @@ static void test_bad_values_reported_and_defaulted(void) {
   clear_environment();
 }
 
+/* NCCL's own buffer variables (they bound the chunk sizes worth trying): read when valid, NCCL's
+ * default (0) when unset, -2 or malformed, with a warning for the malformed. */
+static void test_nccl_buffer_sizes(void) {
+  clear_environment();
+  setenv("NCCL_BUFFSIZE", "8388608", 1);
+  setenv("NCCL_LL_BUFFSIZE", "-2", 1);
+  setenv("NCCL_LL128_BUFFSIZE", "lots", 1);
+  test_log_reset();
+  dccl_log_set_sink(test_log_capture);
+  dccl_settings s;
+  dccl_settings_load(&s, NULL);
+  dccl_log_set_sink(NULL);
+  CHECK(s.nccl_buffer_bytes[2] == 8388608);
+  CHECK(s.nccl_buffer_bytes[0] == 0 && s.nccl_buffer_bytes[1] == 0);
+  CHECK(strstr(test_log_buffer, "NCCL_LL128_BUFFSIZE='lots'") != NULL);
+  CHECK(strstr(test_log_buffer, "NCCL_LL_BUFFSIZE") == NULL);
+  unsetenv("NCCL_BUFFSIZE");
+  unsetenv("NCCL_LL_BUFFSIZE");
+  unsetenv("NCCL_LL128_BUFFSIZE");
+  dccl_settings_load(&s, NULL);
+  CHECK(s.nccl_buffer_bytes[0] == 0 && s.nccl_buffer_bytes[1] == 0 && s.nccl_buffer_bytes[2] == 0);
+  clear_environment();
+}
+
 static void test_overlong_path_ignored(void) {
   clear_environment();
   static char long_path[DCCL_PATH_MAX + 10];
@@ -99,6 +123,7 @@ int main(void) {
   RUN(test_defaults);
   RUN(test_values_and_rounding);
   RUN(test_bad_values_reported_and_defaulted);
+  RUN(test_nccl_buffer_sizes);
   RUN(test_overlong_path_ignored);
   RUN(test_readme_documents_every_setting);
   TEST_SUMMARY();

@@ -52,7 +52,7 @@ static void test_oracle_never_beaten(void) {
   for (size_t p = 0; p <= sizeof(profiles) / sizeof(profiles[0]); p++) { /* the replay profile too */
     const char* name = p < sizeof(profiles) / sizeof(profiles[0]) ? profiles[p] : "h100-sockets-2ranks-replay";
     load(name);
-    dccl_action_space_options options = {32, 1};
+    dccl_action_space_options options = {.max_channels = 32, .tune_chunk = 1};
     dccl_oracle oracle;
     CHECK(dccl_oracle_init(&oracle, &sim, &options) == 0);
     for (int q = 0; q < 150; q++) {
@@ -122,7 +122,7 @@ static void test_unimodal_in_channels_and_chunk(void) {
  * bandwidth at 80 MB-class sizes (here with chunk tuning, which the tuner ABI allows from v6). */
 static void test_pcie_allgather_gap(void) {
   load("pcie-8gpu");
-  dccl_action_space_options options = {32, 1};
+  dccl_action_space_options options = {.max_channels = 32, .tune_chunk = 1};
   dccl_oracle oracle;
   dccl_oracle_init(&oracle, &sim, &options);
   dccl_conditions calm = {0, 0};
@@ -179,7 +179,7 @@ static void test_internode_protocol_crossover(void) {
  * and the best configuration under heavy interference still beats the calm default. */
 static void test_interference(void) {
   load("nvlink-h100x8");
-  dccl_action_space_options options = {32, 1};
+  dccl_action_space_options options = {.max_channels = 32, .tune_chunk = 1};
   dccl_oracle oracle;
   dccl_oracle_init(&oracle, &sim, &options);
   dccl_call call = {0, DCCL_COLL_ALLGATHER, 64u << 20, 0, 1, 0};
@@ -197,7 +197,7 @@ static void test_interference(void) {
 /* Network congestion slows network-bound calls and changes the best action for some sizes. */
 static void test_congestion_moves_the_best_action(void) {
   load("roce-16x1");
-  dccl_action_space_options options = {32, 0};
+  dccl_action_space_options options = {.max_channels = 32, .tune_chunk = 0};
   dccl_oracle oracle;
   dccl_oracle_init(&oracle, &sim, &options);
   int changed = 0;

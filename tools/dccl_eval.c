@@ -223,7 +223,7 @@ static int write_rules(const dccl_sim* sim, const char* path) {
   FILE* f = fopen(path, "w");
   if (f == NULL) return -1;
   dccl_oracle oracle;
-  dccl_action_space_options options = {32, 0};
+  dccl_action_space_options options = {.max_channels = 32};
   if (dccl_oracle_init(&oracle, sim, &options) != 0) {
     fclose(f);
     return -1;

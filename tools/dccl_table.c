@@ -141,7 +141,7 @@ int dccl_cli_table(int argc, char** argv) {
   if (dccl_profile_find(profile_name, &profile, error, sizeof(error)) != 0) return dccl_cli_fail(error);
   static dccl_sim sim;
   if (dccl_sim_init(&sim, &profile, NULL, 1, 1, error, sizeof(error)) != 0) return dccl_cli_fail(error);
-  dccl_action_space_options options = {(int)max_channels, chunk};
+  dccl_action_space_options options = {.max_channels = (int)max_channels, .tune_chunk = chunk};
   dccl_oracle oracle;
   if (dccl_oracle_init(&oracle, &sim, &options) != 0) return dccl_cli_fail("out of memory");
   dccl_conditions conditions = {congestion, interference};
