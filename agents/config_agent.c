@@ -446,9 +446,12 @@ static dccl_action choose_exploit(dccl_config_agent* agent, dccl_agent_cell* c, 
       }
     }
   }
+  /* A frozen policy gets no feedback to correct a lucky streak: there an arm needs as many samples as
+   * the guard (the GPU replay's ReduceScatter 32 MiB froze PAT on 3 samples 26% fast, truly 3% slow). */
+  float min_samples = agent->options.learning ? EXPLOIT_MIN_SAMPLES : GUARD_MIN_SAMPLES;
   for (int i = 0; i < agent->n_actions[coll]; i++) {
     const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
-    if (a->invalid || a->count < EXPLOIT_MIN_SAMPLES) continue;
+    if (a->invalid || a->count < min_samples) continue;
     double reward = reference - a->mean;
     double lcb = reward - CONFIDENCE_Z * sqrt(dccl_arm_variance(a) / a->count + nccl_se2);
     if (lcb > best_lcb && !duplicate_arm(agent, c, context, i)) {
@@ -665,15 +668,24 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
     double gap = untried ? smallest_relative_gap(agent, &related, i, action) : NAN;
     if (!isnan(gap) && gap > SLOW_RELATIVES) {
       prediction = exploit_mean - gap;
-    } else if (untried && prediction > -NEIGHBOUR_DOUBT &&
-               ((!dccl_action_is_nccl(incumbent) && dccl_action_neighbours(action, incumbent)) ||
-                (next_door[0] != NULL && action == next_door[0]->exploit) ||
-                (next_door[1] != NULL && action == next_door[1]->exploit))) {
-      /* Untried neighbour of the incumbent, or the choice of a neighbouring size: optimistic, unless
-       * predicted more than 25% slower (NCCL's own ring/Simple, as the incumbent, has every pair on
-       * its resources as a neighbour: ring/LL and tree/LL at 64 MiB, predicted 3x slower, took the
-       * optimism and ran at 3.6x on the GPU test machine's replay). */
-      double optimistic = (incumbent_reward > 0 ? incumbent_reward : 0) + NEIGHBOUR_BONUS + 0.1 * prediction;
+    }
+    /* A new pair: an (algorithm, protocol) pair nothing of which was measured in this context, with
+     * NCCL's channels and chunk. Pairs come before their resources (AutoCCL's subspaces): NVLS, which
+     * has no channel or chunk variants, was otherwise tried only after the incumbent's channel ladder
+     * (yi-34b's 56 MB AllGather under interference: 1.7x the oracle for its first 550 calls). */
+    int new_pair = untried && dccl_action_channels(action) == 0 && dccl_action_chunk_log2(action) == 0 &&
+                   isnan(related.pair_gap[context][dccl_action_pair(action)]);
+    if ((isnan(gap) || gap <= SLOW_RELATIVES) && untried && prediction > -NEIGHBOUR_DOUBT &&
+        (new_pair || (!dccl_action_is_nccl(incumbent) && dccl_action_neighbours(action, incumbent)) ||
+         (next_door[0] != NULL && action == next_door[0]->exploit) ||
+         (next_door[1] != NULL && action == next_door[1]->exploit))) {
+      /* A new pair, an untried neighbour of the incumbent, or the choice of a neighbouring size:
+       * optimistic (a new pair twice as much), unless predicted more than 25% slower (NCCL's own
+       * ring/Simple, as the incumbent, has every pair on its resources as a neighbour: ring/LL and
+       * tree/LL at 64 MiB, predicted 3x slower, took the optimism and ran at 3.6x on the GPU test
+       * machine's replay). */
+      double optimistic = (incumbent_reward > 0 ? incumbent_reward : 0) + (new_pair ? 2 : 1) * NEIGHBOUR_BONUS +
+                          0.1 * prediction;
       if (optimistic > prediction) prediction = optimistic;
     }
     double estimate = (a->count * (reference - a->mean) + kappa * prediction) / (a->count + kappa);

@@ -1,6 +1,7 @@
 /* tests/test_config_agent.c: Agent-2 on a synthetic cell: it finds an action faster than NCCL's
  * choice, never picks actions NCCL ignores, returns to NCCL's choice when its action turns slow
  * (guard), restarts on Agent-1 events keeping the calm decision, drops actions NCCL refused to run,
+ * tries pairs nothing of which was measured before resources, freezes only arms measured eight times,
  * does not try what its relatives (the next size bin, its protocol at other channel counts, the other
  * context) found twice slower than the best, nor neighbours of the incumbent predicted much slower
  * (no optimism for them), nor requests NCCL would run as one already measured
@@ -266,6 +267,53 @@ static void test_predicted_slow_neighbours_are_not_explored(void) {
   CHECK(agent.q.training_steps < 200); /* still the priors */
   CHECK_MSG(tried == 0, "LL ran %d of 600 calls", tried);
   dccl_agent_free(&agent);
+}
+
+/* NVLS (fixed resources: NCCL's channels and chunk only) runs at 600 us where NCCL's ring/Simple takes
+ * 1000; ring/Simple's other channel counts and chunks 1000-1100, tree 1300, LL 3000. */
+static double nvls_latency(dccl_action a) {
+  if (!dccl_action_is_nccl(a) && dccl_action_algo(a) == DCCL_ALGO_NVLS) return 600;
+  if (!dccl_action_is_nccl(a) && dccl_action_algo(a) == DCCL_ALGO_RING && dccl_action_proto(a) == DCCL_PROTO_SIMPLE &&
+      dccl_action_chunk_log2(a) == 0)
+    return 1000;
+  return standard_latency(a) == 800 ? 1000 : standard_latency(a);
+}
+
+/* A pair nothing of which was measured (NVLS) is tried before the channel ladder of NCCL's own ring/Simple:
+ * within the first three decisions of 64 calls (it used to wait for the ladder's optimistic rungs). */
+static void test_new_pairs_come_first(void) {
+  setup(1);
+  float cost[DCCL_COST_ENTRIES];
+  memcpy(cost, dccl_agent_cell_slot(&agent, cell, 0)->info.cost, sizeof(cost));
+  cost[DCCL_ALGO_NVLS * 3 + DCCL_PROTO_SIMPLE] = 110;
+  dccl_agent_set_cost(&agent, cell, cost);
+  uint32_t n = 0;
+  int first_nvls = -1;
+  for (int k = 0; k < 2000 && first_nvls < 0; k++) {
+    if (k % 64 == 0) dccl_agent_decide(&agent, &table);
+    dccl_action a = dccl_table_action(&table, cell, n++);
+    if (!dccl_action_is_nccl(a) && dccl_action_algo(a) == DCCL_ALGO_NVLS) first_nvls = k;
+    observe(cell, bytes, a, nvls_latency(a) * exp(0.03 * dccl_rng_normal(&noise)));
+  }
+  CHECK_MSG(first_nvls >= 0 && first_nvls < 3 * 64, "NVLS first ran at call %d", first_nvls);
+  dccl_agent_free(&agent);
+}
+
+/* Three lucky samples 30% faster than NCCL's choice are enough to exploit an arm while learning (more
+ * samples follow, and the guard), not for a frozen policy, which gets no feedback: it needs eight. */
+static void test_frozen_needs_eight_samples(void) {
+  dccl_action ring8 = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 8, 0);
+  for (int learning = 1; learning >= 0; learning--) {
+    setup(learning);
+    for (int k = 0; k < 40; k++) observe(cell, bytes, DCCL_ACTION_NCCL, 1000 * exp(0.03 * dccl_rng_normal(&noise)));
+    for (int k = 0; k < 3; k++) observe(cell, bytes, ring8, 700 * exp(0.03 * dccl_rng_normal(&noise)));
+    dccl_agent_decide(&agent, &table);
+    CHECK(dccl_table_get(&table, cell) == (learning ? ring8 : DCCL_ACTION_NCCL));
+    for (int k = 0; k < 5; k++) observe(cell, bytes, ring8, 700 * exp(0.03 * dccl_rng_normal(&noise)));
+    dccl_agent_decide(&agent, &table);
+    CHECK(dccl_table_get(&table, cell) == ring8);
+    dccl_agent_free(&agent);
+  }
 }
 
 /* NCCL runs any request above 4 channels on 4, and its own choice, ring/simple, on 1 (1000 us); ring/simple
@@ -538,6 +586,8 @@ int main(void) {
   RUN(test_slow_next_door_is_not_explored);
   RUN(test_slow_relatives_are_not_explored);
   RUN(test_predicted_slow_neighbours_are_not_explored);
+  RUN(test_new_pairs_come_first);
+  RUN(test_frozen_needs_eight_samples);
   RUN(test_capped_duplicates_are_not_explored);
   RUN(test_tried_duplicates_are_not_explored);
   RUN(test_common_drift_is_taken_off);
