@@ -666,19 +666,18 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
      * the DQN's optimism and the incumbent's neighbours kept offering its variants. */
     int untried = a->count <= 0;
     double gap = untried ? smallest_relative_gap(agent, &related, i, action) : NAN;
-    if (!isnan(gap) && gap > SLOW_RELATIVES) {
-      prediction = exploit_mean - gap;
-    }
     /* A new pair: an (algorithm, protocol) pair nothing of which was measured in this context, with
      * NCCL's channels and chunk. Pairs come before their resources (AutoCCL's subspaces): NVLS, which
      * has no channel or chunk variants, was otherwise tried only after the incumbent's channel ladder
      * (yi-34b's 56 MB AllGather under interference: 1.7x the oracle for its first 550 calls). */
     int new_pair = untried && dccl_action_channels(action) == 0 && dccl_action_chunk_log2(action) == 0 &&
                    isnan(related.pair_gap[context][dccl_action_pair(action)]);
-    if ((isnan(gap) || gap <= SLOW_RELATIVES) && untried && prediction > -NEIGHBOUR_DOUBT &&
-        (new_pair || (!dccl_action_is_nccl(incumbent) && dccl_action_neighbours(action, incumbent)) ||
-         (next_door[0] != NULL && action == next_door[0]->exploit) ||
-         (next_door[1] != NULL && action == next_door[1]->exploit))) {
+    if (!isnan(gap) && gap > SLOW_RELATIVES) {
+      prediction = exploit_mean - gap;
+    } else if (untried && prediction > -NEIGHBOUR_DOUBT &&
+               (new_pair || (!dccl_action_is_nccl(incumbent) && dccl_action_neighbours(action, incumbent)) ||
+                (next_door[0] != NULL && action == next_door[0]->exploit) ||
+                (next_door[1] != NULL && action == next_door[1]->exploit))) {
       /* A new pair, an untried neighbour of the incumbent, or the choice of a neighbouring size:
        * optimistic (a new pair twice as much), unless predicted more than 25% slower (NCCL's own
        * ring/Simple, as the incumbent, has every pair on its resources as a neighbour: ring/LL and

@@ -45,19 +45,17 @@ int dccl_algo_proto_allowed(int coll, int algo, int proto, int n_ranks, int n_no
 static const int channel_options[] = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64};
 static const int chunk_log2_options[] = {15, 16, 17, 18, 19, 20, 21}; /* 32K .. 2M */
 
-#define NCCL_STEPS 8 /* steps per protocol buffer */
-
 long long dccl_default_buffer_bytes(int proto) {
   /* LL: 8 lines per thread x 512 threads x 8 steps x 16-byte lines; LL128: 120 elements per thread x
    * 640 threads x 8 steps x 8 bytes; Simple: 4 MiB. */
-  return proto == DCCL_PROTO_LL ? 8LL * 512 * NCCL_STEPS * 16 : proto == DCCL_PROTO_LL128 ? 120LL * 640 * NCCL_STEPS * 8 : 1LL << 22;
+  return proto == DCCL_PROTO_LL ? 8LL * 512 * DCCL_NCCL_STEPS * 16 : proto == DCCL_PROTO_LL128 ? 120LL * 640 * DCCL_NCCL_STEPS * 8 : 1LL << 22;
 }
 
 long long dccl_chunk_ceiling(int coll, int algo, int proto, const long long* buffer_bytes) {
   long long buffer = buffer_bytes != NULL && buffer_bytes[proto] > 0 ? buffer_bytes[proto] : dccl_default_buffer_bytes(proto);
-  long long chunk = buffer / NCCL_STEPS;
+  long long chunk = buffer / DCCL_NCCL_STEPS;
   if (proto == DCCL_PROTO_SIMPLE && algo == DCCL_ALGO_RING && coll != DCCL_COLL_BROADCAST && coll != DCCL_COLL_REDUCE)
-    chunk *= NCCL_STEPS / 2;
+    chunk *= DCCL_NCCL_STEPS / 2;
   if (proto == DCCL_PROTO_LL) chunk /= 2;
   if (proto == DCCL_PROTO_LL128) chunk = chunk / 16 * 15;
   return chunk;

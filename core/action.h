@@ -57,11 +57,14 @@ typedef struct dccl_action_space_options {
                                               NCCL_LL128_BUFFSIZE, NCCL_BUFFSIZE); 0: NCCL's default */
 } dccl_action_space_options;
 
+/* Steps per protocol buffer (NCCL_STEPS): a step is the unit a channel sends and waits on. */
+#define DCCL_NCCL_STEPS 8
+
 /* NCCL's buffer per protocol when not set: LL 512 KiB, LL128 4,915,200 bytes, Simple 4 MiB. */
 long long dccl_default_buffer_bytes(int proto);
 
 /* The largest chunk NCCL takes from a tuner's getChunkSize for this collective, algorithm and protocol
- * (larger values are clamped to it): one step of the protocol's buffer (NCCL_STEPS = 8 per buffer),
+ * (larger values are clamped to it): one step of the protocol's buffer (DCCL_NCCL_STEPS per buffer),
  * times the chunk steps of ring/Simple (4 for AllReduce, AllGather and ReduceScatter), halved for LL,
  * 15/16 of it for LL128. `buffer_bytes` as in dccl_action_space_options (NULL: NCCL's defaults). It is
  * also NCCL's own chunk, except where NCCL shrinks that for small messages (tree/LL128, PAT, NVLS and

@@ -203,7 +203,8 @@ static void setup_learning(dccl_comm* comm) {
   o.agent.q.gamma = s->gamma;
   o.agent.space.max_channels = s->max_channels;
   o.agent.space.tune_chunk = tune_chunk;
-  for (int proto = 0; proto < DCCL_NUM_PROTOS; proto++) o.agent.space.buffer_bytes[proto] = s->nccl_buffer_bytes[proto];
+  _Static_assert(sizeof(o.agent.space.buffer_bytes) == sizeof(s->nccl_buffer_bytes), "one buffer size per protocol");
+  memcpy(o.agent.space.buffer_bytes, s->nccl_buffer_bytes, sizeof(o.agent.space.buffer_bytes));
   o.agent.n_ranks = comm->n_ranks;
   o.agent.n_nodes = comm->n_nodes;
   o.agent.batch_size = s->batch_size;

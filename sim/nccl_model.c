@@ -39,7 +39,6 @@ enum { HW_NVLINK = 0, HW_PCI = 1, HW_NET = 2 };
 #define MAX_DEV_WORK_BATCH_COLLS 8 /* 1024-byte batch / 128-byte ncclDevWorkColl */
 #define MAX_DIRECT_ARITY 7
 #define MAX_NVLS_ARITY 32
-#define NCCL_STEPS 8
 
 static int log2_down(long long x) { return x <= 0 ? -1 : 63 - __builtin_clzll((unsigned long long)x); }
 
@@ -324,7 +323,7 @@ void dccl_nccl_chunk(const dccl_nccl_model* m, int coll, size_t bytes, const dcc
   const dccl_profile* p = m->profile;
   int algo = e->algo, proto = e->proto;
   long long n = (long long)bytes, nc = e->channels;
-  long long step = dccl_default_buffer_bytes(proto) / NCCL_STEPS;
+  long long step = dccl_default_buffer_bytes(proto) / DCCL_NCCL_STEPS;
   long long chunk = dccl_chunk_ceiling(coll, algo, proto, NULL);
   *ceiling = (size_t)chunk;
   if (algo == DCCL_ALGO_COLLNET_CHAIN) {

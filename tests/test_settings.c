@@ -37,6 +37,14 @@ static void test_values_and_rounding(void) {
   clear_environment();
 }
 
+/* Loads the settings with the log captured in test_log_buffer (emptied first). */
+static void load_capturing_log(dccl_settings* s) {
+  test_log_reset();
+  dccl_log_set_sink(test_log_capture);
+  dccl_settings_load(s, NULL);
+  dccl_log_set_sink(NULL);
+}
+
 static void test_bad_values_reported_and_defaulted(void) {
   clear_environment();
   setenv("DYNAMICCL_MODE", "turbo", 1);
@@ -44,11 +52,8 @@ static void test_bad_values_reported_and_defaulted(void) {
   setenv("DYNAMICCL_QUEUE_CAPACITY", "12abc", 1);
   setenv("DYNAMICCL_EPOCH_CALLS", "0", 1);
   setenv("DYNAMICCL_EVENT_POOL", "99999999", 1);
-  test_log_reset();
-  dccl_log_set_sink(test_log_capture);
   dccl_settings s;
-  dccl_settings_load(&s, NULL);
-  dccl_log_set_sink(NULL);
+  load_capturing_log(&s);
   CHECK_EQ_INT(s.mode, DCCL_MODE_DEFAULT);
   CHECK_EQ_INT(s.profile, DCCL_PROFILE_AUTO);
   CHECK_EQ_INT((int)s.queue_capacity, 4096);
@@ -69,11 +74,8 @@ static void test_nccl_buffer_sizes(void) {
   setenv("NCCL_BUFFSIZE", "8388608", 1);
   setenv("NCCL_LL_BUFFSIZE", "-2", 1);
   setenv("NCCL_LL128_BUFFSIZE", "lots", 1);
-  test_log_reset();
-  dccl_log_set_sink(test_log_capture);
   dccl_settings s;
-  dccl_settings_load(&s, NULL);
-  dccl_log_set_sink(NULL);
+  load_capturing_log(&s);
   CHECK(s.nccl_buffer_bytes[2] == 8388608);
   CHECK(s.nccl_buffer_bytes[0] == 0 && s.nccl_buffer_bytes[1] == 0);
   CHECK(strstr(test_log_buffer, "NCCL_LL128_BUFFSIZE='lots'") != NULL);
@@ -92,10 +94,8 @@ static void test_overlong_path_ignored(void) {
   memset(long_path, 'a', sizeof(long_path) - 1);
   long_path[sizeof(long_path) - 1] = '\0';
   setenv("DYNAMICCL_RULES_FILE", long_path, 1);
-  dccl_log_set_sink(test_log_capture);
   dccl_settings s;
-  dccl_settings_load(&s, NULL);
-  dccl_log_set_sink(NULL);
+  load_capturing_log(&s);
   CHECK(s.rules_file[0] == '\0');
   clear_environment();
 }
