@@ -27,6 +27,7 @@
 #define BEHIND_TRAIN_SHARE 4 /* while the learner is behind, one DQN training step in this many runs */
 #define DRIFT_WEIGHT (1.0f / 64) /* the common drift follows the residuals of all cells' calls at this weight */
 #define DRIFT_MIN_SAMPLES 8      /* from arms with this many samples */
+#define FEW_CHANNELS 4 /* an untried request for under a quarter of NCCL's channels waits for its pair */
 #define SLOW_RELATIVES 0.6931471805599453 /* log 2: relatives twice slower than the best measured beside them */
 
 void dccl_agent_default_options(dccl_agent_options* o) {
@@ -646,6 +647,12 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
   double exploit_mean = exploited_reward(agent, c, exploit, best_bound);
   uint64_t ran[DCCL_RUN_GROUPS];
   channels_measured(agent, c, context, ran);
+  int nccl_channels = 0; /* the most channels NCCL ran its own resources on here */
+  for (int i = 0; i < agent->n_actions[coll]; i++) {
+    const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
+    if (a->count > 0 && dccl_action_channels(agent->actions[coll][i]) == 0 && a->channels_ran > nccl_channels)
+      nccl_channels = a->channels_ran;
+  }
   dccl_action best = DCCL_ACTION_NCCL;
   double best_upper = exploit_mean;
   for (int i = 0; i < agent->n_actions[coll]; i++) {
@@ -666,6 +673,15 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
      * the DQN's optimism and the incumbent's neighbours kept offering its variants. */
     int untried = a->count <= 0;
     double gap = untried ? smallest_relative_gap(agent, &related, i, action) : NAN;
+    /* Far fewer channels, untried and with no relative measured anywhere (its pair never ran in this
+     * cell, the action never ran next door), wait for their pair at NCCL's resources: where NCCL runs
+     * many channels the message is bandwidth-bound, a request for a fraction of them can be that
+     * fraction's bandwidth, and the DQN's prediction is least reliable far from what was measured
+     * (llama-8b's 857 MB AllReduce, called 20 times: tree/LL128 on one channel of NCCL's 16, predicted
+     * 11% slower than NCCL's choice, ran 18x slower). */
+    if (untried && isnan(gap) && dccl_action_channels(action) != 0 &&
+        FEW_CHANNELS * dccl_action_channels(action) < nccl_channels)
+      continue;
     /* A new pair: an (algorithm, protocol) pair nothing of which was measured in this context, with
      * NCCL's channels and chunk. Pairs come before their resources (AutoCCL's subspaces): NVLS, which
      * has no channel or chunk variants, was otherwise tried only after the incumbent's channel ladder
