@@ -598,14 +598,19 @@ static dccl_action challenger(dccl_config_agent* agent, dccl_agent_cell* c, dccl
 }
 
 /* Executions measured in a cell's context, as one bit per channel count NCCL ran (bit ch - 1) for each
- * (algorithm, protocol, chunk size) of the requests. */
-static void channels_measured(const dccl_config_agent* agent, dccl_agent_cell* c, int context, uint64_t* ran) {
+ * (algorithm, protocol, chunk size) of the requests. Returns the most channels NCCL ran a request for its
+ * own channel count on (0: none known). */
+static int channels_measured(const dccl_config_agent* agent, dccl_agent_cell* c, int context, uint64_t* ran) {
+  int nccl_channels = 0;
   memset(ran, 0, DCCL_RUN_GROUPS * sizeof(uint64_t));
   for (int i = 0; i < agent->n_actions[c->info.coll]; i++) {
     const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
-    if (!a->invalid && a->count > 0 && a->channels_ran > 0)
-      ran[run_group(agent->actions[c->info.coll][i])] |= 1ULL << (a->channels_ran - 1);
+    dccl_action action = agent->actions[c->info.coll][i];
+    if (a->invalid || a->count <= 0 || a->channels_ran == 0) continue;
+    ran[run_group(action)] |= 1ULL << (a->channels_ran - 1);
+    if (dccl_action_channels(action) == 0 && a->channels_ran > nccl_channels) nccl_channels = a->channels_ran;
   }
+  return nccl_channels;
 }
 
 /* Whether NCCL would run `action` on channels that an arm of the same algorithm, protocol and chunk
@@ -646,13 +651,7 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
    * bound): once nothing does, exploration stops, whatever epsilon says. */
   double exploit_mean = exploited_reward(agent, c, exploit, best_bound);
   uint64_t ran[DCCL_RUN_GROUPS];
-  channels_measured(agent, c, context, ran);
-  int nccl_channels = 0; /* the most channels NCCL ran its own resources on here */
-  for (int i = 0; i < agent->n_actions[coll]; i++) {
-    const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
-    if (a->count > 0 && dccl_action_channels(agent->actions[coll][i]) == 0 && a->channels_ran > nccl_channels)
-      nccl_channels = a->channels_ran;
-  }
+  int nccl_channels = channels_measured(agent, c, context, ran);
   dccl_action best = DCCL_ACTION_NCCL;
   double best_upper = exploit_mean;
   for (int i = 0; i < agent->n_actions[coll]; i++) {

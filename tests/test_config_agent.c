@@ -162,6 +162,21 @@ static void observe(int where, size_t size, dccl_action action, double latency) 
   observe_ran(where, size, action, latency, 0);
 }
 
+/* Runs `calls` calls of the cell, deciding every 64, at `latency` with noise; NCCL's own choice and the
+ * requests for NCCL's channel count run on `nccl_channels` (0: not reported). Returns how many ran
+ * `target`. */
+static int runs_of(dccl_action target, int calls, uint32_t* n, double (*latency)(dccl_action), int nccl_channels) {
+  int ran = 0;
+  for (int k = 0; k < calls; k++) {
+    if (k % 64 == 0) dccl_agent_decide(&agent, &table);
+    dccl_action a = dccl_table_action(&table, cell, (*n)++);
+    ran += a == target;
+    int channels = dccl_action_is_nccl(a) || dccl_action_channels(a) == 0 ? nccl_channels : dccl_action_channels(a);
+    observe_ran(cell, bytes, a, latency(a) * exp(0.03 * dccl_rng_normal(&noise)), channels);
+  }
+  return ran;
+}
+
 /* Measures NCCL's choice and every valid action but LL's `times` times in `where`. */
 static void measure_all_but_ll(int where, size_t size, int times, double (*latency)(dccl_action)) {
   for (int k = 0; k < times; k++) {
@@ -192,14 +207,8 @@ static void test_slow_next_door_is_not_explored(void) {
   /* Here every action but LL is measured, ring/simple/ch=8 best (the incumbent): of the untried, only
    * ring/LL/ch=8 neighbours it. */
   measure_all_but_ll(cell, bytes, 4, standard_latency);
-  int tried = 0;
   uint32_t n = 0;
-  for (int k = 0; k < 4000; k++) {
-    if (k % 64 == 0) dccl_agent_decide(&agent, &table);
-    dccl_action a = dccl_table_action(&table, cell, n++);
-    tried += a == ll8;
-    observe(cell, bytes, a, standard_latency(a) * exp(0.03 * dccl_rng_normal(&noise)));
-  }
+  int tried = runs_of(ll8, 4000, &n, standard_latency, 0);
   CHECK_MSG(tried == 0, "ring/ll/ch=8 ran %d times here", tried);
   CHECK(dccl_table_get(&table, cell) == simple8);
   dccl_agent_free(&agent);
@@ -313,6 +322,10 @@ static double tree8_latency(dccl_action a) {
     return 700;
   return standard_latency(a);
 }
+static double flat_latency(dccl_action a) {
+  (void)a;
+  return 1000;
+}
 static void test_few_channels_wait_for_their_pair(void) {
   dccl_action tree = dccl_action_make(DCCL_ALGO_TREE, DCCL_PROTO_SIMPLE, 0, 0);
   dccl_action tree1 = dccl_action_make(DCCL_ALGO_TREE, DCCL_PROTO_SIMPLE, 1, 0);
@@ -327,34 +340,16 @@ static void test_few_channels_wait_for_their_pair(void) {
     c->q[i] = a == tree1 ? -0.05f : a == tree ? -0.5f : -2.0f;
   }
   uint32_t n = 0;
-  int ran_tree1 = 0;
-  for (int k = 0; k < 640; k++) {
-    if (k % 64 == 0) dccl_agent_decide(&agent, &table);
-    dccl_action a = dccl_table_action(&table, cell, n++);
-    ran_tree1 += a == tree1;
-    observe(cell, bytes, a, 1000 * exp(0.03 * dccl_rng_normal(&noise)));
-  }
+  int ran_tree1 = runs_of(tree1, 640, &n, flat_latency, 16);
   CHECK_MSG(ran_tree1 == 0, "tree/Simple on one channel ran %d calls before tree/Simple", ran_tree1);
   for (int k = 0; k < 2; k++) observe(cell, bytes, tree, 1050 * exp(0.03 * dccl_rng_normal(&noise)));
-  for (int k = 0; k < 640 && ran_tree1 == 0; k++) {
-    if (k % 64 == 0) dccl_agent_decide(&agent, &table);
-    dccl_action a = dccl_table_action(&table, cell, n++);
-    ran_tree1 += a == tree1;
-    observe(cell, bytes, a, 1000 * exp(0.03 * dccl_rng_normal(&noise)));
-  }
+  ran_tree1 = runs_of(tree1, 640, &n, flat_latency, 16);
   CHECK_MSG(ran_tree1 > 0, "tree/Simple on one channel not tried once tree/Simple ran");
   dccl_agent_free(&agent);
 
   setup(1);
   n = 0;
-  int tree8 = 0;
-  for (int k = 0; k < 3000; k++) {
-    if (k % 64 == 0) dccl_agent_decide(&agent, &table);
-    dccl_action a = dccl_table_action(&table, cell, n++);
-    tree8 += tree8_latency(a) == 700;
-    int channels = dccl_action_is_nccl(a) || dccl_action_channels(a) == 0 ? 16 : dccl_action_channels(a);
-    observe_ran(cell, bytes, a, tree8_latency(a) * exp(0.03 * dccl_rng_normal(&noise)), channels);
-  }
+  int tree8 = runs_of(dccl_action_make(DCCL_ALGO_TREE, DCCL_PROTO_SIMPLE, 8, 0), 3000, &n, tree8_latency, 16);
   CHECK_MSG(tree8 > 1000, "tree/Simple on 8 channels ran %d of 3000 calls", tree8);
   dccl_agent_free(&agent);
 }
