@@ -12,7 +12,9 @@ static ncclResult_t attach(void** context, uint64_t comm_id, int* activation_mas
   int mask = 0;
   dccl_comm* comm = dccl_registry_attach_profiler(comm_id, rank, n_ranks, n_nodes, logger, abi_version, &mask);
   if (context != NULL) *context = comm;
-  if (activation_mask != NULL) *activation_mask = comm != NULL ? mask : 0;
+  /* NCCL passes one process-wide mask to every communicator's init: add this one's events to it, never
+   * take away those another communicator asked for. */
+  if (activation_mask != NULL) *activation_mask |= mask;
   return ncclSuccess;
 }
 

@@ -348,9 +348,10 @@ int dccl_comm_attach_profiler(dccl_comm* comm, int abi_version, int rank) {
 
 int dccl_comm_drain(dccl_comm* comm, int max_measurements) {
   if (!comm->profiling) return 0;
+  /* The inputs are read after the acquire: a tuner attaching meanwhile publishes them with learning. */
+  int learning = atomic_load_explicit(&comm->learning, memory_order_acquire);
   dccl_learner_inputs in;
   learner_inputs(comm, &in);
-  int learning = atomic_load_explicit(&comm->learning, memory_order_acquire);
   if (learning) {
     dccl_learner_defer_training(comm->learner, dccl_queue_backlog(&comm->queue) >= BEHIND_BACKLOG);
     dccl_learner_begin(comm->learner, &in);

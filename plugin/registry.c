@@ -17,7 +17,7 @@ static uint32_t incarnations[DCCL_MAX_COMM_SLOTS];
 static int live_count;
 
 static pthread_t worker_thread;
-static int worker_running, worker_stop, manual_worker;
+static int worker_running, worker_stop, worker_joining, manual_worker;
 
 /* The profiler context this thread initialised last and no tuner has claimed. */
 static _Thread_local struct {
@@ -64,6 +64,8 @@ static void* worker_main(void* unused) {
 
 /* Called with the lock held. */
 static void worker_ensure_running(const dccl_logger* logger) {
+  /* A worker being stopped still reads worker_stop: let it exit before starting the next one. */
+  while (worker_joining) pthread_cond_wait(&registry_changed, &registry_lock);
   if (worker_running || manual_worker) return;
   worker_stop = 0;
   int rc = pthread_create(&worker_thread, NULL, worker_main, NULL);
@@ -81,9 +83,12 @@ static void worker_stop_if_idle(void) {
   pthread_cond_broadcast(&registry_changed);
   pthread_t thread = worker_thread;
   worker_running = 0;
+  worker_joining = 1;
   pthread_mutex_unlock(&registry_lock);
   pthread_join(thread, NULL);
   pthread_mutex_lock(&registry_lock);
+  worker_joining = 0;
+  pthread_cond_broadcast(&registry_changed);
 }
 
 /* ---- slots ---- */

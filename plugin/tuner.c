@@ -86,12 +86,14 @@ static dccl_action choose(dccl_comm* comm, uint64_t call, const call_view* v, in
 static inline void log_call(dccl_comm* comm, uint64_t call, uint64_t coll_call, const call_view* v, int cell,
                             size_t bytes, dccl_action applied) {
   dccl_call_record record = {bytes, call, coll_call, applied, (uint16_t)cell, (uint8_t)v->coll, 0};
-  if (v->cost != NULL && !atomic_load_explicit(&comm->costs->ready[cell], memory_order_relaxed) &&
-      v->num_algo * v->num_proto <= DCCL_COST_ENTRIES) {
+  if (v->cost != NULL && !atomic_load_explicit(&comm->costs->ready[cell], memory_order_relaxed)) {
+    /* The pairs DynamICCL knows; a newer NCCL's further algorithms or protocols are left out. */
     float* snapshot = comm->costs->cost[cell];
+    int num_algo = v->num_algo < DCCL_NUM_ALGOS ? v->num_algo : DCCL_NUM_ALGOS;
+    int num_proto = v->num_proto < DCCL_NUM_PROTOS ? v->num_proto : DCCL_NUM_PROTOS;
     for (int i = 0; i < DCCL_COST_ENTRIES; i++) snapshot[i] = -1.0f;
-    for (int a = 0; a < v->num_algo; a++)
-      for (int p = 0; p < v->num_proto; p++) snapshot[a * DCCL_NUM_PROTOS + p] = v->cost[a * v->num_proto + p];
+    for (int a = 0; a < num_algo; a++)
+      for (int p = 0; p < num_proto; p++) snapshot[a * DCCL_NUM_PROTOS + p] = v->cost[a * v->num_proto + p];
     atomic_store_explicit(&comm->costs->ready[cell], 1, memory_order_release);
     record.cost_snapshot = 1;
   }

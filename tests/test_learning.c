@@ -9,9 +9,12 @@
 #include <unistd.h>
 
 #include "../abi/builtin.h"
+#include "../abi/nccl_profiler_abi.h"
+#include "../abi/nccl_tuner_abi.h"
 #include "../emu/emulator.h"
 #include "../emu/plugin_loader.h"
 #include "../persist/policy_file.h"
+#include "../plugin/comm.h"
 #include "../plugin/registry.h"
 #include "test.h"
 
@@ -278,6 +281,58 @@ static void test_memory_per_communicator(void) {
   dccl_learner_free(&learner);
 }
 
+static void quiet_logger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line, const char* fmt, ...) {
+  (void)level, (void)flags, (void)file, (void)line, (void)fmt;
+}
+
+/* A cost table larger than the 7 x 3 DynamICCL knows (a newer NCCL's algorithms or protocols): the
+ * first call of a cell keeps the known block in its snapshot and writes nothing beyond it. */
+static void test_cost_snapshot_of_a_larger_table(void) {
+  learn_environment();
+  char path[192];
+  snprintf(path, sizeof(path), "%s/snapshot-policy.bin", temp_dir);
+  setenv("DYNAMICCL_POLICY_FILE", path, 1);
+  const ncclTuner_v6_t* tuner = builtin.tuner[6];
+  const ncclProfiler_v5_t* profiler = builtin.profiler[5];
+  void *profiler_context = NULL, *tuner_context = NULL;
+  int mask = 0;
+  CHECK_EQ_INT(profiler->init(&profiler_context, 4242, &mask, "snapshot", 1, 1, 0, quiet_logger), ncclSuccess);
+  CHECK_EQ_INT(tuner->init(&tuner_context, 4242, 1, 1, quiet_logger, NULL, NULL), ncclSuccess);
+  dccl_comm* comm = tuner_context;
+  CHECK(comm != NULL && comm == profiler_context && comm->costs != NULL);
+  if (comm == NULL || comm->costs == NULL) return;
+  const int shapes[2][2] = {{10, 2}, {10, 4}}; /* algorithms x protocols */
+  int cells[2];
+  for (int k = 0; k < 2; k++) {
+    int num_algo = shapes[k][0], num_proto = shapes[k][1];
+    size_t bytes = (size_t)1 << (20 + 4 * k);
+    int cell = cells[k] = dccl_cell_for_call(DCCL_COLL_ALLREDUCE, bytes, 1, 0);
+    const float marker = 123.0f;
+    for (int i = 0; i < DCCL_COST_ENTRIES; i++) comm->costs->cost[cell + 1][i] = marker;
+    float cost[10 * 4]; /* entry (a, p) costs a * 10 + p */
+    for (int a = 0; a < num_algo; a++)
+      for (int p = 0; p < num_proto; p++) cost[a * num_proto + p] = (float)(a * 10 + p);
+    int channels = 0;
+    CHECK_EQ_INT(tuner->getCollInfo(tuner_context, ncclFuncAllReduce, bytes, 1, (float**)cost, num_algo, num_proto, 0,
+                                    &channels),
+                 ncclSuccess);
+    CHECK(atomic_load(&comm->costs->ready[cell]) == 1);
+    for (int a = 0; a < DCCL_NUM_ALGOS; a++)
+      for (int p = 0; p < DCCL_NUM_PROTOS; p++) {
+        float expected = p < num_proto ? (float)(a * 10 + p) : -1.0f;
+        CHECK_MSG(comm->costs->cost[cell][a * DCCL_NUM_PROTOS + p] == expected, "%d x %d: snapshot (%d, %d) = %g",
+                  num_algo, num_proto, a, p, comm->costs->cost[cell][a * DCCL_NUM_PROTOS + p]);
+      }
+    for (int i = 0; i < DCCL_COST_ENTRIES; i++) CHECK(comm->costs->cost[cell + 1][i] == marker);
+  }
+  for (int c = 0; c < DCCL_TABLE_CELLS; c++)
+    if (c != cells[0] && c != cells[1]) CHECK_MSG(atomic_load(&comm->costs->ready[c]) == 0, "cell %d marked ready", c);
+  tuner->finalize(tuner_context);
+  profiler->finalize(profiler_context);
+  unlink(path);
+  unsetenv("DYNAMICCL_POLICY_FILE");
+}
+
 int main(void) {
   char exe[1024];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -294,6 +349,7 @@ int main(void) {
   RUN(test_hold_stops_learning);
   RUN(test_multirank_without_coordination_runs_frozen);
   RUN(test_memory_per_communicator);
+  RUN(test_cost_snapshot_of_a_larger_table);
   dccl_registry_set_manual(0);
   RUN(test_shared_library_learns_with_its_thread);
   unlink(policy_path);

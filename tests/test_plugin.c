@@ -472,6 +472,79 @@ static void test_pairing_by_comm_id_or_none(void) {
   clear_environment();
 }
 
+/* NCCL keeps one activation mask for the process and passes it to every profiler init: a communicator
+ * that measures nothing must not switch events off for those that do. */
+static void test_profiler_mask_is_shared(void) {
+  clear_environment();
+  int mask = 0;
+  void *measuring = NULL, *quiet = NULL;
+  setenv("DYNAMICCL_PROFILE", "on", 1);
+  profiler6->init(&measuring, 61, &mask, "measuring", 1, 8, 0, logger);
+  CHECK_EQ_INT(mask, ncclProfileColl | ncclProfileKernelCh);
+  setenv("DYNAMICCL_PROFILE", "off", 1);
+  profiler6->init(&quiet, 62, &mask, "quiet", 1, 8, 0, logger);
+  CHECK_EQ_INT(mask, ncclProfileColl | ncclProfileKernelCh);
+  profiler6->finalize(quiet);
+  profiler6->finalize(measuring);
+  int other = 0x1000; /* bits set by NCCL or a previous init are kept */
+  profiler6->init(&quiet, 63, &other, "quiet", 1, 8, 0, logger);
+  CHECK_EQ_INT(other, 0x1000);
+  profiler6->finalize(quiet);
+  clear_environment();
+}
+
+typedef struct race_job {
+  pthread_barrier_t* start;
+  void* context; /* finalized, or initialised, by the thread */
+} race_job;
+
+static void* finalize_after_barrier(void* argument) {
+  race_job* job = argument;
+  pthread_barrier_wait(job->start);
+  profiler6->finalize(job->context);
+  return NULL;
+}
+
+static void* init_after_barrier(void* argument) {
+  race_job* job = argument;
+  int mask = 0;
+  pthread_barrier_wait(job->start);
+  profiler6->init(&job->context, 5, &mask, "race", 1, 8, 0, logger);
+  return NULL;
+}
+
+/* The last communicator finalized on one thread while another initialises one: the finalize stops and
+ * joins the background thread while the init starts it. Each must finish (a second worker once started
+ * beside the one being stopped, and the join never returned). */
+static void test_finalize_races_init(void) {
+  clear_environment();
+  setenv("DYNAMICCL_PROFILE", "on", 1);
+  int mask = 0;
+  void* live = NULL;
+  profiler6->init(&live, 5, &mask, "race", 1, 8, 0, logger);
+  int hung = 0;
+  for (int trial = 0; trial < 300 && !hung && live != NULL; trial++) {
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, 2);
+    race_job closing = {&start, live}, opening = {&start, NULL};
+    pthread_t finalizer, initializer;
+    pthread_create(&finalizer, NULL, finalize_after_barrier, &closing);
+    pthread_create(&initializer, NULL, init_after_barrier, &opening);
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 10;
+    if (pthread_timedjoin_np(initializer, NULL, &deadline) != 0 || pthread_timedjoin_np(finalizer, NULL, &deadline) != 0) {
+      CHECK_MSG(0, "trial %d: init or finalize did not return within 10 s", trial);
+      hung = 1; /* the threads are left behind: the process ends with the test binary */
+      break;
+    }
+    pthread_barrier_destroy(&start);
+    live = opening.context;
+  }
+  if (!hung && live != NULL) profiler6->finalize(live);
+  clear_environment();
+}
+
 int main(int argc, char** argv) {
   (void)argc;
   char self[1024];
@@ -506,6 +579,8 @@ int main(int argc, char** argv) {
   RUN(test_logging_goes_through_nccls_logger);
   RUN(test_pairing_by_init_thread);
   RUN(test_pairing_by_comm_id_or_none);
+  RUN(test_profiler_mask_is_shared);
+  RUN(test_finalize_races_init);
   dlclose(library);
   char command[128];
   snprintf(command, sizeof(command), "rm -rf %s", temp_dir);
