@@ -142,7 +142,7 @@ $(BUILD)/gpu/collbench: bench/gpu/collbench.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@ (CUDA runtime + NCCL)",true)
 	$(Q)$(CC) $(GPU_CFLAGS) -I$(NCCL_HOME)/include -I$(CUDA_HOME)/include $< -o $@ -L$(NCCL_HOME)/lib64 -L$(NCCL_HOME)/lib \
-	  -L$(CUDA_HOME)/lib64 -lnccl -lcudart -lm
+	  -L$(CUDA_HOME)/lib64 -l:libnccl.so.2 -lcudart -lm
 $(BUILD)/gpu/loopback_load: bench/gpu/loopback_load.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(GPU_CFLAGS) $< -o $@

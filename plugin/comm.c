@@ -348,6 +348,11 @@ int dccl_comm_attach_profiler(dccl_comm* comm, int abi_version, int rank) {
 
 int dccl_comm_drain(dccl_comm* comm, int max_measurements) {
   if (!comm->profiling) return 0;
+  if (atomic_load_explicit(&comm->events.unknown_ready, memory_order_acquire) && !comm->reported_unknown_events) {
+    comm->reported_unknown_events = 1;
+    DCCL_WARN(&comm->logger, "NCCL profiler events DynamICCL cannot interpret (the first: %s); those collectives are "
+              "not measured (reported once per communicator)", comm->events.unknown_description);
+  }
   /* The inputs are read after the acquire: a tuner attaching meanwhile publishes them with learning. */
   int learning = atomic_load_explicit(&comm->learning, memory_order_acquire);
   dccl_learner_inputs in;
@@ -421,10 +426,10 @@ void dccl_comm_destroy(dccl_comm* comm) {
     dccl_event_counters* e = &comm->events.counters;
     DCCL_INFO(&comm->logger,
               "comm %016llx rank %d: %llu collectives profiled, %llu measured, %llu dropped (queue full), "
-              "%llu untracked (pool busy), %llu abandoned, %llu unusable, %llu stale events",
+              "%llu untracked (pool busy), %llu abandoned, %llu unusable, %llu stale events, %llu not interpreted",
               (unsigned long long)comm->comm_id, comm->rank, load(&e->collectives), load(&e->measured),
               load(&comm->queue.dropped), load(&e->pool_busy), load(&e->abandoned), load(&e->unusable),
-              load(&e->stale_events));
+              load(&e->stale_events), load(&e->unknown_events));
     dccl_event_pool_free(&comm->events);
     dccl_queue_free(&comm->queue);
   }

@@ -67,6 +67,7 @@ typedef struct dccl_comm {
   char policy_path[DCCL_PATH_MAX + 64];
   uint64_t fingerprint;
   double last_save_seconds;
+  int reported_unknown_events; /* the worker logged the first uninterpretable profiler event */
 
   /* coordination (learn mode on a multi-rank communicator): leader or worker session */
   struct dccl_coord_session* coord;

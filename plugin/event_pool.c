@@ -1,6 +1,7 @@
 /* plugin/event_pool.c: assembles per-collective GPU durations from profiler events, lock-free. */
 #include "event_pool.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,6 +124,13 @@ void* dccl_event_coll_start(dccl_event_pool* pool, const dccl_coll_event* event)
   size_t element = dccl_datatype_size(event->datatype);
   if (coll < 0 || algo < 0 || proto < 0 || element == 0 || event->channels == 0) {
     atomic_fetch_add_explicit(&pool->counters.unknown_events, 1, memory_order_relaxed);
+    if (!atomic_exchange_explicit(&pool->unknown_claimed, 1, memory_order_relaxed)) {
+      snprintf(pool->unknown_description, sizeof(pool->unknown_description),
+               "%.24s of %.24s, algorithm %.24s, protocol %.24s, %u channels", event->func ? event->func : "(null)",
+               event->datatype ? event->datatype : "(null)", event->algo ? event->algo : "(null)",
+               event->proto ? event->proto : "(null)", (unsigned)event->channels);
+      atomic_store_explicit(&pool->unknown_ready, 1, memory_order_release);
+    }
     return NULL;
   }
   uint64_t ticket = atomic_fetch_add_explicit(&pool->next_record, 1, memory_order_relaxed);

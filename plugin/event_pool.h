@@ -50,6 +50,10 @@ typedef struct dccl_event_pool {
   _Atomic uint64_t next_record;
   dccl_measurement_queue* queue;
   dccl_event_counters counters;
+  /* The first Coll event that could not be interpreted, described once for the log (by the learner's
+   * side: unknown_ready is set after the description is written). */
+  _Atomic int unknown_claimed, unknown_ready;
+  char unknown_description[160];
 } dccl_event_pool;
 
 /* A Coll descriptor, version-neutral (each ABI shim fills it from its own descriptor). */

@@ -19,9 +19,13 @@ static inline int entry_usable(const call_view* v, int algo, int proto) {
     float x = v->cost[algo * v->num_proto + proto];
     return x >= 0.0f && x < INFINITY; /* false for -1 (ignored) and NaN */
   }
-  if (!dccl_algo_proto_allowed(v->coll, algo, proto, v->n_ranks, v->n_nodes)) return 0;
+  /* v2 is NCCL 2.21's: six algorithms (no PAT), and its own filters on NVLS across nodes. */
+  if (algo == DCCL_ALGO_PAT || !dccl_algo_proto_allowed(v->coll, algo, proto, v->n_ranks, v->n_nodes)) return 0;
   if ((algo == DCCL_ALGO_NVLS || algo == DCCL_ALGO_NVLS_TREE) && !v->nvls_support) return 0;
   if ((algo == DCCL_ALGO_COLLNET_DIRECT || algo == DCCL_ALGO_COLLNET_CHAIN) && !v->collnet_support) return 0;
+  if (algo == DCCL_ALGO_NVLS && v->n_nodes > 1 &&
+      (!v->collnet_support || v->coll == DCCL_COLL_ALLGATHER || v->coll == DCCL_COLL_REDUCESCATTER))
+    return 0;
   return 1;
 }
 

@@ -82,6 +82,10 @@ static void test_unknown_and_foreign_events(void) {
   dccl_coll_event bad_type = {3, "AllReduce", 10, "float", 2, "RING", "SIMPLE"};
   CHECK(dccl_event_coll_start(&pool, &bad_type) == NULL);
   CHECK_EQ_INT((int)atomic_load(&pool.counters.unknown_events), 3);
+  /* The first one is described for the plugin's one log line. */
+  CHECK(atomic_load(&pool.unknown_ready) == 1);
+  CHECK_MSG(strcmp(pool.unknown_description, "AlltoAll of ncclFloat32, algorithm RING, protocol SIMPLE, 2 channels") == 0,
+            "%s", pool.unknown_description);
   /* Handles that are not ours must never be dereferenced. */
   int local;
   CHECK(dccl_event_channel_start(&pool, &local, 5) == NULL);

@@ -249,6 +249,22 @@ static void test_v2_answers_directly(void) {
   CHECK(algorithm == -1 && protocol == -1 && channels == 0);
   tuner2->getCollInfo(context, ncclFuncAllReduce, 1 << 20, 0, 1, 1, NULL, NULL, NULL); /* no crash */
   CHECK_EQ_INT(tuner2->destroy(context), ncclSuccess);
+  /* v2 is NCCL 2.21's, which has no PAT and runs NVLS across nodes only for AllReduce with CollNet. */
+  use_fixed_table("v2-nodes.table", "allgather,0,-1,pat/simple\nreducescatter,0,-1,nvls/simple\n"
+                                    "allreduce,0,-1,nvls/simple\n");
+  CHECK_EQ_INT(tuner2->init(4, 4, logger, &context), ncclSuccess);
+  const struct {
+    ncclFunc_t coll;
+    int collnet_support, expected;
+  } cases[] = {{ncclFuncAllGather, 1, -1}, {ncclFuncReduceScatter, 1, -1}, {ncclFuncAllReduce, 0, -1},
+               {ncclFuncAllReduce, 1, 4}};
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    algorithm = protocol = -1;
+    channels = 0;
+    tuner2->getCollInfo(context, cases[i].coll, 1 << 20, cases[i].collnet_support, 1, 1, &algorithm, &protocol, &channels);
+    CHECK_MSG(algorithm == cases[i].expected, "case %zu: algorithm %d", i, algorithm);
+  }
+  CHECK_EQ_INT(tuner2->destroy(context), ncclSuccess);
   clear_environment();
 }
 
@@ -345,6 +361,37 @@ static void test_logging_goes_through_nccls_logger(void) {
   CHECK(strstr(logged, "DynamICCL: DYNAMICCL_MODE='nonsense'") != NULL);
   CHECK(strstr(logged, "DynamICCL: tuner v6 attached") != NULL);
   CHECK((logged_flags_union & NCCL_TUNING) != 0);
+  clear_environment();
+}
+
+/* Profiler events the plugin cannot interpret (a collective it does not know, a datatype name NCCL
+ * reports as "Unknown") are counted and described once in the log, with the first one's names. */
+static void test_uninterpretable_events_logged_once(void) {
+  clear_environment();
+  setenv("DYNAMICCL_PROFILE", "on", 1);
+  log_reset();
+  void* context = NULL;
+  int mask = 0;
+  profiler6->init(&context, 71, &mask, "unknown", 1, 8, 0, logger);
+  for (int i = 0; i < 3; i++) {
+    ncclProfilerEventDescr_v6_t d;
+    memset(&d, 0, sizeof(d));
+    d.type = ncclProfileColl;
+    d.coll.seqNumber = (uint64_t)i;
+    d.coll.func = i == 0 ? "AlltoAll" : "AllReduce";
+    d.coll.count = 1024;
+    d.coll.datatype = i == 0 ? "ncclFloat32" : "Unknown";
+    d.coll.nChannels = 2;
+    d.coll.algo = "RING";
+    d.coll.proto = "SIMPLE";
+    void* handle = (void*)1;
+    profiler6->startEvent(context, &handle, &d);
+    CHECK(handle == NULL);
+  }
+  profiler6->finalize(context); /* drains: the log line comes from the learner's side */
+  CHECK_EQ_INT(count_occurrences("cannot interpret"), 1);
+  CHECK(strstr(logged, "the first: AlltoAll of ncclFloat32, algorithm RING, protocol SIMPLE, 2 channels") != NULL);
+  CHECK(strstr(logged, "3 not interpreted") != NULL);
   clear_environment();
 }
 
@@ -577,6 +624,7 @@ int main(int argc, char** argv) {
   RUN(test_bad_input_fails_open);
   RUN(test_unreadable_or_corrupt_table_falls_back);
   RUN(test_logging_goes_through_nccls_logger);
+  RUN(test_uninterpretable_events_logged_once);
   RUN(test_pairing_by_init_thread);
   RUN(test_pairing_by_comm_id_or_none);
   RUN(test_profiler_mask_is_shared);

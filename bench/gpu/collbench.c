@@ -521,7 +521,8 @@ static int run_entry(const options* base, shared_block* block, const char* entry
   }
   /* Per collective, whether NCCL ran what was asked (it ignores an entry it cannot run). */
   if (strcmp(kind, "pairs") == 0)
-    *wrong += write_pair_rows(out, &o, block, name, action, folder, repetition);
+    /* An action keeps its own name (ring/ll/ch=1) in the CSV; only its trace folder's name has dashes. */
+    *wrong += write_pair_rows(out, &o, block, from_file ? name : entry, action, folder, repetition);
   else
     *wrong += write_rows(out, &o, block, 0, kind, strcmp(kind, "sweep") == 0 ? entry : "-",
                          strcmp(kind, "sweep") == 0 ? folder : NULL, repetition);

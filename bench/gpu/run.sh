@@ -18,12 +18,14 @@
 # Usage: OUT=/path bench/gpu/run.sh [options]
 #   --ranks N            ranks (processes on the one GPU; default 2)
 #   --quick              small sizes, short learning, 2 repetitions
-#   --steps LIST         of load,learn,compare,pairs,congestion,events,ddp (default: all)
+#   --steps LIST         of load,learn,compare,pairs,congestion,events,ddp (default: all, which do not all
+#                        fit in one 10-minute command: docs/gpu.md gives the two commands that do)
 #   --learn-seconds S    learning passes stop after S seconds (default 120)
-#   --repeat R           side-by-side and pairs repetitions (default 4)
-#   --actions LIST       the swept actions (default: 19 of ring, tree and PAT with LL and Simple; for pairs
+#   --repeat R           side-by-side repetitions (default 4) and pairs repetitions (R, at least 6)
+#   --actions LIST       the swept actions (default: 12 of ring, tree and PAT with LL and Simple; for pairs
 #                        10, one per channel count NCCL runs here: 1 and 2)
-#   --warm-policy DIR    start learning from the policies saved there by an earlier run
+#   --warm-policy DIR    the policies saved there by an earlier run: learning starts from them; without
+#                        the learn step, compare, pairs and ddp run them frozen
 #   --budget S           seconds for the whole run (default 540); steps that do not fit are cut short or
 #                        skipped, and say so
 #   --no-mps             let the ranks' kernels time-share the GPU (no MPS)
@@ -67,7 +69,21 @@ elapsed() { echo $(( $(date +%s) - started )); }
 
 # ---- 1. versions and builds ----
 cuda_home=${CUDA_HOME:-/usr/local/cuda}
+export PATH="$PATH:/usr/local/nvidia/bin"
 nccl_home=${NCCL_HOME:-}
+# The NCCL that PyTorch loads (its DDP step runs on it; its folder has include/nccl.h beside lib/), else
+# the nvidia.nccl package's, else CUDA's.
+torch_nccl=$(python3 -c '
+import re, torch
+for line in open("/proc/self/maps"):
+    found = re.search(r"(/\S*/libnccl\.so[.0-9]*)$", line.strip())
+    if found:
+        print(found.group(1))
+        break' 2>/dev/null || true)
+if [ -z "$nccl_home" ] && [ -n "$torch_nccl" ]; then
+  candidate=$(dirname "$(dirname "$torch_nccl")")
+  [ -f "$candidate/include/nccl.h" ] && nccl_home=$candidate
+fi
 if [ -z "$nccl_home" ]; then
   nccl_home=$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))' 2>/dev/null ||
               python3 -c 'import nvidia.nccl, os; print(list(nvidia.nccl.__path__)[0])' 2>/dev/null || true)
@@ -80,9 +96,12 @@ say ""
 say "- NCCL headers and library: $nccl_home (nccl.h says $(grep -E '^#define NCCL_(MAJOR|MINOR|PATCH)' "$nccl_home/include/nccl.h" | awk '{printf "%s%s", sep, $3; sep="."}'))"
 if [ $dry -eq 0 ]; then
   say "- GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)"
-  say "- PyTorch: $(python3 -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda, "NCCL", ".".join(map(str, torch.cuda.nccl.version())))' 2>&1 | tail -1)"
+  say "- PyTorch: $(python3 -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda, "NCCL", ".".join(map(str, torch.cuda.nccl.version())))' 2>&1 | tail -1) (its libnccl: ${torch_nccl:-not found})"
+  if [ -n "$torch_nccl" ] && [ "$(realpath "$torch_nccl")" != "$(realpath -m "$nccl_lib/libnccl.so.2")" ]; then
+    say "- WARNING: collbench uses $nccl_lib/libnccl.so.2, not the NCCL PyTorch loads: the DDP step and collbench run different NCCLs"
+  fi
 fi
-if ! make -s -j"$(nproc)" plugin >/dev/null; then
+if ! make -s -j"$(nproc)" plugin build/dccl >/dev/null; then
   [ -f build/libnccl-tuner-dynamiccl.so ] || { say "plugin build failed"; exit 1; }
   say "- make failed or is missing here: using the plugin in build/ (carried, or built before)"
 fi
@@ -124,10 +143,19 @@ if [ $dry -eq 1 ]; then
 fi
 
 max=64M
+learn_seconds_option=$learn_seconds repeat_option=$repeat
 learn_seconds=${learn_seconds:-120}  # learning passes stop after this, then the reported pass
 repeat=${repeat:-4}                 # repetitions of the side-by-side comparison
 iterations=10
-if [ $quick -eq 1 ]; then max=1M; learn_seconds=20; repeat=2; iterations=5; fi
+if [ $quick -eq 1 ]; then
+  max=1M; iterations=5
+  [ -z "$learn_seconds_option" ] && learn_seconds=20
+  [ -z "$repeat_option" ] && repeat=2
+fi
+# Pairs need 6 repetitions or more: with fewer, no interval on the median reaches 90% coverage, so no
+# verdict could say "below NCCL".
+pairs_repeat=$repeat
+[ "$pairs_repeat" -lt 6 ] && pairs_repeat=6
 # (the budget: the device allows 600 s per command)
 left() { echo $(( budget - $(date +%s) + started )); }
 wanted() { [[ ",$steps," == *",$1,"* ]]; }
@@ -146,10 +174,11 @@ step() { say "- $1 ($(elapsed) s)"; }
 # collective up to several MiB takes one slice (about 4.5 ms on the H100 here), whatever the action.
 # With MPS their kernels run side by side and the timings are NCCL's own. --no-mps: without.
 mps=0
-export PATH="$PATH:/usr/local/nvidia/bin"
 if [ "$use_mps" = 1 ] && command -v nvidia-cuda-mps-control > /dev/null; then
   export CUDA_MPS_PIPE_DIRECTORY=/tmp/dynamiccl-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/dynamiccl-mps-log
   mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  # A daemon left by an earlier run that was killed would take the ranks in: stop it first.
+  echo quit | nvidia-cuda-mps-control > /dev/null 2>&1 && sleep 1
   if nvidia-cuda-mps-control -d; then
     trap 'echo quit | nvidia-cuda-mps-control' EXIT
     if bench 60 --mode none --max 64K --iterations 3 --out "$OUT/mps-probe.csv" > "$OUT/mps-probe.log" 2>&1; then
@@ -160,6 +189,7 @@ if [ "$use_mps" = 1 ] && command -v nvidia-cuda-mps-control > /dev/null; then
       say "- MPS started but NCCL failed under it ($(tail -1 "$OUT/mps-probe.log")): running time-sliced"
     fi
   else
+    unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
     say "- nvidia-cuda-mps-control -d failed: running time-sliced"
   fi
 fi
@@ -181,14 +211,23 @@ fi
 
 # ---- 3. learning online (every pass recorded); the policy is saved at the end ----
 export DYNAMICCL_POLICY_DIR="$OUT/policy"
-if wanted learn; then
+# --warm-policy: a folder of policies saved by an earlier run. Learning starts from them; without the
+# learn step, they are the learned policy that compare, pairs and ddp run frozen.
+if [ -n "$warm_policy" ] && [ "$(realpath -m "$warm_policy")" != "$(realpath -m "$DYNAMICCL_POLICY_DIR")" ]; then
   rm -rf "$DYNAMICCL_POLICY_DIR"; mkdir -p "$DYNAMICCL_POLICY_DIR"
-  # --warm-policy: a folder of policies saved by an earlier run: learning starts from them.
-  if [ -n "$warm_policy" ]; then
-    cp "$warm_policy"/*.bin "$DYNAMICCL_POLICY_DIR"/ && say "- warm start from $warm_policy"
+  if cp "$warm_policy"/*.bin "$DYNAMICCL_POLICY_DIR"/; then
+    say "- policy from $warm_policy: $(ls "$DYNAMICCL_POLICY_DIR" | tr '\n' ' ')"
+  else
+    say "- --warm-policy $warm_policy: no policy file (*.bin) there"
   fi
+elif [ -z "$warm_policy" ] && wanted learn; then
+  rm -rf "$DYNAMICCL_POLICY_DIR"; mkdir -p "$DYNAMICCL_POLICY_DIR"
+fi
+if wanted learn; then
   NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING bench $((learn_seconds + 60)) --mode learn --max "$max" --rounds 500 \
     --seconds "$learn_seconds" --out "$OUT/learn.csv" > "$OUT/learn.log" 2>&1
+  # What the plugin itself said: a policy of another topology or NCCL ABI is not loaded.
+  [ -n "$warm_policy" ] && say "- the plugin's word on the warm start: $(grep -m1 -oE 'warm start from .*|ignoring the saved policy.*|no saved policy at .*' "$OUT/learn.log" || echo 'no warm-start line: learned from scratch')"
   step "learning done: $(grep -m1 -o 'learner: .*' "$OUT/learn.log")"
 fi
 
@@ -197,9 +236,11 @@ fi
 # sweep forced through a fixed table (the real best per size). Tree runs only AllReduce, PAT only
 # AllGather and ReduceScatter; LL128 is left out (NCCL does not run it over sockets). ----
 if wanted compare; then
-  actions="ring/ll/ch=1,ring/ll/ch=2,ring/ll/ch=4,ring/ll/ch=8,ring/simple/ch=1,ring/simple/ch=2,ring/simple/ch=4"
-  actions="$actions,ring/simple/ch=8,ring/simple/ch=16,tree/ll/ch=1,tree/ll/ch=2,tree/ll/ch=4,tree/simple/ch=1"
-  actions="$actions,tree/simple/ch=2,tree/simple/ch=4,tree/simple/ch=8,pat/simple/ch=1,pat/simple/ch=2,pat/simple/ch=4"
+  # Run 4's twelve: NCCL runs at most 2 channels here (docs/results/gpu), so a few requests for more are
+  # kept as probes of that cap and the other duplicates are left out; 15 entries x 10 repetitions took
+  # 368 s in run 4, within this step's 400.
+  actions="ring/ll/ch=1,ring/ll/ch=2,ring/ll/ch=8,ring/simple/ch=1,ring/simple/ch=2,ring/simple/ch=4"
+  actions="$actions,ring/simple/ch=16,tree/ll/ch=1,tree/simple/ch=2,tree/simple/ch=8,pat/simple/ch=1,pat/simple/ch=4"
   actions=${actions_option:-$actions}
   entries="none,default,$actions"
   ls "$DYNAMICCL_POLICY_DIR"/*.bin > /dev/null 2>&1 && entries="none,default,frozen,$actions"
@@ -234,7 +275,7 @@ if wanted pairs; then
     say "- pairs: no learned policy to compare (run the learn step first)"
   fi
   rm -rf "$OUT/pairs-trace"
-  bench 300 --mode pairs --entries "$entries" --repeat "$repeat" --max "$max" --iterations 21 \
+  bench 300 --mode pairs --entries "$entries" --repeat "$pairs_repeat" --max "$max" --iterations 21 \
     --trace-dir "$OUT/pairs-trace" --out "$OUT/pairs.csv" 2>> "$OUT/runs.log"
   step "pairs done: $(($(grep -c . "$OUT/pairs.csv") - 1)) rows, $(awk -F, '$9 == 0' "$OUT/pairs.csv" | wc -l) wrong results"
 fi
@@ -264,7 +305,13 @@ fi
 
 # ---- 7. PyTorch DDP, NCCL alone / plugin default / learned policy frozen, interleaved twice ----
 if wanted ddp && [ "$(left)" -gt 120 ]; then
-  ddp() { timeout 50 python3 bench/gpu/ddp_step.py --ranks "$ranks" --label "$1" 2>> "$OUT/ddp.log" | tail -1; }
+  # Each run gets 50 s at most, and never more than the budget has left (less 20 s for the summary).
+  ddp() {
+    local limit=$(( $(left) - 20 ))
+    [ "$limit" -gt 50 ] && limit=50
+    [ "$limit" -lt 10 ] && { echo "ddp $1: skipped, out of time" >&2; return 0; }
+    timeout "$limit" python3 bench/gpu/ddp_step.py --ranks "$ranks" --label "$1" 2>> "$OUT/ddp.log" | tail -1
+  }
   : > "$OUT/ddp.csv"
   # The learned policy, frozen, where step 3 saved one (the DDP communicator has the same topology
   # fingerprint); else the plugin learning during the short run (saving nothing).

@@ -349,9 +349,10 @@ def pairs_table(out):
         ours = list(ratios.get((learned, *key), {}).values()) if learned else []
         verdict = "-"
         if ours:
-            low_nccl = against_target(ours) == "below"
+            against_nccl = against_target(ours)
             low_best = med(ours) / best < 0.97
-            verdict = "below NCCL" if low_nccl else "below best" if low_best else "meets both"
+            verdict = ("too few pairs" if against_nccl == "too few pairs" else "below NCCL" if against_nccl == "below"
+                       else "below best" if low_best else "meets both")
             verdicts[verdict] += 1
         print(f"| {key[0]} | {key[1]} | {shown(noise) if noise else '-'} | {best_action or '-'} | {best:.3f} | "
               f"{shown(ours) if ours else '-'} | {ratio(med(ours), best) if ours else '-'} | {verdict} |")
@@ -399,6 +400,18 @@ def self_test():
         lines = {line.split("|")[2].strip(): line for line in text.getvalue().splitlines() if line.startswith("| allreduce")}
         check("pairs: 1 KiB below the best", "below best" in lines.get("1024", "") and "ring/simple/ch=1" in lines.get("1024", ""), True)
         check("pairs: 4 KiB below NCCL", "below NCCL" in lines.get("4096", ""), True)
+    # The same with 4 repetitions: no interval on the median covers 90%, so no verdict.
+    with tempfile.TemporaryDirectory() as folder:
+        with open(os.path.join(folder, "pairs.csv"), "w") as f:
+            f.write("mode,action,collective,bytes,ranks,time_us,algbw_gbs,busbw_gbs,verified,applied,repetition\n")
+            for rep in range(4):
+                for entry, a in (("nccl", 1.0), ("ring/simple/ch=1", 1.1), ("learned", 0.9)):
+                    f.write(f"pairs,{entry},allreduce,4096,2,1,1,{2.0 * a:.4f},1,1,{rep}\n")
+                    f.write(f"pairs,nccl@{entry},allreduce,4096,2,1,1,2.0,1,1,{rep}\n")
+        text = io.StringIO()
+        with contextlib.redirect_stdout(text):
+            pairs_table(folder)
+        check("pairs: 4 repetitions give no verdict", "too few pairs" in text.getvalue(), True)
     for failure in failures:
         print("summarize.py self-test:", failure, file=sys.stderr)
     print(f"summarize.py self-test: {checks[0] - len(failures)} passed, {len(failures)} failed")
