@@ -31,6 +31,7 @@ dccl_comm* dccl_comm_create(uint32_t slot, int comm_id_known, uint64_t comm_id, 
   atomic_flag_clear(&comm->warned_unusable_action);
   atomic_flag_clear(&comm->warned_no_valid_entry);
   atomic_flag_clear(&comm->warned_nan_entry);
+  atomic_flag_clear(&comm->warned_ambiguous_chunk);
   dccl_settings_load(&comm->settings, &comm->logger);
   dccl_table_store_init(&comm->tables, comm->settings.epoch_calls);
   return comm;
@@ -438,9 +439,11 @@ void dccl_comm_destroy(dccl_comm* comm) {
     dccl_tuner_counters* c = &comm->counters;
     DCCL_INFO(&comm->logger,
               "comm %016llx rank %d: %llu calls, %llu policy actions applied, %llu pinned, %llu left to NCCL, "
-              "%llu unusable actions, %llu bad inputs, %llu table switches",
+              "%llu unusable actions, %llu bad inputs, %llu table switches, %llu chunk sizes set (%llu left to NCCL: "
+              "a group's decisions disagreed)",
               (unsigned long long)comm->comm_id, comm->rank, load(&comm->calls), load(&c->applied), load(&c->pinned),
-              load(&c->nccl_kept), load(&c->unusable), load(&c->bad_input), load(&comm->tables.switches));
+              load(&c->nccl_kept), load(&c->unusable), load(&c->bad_input), load(&comm->tables.switches),
+              load(&c->chunk_set), load(&c->chunk_ambiguous));
   }
   if (comm->coord != NULL) {
     dccl_coord_stats c;

@@ -23,9 +23,19 @@ typedef struct dccl_tuner_counters {
   _Atomic uint64_t unusable;       /* chosen action not runnable for this call: NCCL's choice kept */
   _Atomic uint64_t bad_input;      /* calls with arguments we could not use */
   _Atomic uint64_t chunk_set;      /* getChunkSize overrides */
+  _Atomic uint64_t chunk_ambiguous;/* getChunkSize left to NCCL: the group's decisions disagreed */
   _Atomic uint64_t waits;          /* coordinated worker: epochs whose table had not arrived in time */
   _Atomic uint64_t wait_ns;        /* time spent waiting for them */
 } dccl_tuner_counters;
+
+#define DCCL_GROUP_DECISIONS 16
+
+/* One getCollInfo decision of the group being planned: the action, and the (algorithm, protocol) it
+ * makes NCCL run (for NCCL's own choice, the cheapest entry of its cost table). */
+typedef struct dccl_group_decision {
+  dccl_action action;
+  uint8_t coll, algo, proto;
+} dccl_group_decision;
 
 typedef struct dccl_comm {
   /* identity */
@@ -47,7 +57,11 @@ typedef struct dccl_comm {
   _Alignas(64) _Atomic uint64_t calls;
   uint8_t cell_calls[DCCL_TABLE_CELLS]; /* per-cell call counters (exploration slots) */
   uint64_t coll_calls[DCCL_NUM_COLLS];  /* per-collective call counters (the learner's join key) */
-  _Atomic uint32_t last_action[5]; /* per collective, for getChunkSize */
+  /* getChunkSize: NCCL decides every task of a group (getCollInfo per aggregate of tasks), then sizes
+   * their chunks, both on the thread launching the group; the group's decisions are kept until then. */
+  dccl_group_decision group_decisions[DCCL_GROUP_DECISIONS];
+  uint8_t n_group_decisions, group_overflowed, sizing_chunks;
+  atomic_flag warned_ambiguous_chunk;
   dccl_tuner_counters counters;
   atomic_flag warned_bad_collective, warned_bad_table, warned_unusable_action, warned_no_valid_entry,
     warned_nan_entry;

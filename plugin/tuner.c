@@ -104,6 +104,41 @@ static inline void log_call(dccl_comm* comm, uint64_t call, uint64_t coll_call, 
   dccl_call_log_push(comm->call_log, &record);
 }
 
+/* The (algorithm, protocol) NCCL picks from its cost table: the cheapest usable entry. */
+static void nccl_pick(const call_view* v, int* algo, int* proto) {
+  float best = INFINITY;
+  *algo = *proto = -1;
+  for (int a = 0; a < v->num_algo; a++)
+    for (int p = 0; p < v->num_proto; p++) {
+      float x = v->cost[a * v->num_proto + p];
+      if (x >= 0.0f && x < best) {
+        best = x;
+        *algo = a;
+        *proto = p;
+      }
+    }
+}
+
+/* Keeps a decision for getChunkSize. The first decision after chunks were sized starts a new group. */
+static void keep_group_decision(dccl_comm* comm, const call_view* v, dccl_action action) {
+  if (comm->sizing_chunks) {
+    comm->sizing_chunks = 0;
+    comm->n_group_decisions = 0;
+    comm->group_overflowed = 0;
+  }
+  if (comm->n_group_decisions == DCCL_GROUP_DECISIONS) {
+    comm->group_overflowed = 1;
+    return;
+  }
+  dccl_group_decision* d = &comm->group_decisions[comm->n_group_decisions++];
+  int algo = dccl_action_algo(action), proto = dccl_action_proto(action);
+  if (dccl_action_is_nccl(action)) nccl_pick(v, &algo, &proto);
+  d->action = action;
+  d->coll = (uint8_t)v->coll;
+  d->algo = (uint8_t)(algo < 0 ? 0xFF : algo);
+  d->proto = (uint8_t)(proto < 0 ? 0xFF : proto);
+}
+
 /* Counts the call (epochs are counted in calls, on every rank alike), checks the collective and counts
  * the call among that collective's calls (the learner's join key with NCCL's seqNumber). */
 static inline int begin_call(dccl_comm* comm, int coll, uint64_t* call, uint64_t* coll_call) {
@@ -134,7 +169,7 @@ void dccl_tuner_decide(dccl_comm* comm, int coll, size_t bytes, int num_pipe_ops
   call_view v = {cost, num_algo, num_proto, 0, 0, comm->n_ranks, comm->n_nodes, coll};
   int cell = dccl_cell_for_call(coll, bytes, num_pipe_ops, reg_buff);
   dccl_action action = choose(comm, call, &v, cell, bytes, num_pipe_ops, reg_buff);
-  atomic_store_explicit(&comm->last_action[coll], action, memory_order_relaxed);
+  if (comm->tuner_abi >= 6) keep_group_decision(comm, &v, action);
   if (atomic_load_explicit(&comm->learning, memory_order_relaxed)) log_call(comm, call, coll_call, &v, cell, bytes, action);
   if (dccl_action_is_nccl(action)) return;
   cost[dccl_action_algo(action) * num_proto + dccl_action_proto(action)] = 0.0f;
@@ -160,12 +195,32 @@ void dccl_tuner_decide_v2(dccl_comm* comm, int coll, size_t bytes, int collnet_s
   if (dccl_action_channels(action) > 0) *n_channels = dccl_action_channels(action);
 }
 
+/* NCCL passes the task's collective, algorithm and protocol, but not the size it decided on (the bytes
+ * here are a channel's share). The chunk comes from the group's decisions of that collective running
+ * that pair; when they disagree on it, NCCL's chunk stays. */
 void dccl_tuner_chunk_size(dccl_comm* comm, int coll, int algo, int proto, size_t* chunk_size) {
   if (coll < 0 || coll >= DCCL_NUM_COLLS || chunk_size == NULL) return;
-  dccl_action action = atomic_load_explicit(&comm->last_action[coll], memory_order_relaxed);
-  if (dccl_action_is_nccl(action) || dccl_action_chunk_log2(action) == 0 || dccl_action_algo(action) != algo ||
-      dccl_action_proto(action) != proto)
+  comm->sizing_chunks = 1;
+  int matches = 0, ambiguous = comm->group_overflowed;
+  dccl_action chosen = DCCL_ACTION_NCCL;
+  for (int i = 0; i < comm->n_group_decisions; i++) {
+    const dccl_group_decision* d = &comm->group_decisions[i];
+    if (d->coll != coll || d->algo != algo || d->proto != proto) continue;
+    int chunk = dccl_action_is_nccl(d->action) ? 0 : dccl_action_chunk_log2(d->action);
+    int chosen_chunk = dccl_action_is_nccl(chosen) ? 0 : dccl_action_chunk_log2(chosen);
+    if (matches++ == 0) chosen = d->action;
+    else if (chunk != chosen_chunk) ambiguous = 1;
+  }
+  if (matches == 0 || dccl_action_is_nccl(chosen) || dccl_action_chunk_log2(chosen) == 0) return;
+  if (ambiguous) {
+    dccl_bump(&comm->counters.chunk_ambiguous);
+    if (!atomic_flag_test_and_set_explicit(&comm->warned_ambiguous_chunk, memory_order_relaxed))
+      DCCL_INFO(&comm->logger,
+                "a group of %s calls asks for different chunk sizes with one algorithm and protocol; NCCL's chunk "
+                "size is kept for them (reported once per communicator)",
+                dccl_coll_name(coll));
     return;
-  *chunk_size = dccl_action_chunk_bytes(action);
+  }
+  *chunk_size = dccl_action_chunk_bytes(chosen);
   dccl_bump(&comm->counters.chunk_set);
 }

@@ -185,6 +185,66 @@ static void test_fixed_mode_applies_table(void) {
   clear_environment();
 }
 
+/* NCCL decides every task of a group first (getCollInfo per aggregate), then sizes their chunks
+ * (getChunkSize with a channel's share of the bytes): each task gets the chunk of the decision that made
+ * NCCL run its (algorithm, protocol), not the group's last decision. */
+static void test_chunk_sizes_of_a_group(void) {
+  use_fixed_table("group.table",
+                  "allreduce,0,2M,ring/simple/chunk=64K\n"
+                  "allreduce,2M,64M,ring/simple/chunk=1M\n"
+                  "allreduce,64M,-1,tree/simple/chunk=512K\n"
+                  "allgather,0,-1,ring/simple/chunk=128K\n");
+  setenv("DYNAMICCL_EPOCH_CALLS", "1", 1);
+  log_reset();
+  void* context = init_v6(3, 16, 2);
+  float cost[21];
+  int channels = 0;
+  /* A group: AllReduce 1 MiB (ring, 64K), AllGather 1 MiB (ring, 128K), AllReduce 128 MiB (tree, 512K). */
+  const struct {
+    ncclFunc_t coll;
+    size_t bytes;
+  } group[] = {{ncclFuncAllReduce, 1 << 20}, {ncclFuncAllGather, 1 << 20}, {ncclFuncAllReduce, 128 << 20}};
+  for (int i = 0; i < 3; i++) {
+    make_cost_table(cost);
+    tuner6->getCollInfo(context, group[i].coll, group[i].bytes, 1, (float**)cost, 7, 3, 0, &channels);
+  }
+  size_t chunk = 4 << 20;
+  tuner6->getChunkSize(context, ncclFuncAllReduce, 1 << 17, 1, 2, 1, &chunk); /* ring/simple: the 1 MiB task */
+  CHECK_EQ_INT((int)chunk, 64 * 1024);
+  chunk = 4 << 20;
+  tuner6->getChunkSize(context, ncclFuncAllGather, 1 << 17, 1, 2, 1, &chunk);
+  CHECK_EQ_INT((int)chunk, 128 * 1024);
+  chunk = 4 << 20;
+  tuner6->getChunkSize(context, ncclFuncAllReduce, 1 << 24, 0, 2, 1, &chunk); /* tree/simple: the 128 MiB task */
+  CHECK_EQ_INT((int)chunk, 512 * 1024);
+  /* The next group: AllReduce 1 MiB and 4 MiB both run ring/Simple but ask for 64K and 1M: which task is
+   * which cannot be told apart, so NCCL's chunk stays (and it is said once). */
+  for (int i = 0; i < 2; i++) {
+    make_cost_table(cost);
+    tuner6->getCollInfo(context, ncclFuncAllReduce, (size_t)1 << (20 + 2 * i), 1, (float**)cost, 7, 3, 0, &channels);
+  }
+  chunk = 4 << 20;
+  tuner6->getChunkSize(context, ncclFuncAllReduce, 1 << 17, 1, 2, 1, &chunk);
+  CHECK_EQ_INT((int)chunk, 4 << 20);
+  CHECK_EQ_INT(count_occurrences("asks for different chunk sizes"), 1);
+  /* NCCL's own choice in a group is matched by the pair it picks from its table (tree/LL here): a task
+   * running tree/LL keeps NCCL's chunk although a ring/Simple decision of the group asks for one. */
+  use_fixed_table("group2.table", "allreduce,0,2M,nccl\nallreduce,2M,-1,ring/simple/chunk=1M\n");
+  tuner6->finalize(context);
+  context = init_v6(4, 16, 2);
+  for (int i = 0; i < 2; i++) {
+    make_cost_table(cost);
+    tuner6->getCollInfo(context, ncclFuncAllReduce, (size_t)1 << (20 + 2 * i), 1, (float**)cost, 7, 3, 0, &channels);
+  }
+  chunk = 4 << 20;
+  tuner6->getChunkSize(context, ncclFuncAllReduce, 1 << 17, 0, 0, 1, &chunk);
+  CHECK_EQ_INT((int)chunk, 4 << 20);
+  tuner6->getChunkSize(context, ncclFuncAllReduce, 1 << 17, 1, 2, 1, &chunk);
+  CHECK_EQ_INT((int)chunk, 1 << 20);
+  tuner6->finalize(context);
+  clear_environment();
+}
+
 /* A fixed table's `A|B` line: the cell's calls alternate between the two, NCCL's choice included. */
 static void test_fixed_mode_alternates(void) {
   use_fixed_table("alternate.table", "allreduce,0,-1,tree/ll128/ch=2|nccl\n");
@@ -619,6 +679,7 @@ int main(int argc, char** argv) {
   RUN(test_default_mode_leaves_everything_untouched);
   RUN(test_fixed_mode_applies_table);
   RUN(test_fixed_mode_alternates);
+  RUN(test_chunk_sizes_of_a_group);
   RUN(test_rule_pins_override_policy);
   RUN(test_v2_answers_directly);
   RUN(test_bad_input_fails_open);
