@@ -568,10 +568,21 @@ static void summarise(const shared_state* s, const dccl_emu_config* cfg, dccl_em
   summarise_steady(s, cfg, out);
 }
 
-/* Lays out the shared state in one block (anonymous shared memory in process mode). */
-static shared_state* allocate_shared(uint64_t calls, int ranks, int process_mode, size_t* size_out) {
-  size_t size = sizeof(shared_state) + calls * (size_t)ranks * sizeof(uint64_t) + 4 * calls * sizeof(double) +
-                (size_t)ranks * (1 + TIME_BUCKETS) * sizeof(uint64_t) + 2 * calls + 64;
+/* The bytes of the shared state's block: per call an execution per rank, four latencies and two bytes;
+ * per rank its progress and histogram. -1 when that does not fit in a size_t. */
+static int shared_size_of(uint64_t calls, int ranks, size_t* size_out) {
+  size_t per_call = (size_t)ranks * sizeof(uint64_t) + 4 * sizeof(double) + 2, size;
+  if (__builtin_mul_overflow(calls, per_call, &size) ||
+      __builtin_add_overflow(size, sizeof(shared_state) + (size_t)ranks * (1 + TIME_BUCKETS) * sizeof(uint64_t) + 64,
+                             &size))
+    return -1;
+  *size_out = size;
+  return 0;
+}
+
+/* Lays out the shared state in one block of `size` bytes (shared_size_of; anonymous shared memory in
+ * process mode). */
+static shared_state* allocate_shared(uint64_t calls, int ranks, int process_mode, size_t size) {
   void* block = process_mode ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)
                              : calloc(1, size);
   if (block == NULL || block == MAP_FAILED) return NULL;
@@ -598,7 +609,6 @@ static shared_state* allocate_shared(uint64_t calls, int ranks, int process_mode
   s->size_bins = (uint8_t*)cursor;
   s->calls = calls;
   s->ranks = ranks;
-  *size_out = size;
   return s;
 }
 
@@ -616,7 +626,12 @@ int dccl_emu_run(const dccl_emu_config* cfg, const dccl_sim* sim, const dccl_wor
   uint64_t calls = dccl_workload_total_calls(workload);
   if (cfg->calls != 0 && cfg->calls < calls) calls = cfg->calls;
   size_t shared_size = 0;
-  shared_state* shared = allocate_shared(calls, cfg->ranks, cfg->processes, &shared_size);
+  if (shared_size_of(calls, cfg->ranks, &shared_size) != 0) {
+    snprintf(error, error_size, "%llu calls x %d ranks are too many to record (limit the calls)",
+             (unsigned long long)calls, cfg->ranks);
+    return -1;
+  }
+  shared_state* shared = allocate_shared(calls, cfg->ranks, cfg->processes, shared_size);
   if (shared == NULL) {
     snprintf(error, error_size, "out of memory for %llu calls x %d ranks", (unsigned long long)calls, cfg->ranks);
     return -1;

@@ -31,8 +31,10 @@ int dccl_split_key_value(char* line, char** key, char** value) {
 int dccl_tokenize(char* line, char** tokens, int max) {
   int count = 0;
   char* save = NULL;
-  for (char* token = strtok_r(line, " \t", &save); token != NULL && count < max; token = strtok_r(NULL, " \t", &save))
+  for (char* token = strtok_r(line, " \t", &save); token != NULL; token = strtok_r(NULL, " \t", &save)) {
+    if (count == max) return -1;
     tokens[count++] = token;
+  }
   return count;
 }
 
@@ -65,6 +67,8 @@ int dccl_parse_duration_us(const char* text, double* out) {
   else if (strcmp(end, "ms") == 0) scale = 1e3;
   else if (strcmp(end, "s") == 0) scale = 1e6;
   else return -1;
-  *out = value * scale;
+  double us = value * scale;
+  if (!isfinite(us) || us > DCCL_MAX_DURATION_US) return -1;
+  *out = us;
   return 0;
 }

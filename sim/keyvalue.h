@@ -11,12 +11,16 @@ int dccl_next_scenario_line(const char** cursor, char* line, size_t size, int* l
 /* Splits "key = value"; returns 0 when the line has that shape. Both are trimmed in place. */
 int dccl_split_key_value(char* line, char** key, char** value);
 
-/* Whitespace tokenizer: splits `line` in place into at most `max` tokens; returns the count. */
+/* Whitespace tokenizer: splits `line` in place into at most `max` tokens; returns the count, or -1
+ * when the line has more than `max` tokens. */
 int dccl_tokenize(char* line, char** tokens, int max);
 
 int dccl_parse_double(const char* text, double* out);
 int dccl_parse_int(const char* text, long long low, long long high, long long* out);
-/* Durations: "10us", "2.5ms", "1s", or plain microseconds. */
+/* The longest duration dccl_parse_duration_us accepts: an hour, in microseconds. */
+#define DCCL_MAX_DURATION_US 3.6e9
+
+/* Durations: "10us", "2.5ms", "1s", or plain microseconds; at most DCCL_MAX_DURATION_US. */
 int dccl_parse_duration_us(const char* text, double* out);
 
 #endif

@@ -11,9 +11,20 @@
 #include "keyvalue.h"
 #include "scenario_path.h"
 
+/* Words on one line: the kind, the shape and its key=value settings. */
+#define MAX_TOKENS 16
+
+/* The longest mean on or off episode, in calls: far beyond any run, and short enough that a sampled
+ * episode stays a finite number of calls. */
+#define MAX_MEAN_EPISODE 1e15
+
 static int parse_event(char* line, dccl_condition_event* e, char* why, size_t why_size) {
-  char* tokens[16];
-  int n = dccl_tokenize(line, tokens, 16);
+  char* tokens[MAX_TOKENS];
+  int n = dccl_tokenize(line, tokens, MAX_TOKENS);
+  if (n < 0) {
+    snprintf(why, why_size, "more than %d words on a line", MAX_TOKENS);
+    return -1;
+  }
   if (n < 2) {
     snprintf(why, why_size, "expected '<congestion|interference> <constant|step|ramp|onoff> key=value...'");
     return -1;
@@ -58,7 +69,7 @@ static int parse_event(char* line, dccl_condition_event* e, char* why, size_t wh
       ok = dccl_parse_int(value, 0, INT64_MAX, &k) == 0;
       if (ok) e->until = (uint64_t)k, have_to = 1;
     } else if (strcmp(key, "on") == 0 || strcmp(key, "off") == 0) {
-      ok = dccl_parse_double(value, &d) == 0 && d >= 1;
+      ok = dccl_parse_double(value, &d) == 0 && d >= 1 && d <= MAX_MEAN_EPISODE;
       if (ok) *(strcmp(key, "on") == 0 ? &e->mean_on : &e->mean_off) = d;
     } else if (strcmp(key, "steps") == 0) {
       ok = dccl_parse_int(value, 1, 1024, &k) == 0;
@@ -68,7 +79,7 @@ static int parse_event(char* line, dccl_condition_event* e, char* why, size_t wh
       return -1;
     }
     if (!ok) {
-      snprintf(why, why_size, "bad value '%s' for %s (levels in [0,1], calls >= 0, on/off means >= 1)", value, key);
+      snprintf(why, why_size, "bad value '%s' for %s (levels in [0,1], calls >= 0, on/off means in [1, 1e15])", value, key);
       return -1;
     }
   }
@@ -173,6 +184,12 @@ static int compare_edges(const void* a, const void* b) {
   return x->opening - y->opening;
 }
 
+/* Where step k of a ramp starts: from + length * k / steps, rounded down, without overflowing. */
+static uint64_t ramp_boundary(const dccl_condition_event* e, int k) {
+  uint64_t length = e->until - e->from, steps = (uint64_t)e->steps;
+  return e->from + length / steps * (uint64_t)k + length % steps * (uint64_t)k / steps;
+}
+
 int dccl_schedule_build(dccl_schedule* s, uint64_t seed, uint64_t horizon) {
   free(s->segments);
   s->segments = NULL;
@@ -186,10 +203,8 @@ int dccl_schedule_build(dccl_schedule* s, uint64_t seed, uint64_t horizon) {
     case DCCL_EVENT_CONSTANT: failed |= push_interval(&list, e->from, end, e->kind, i, e->level); break;
     case DCCL_EVENT_STEP: failed |= push_interval(&list, e->from, end, e->kind, i, e->level); break;
     case DCCL_EVENT_RAMP: {
-      uint64_t length = e->until - e->from;
       for (int k = 0; k < e->steps; k++) {
-        uint64_t a = e->from + length * (uint64_t)k / (uint64_t)e->steps;
-        uint64_t b = e->from + length * (uint64_t)(k + 1) / (uint64_t)e->steps;
+        uint64_t a = ramp_boundary(e, k), b = ramp_boundary(e, k + 1);
         double level = e->start_level + (e->end_level - e->start_level) * (k + 0.5) / e->steps;
         failed |= push_interval(&list, a < horizon ? a : horizon, b < horizon ? b : horizon, e->kind, i, level);
       }
@@ -205,8 +220,8 @@ int dccl_schedule_build(dccl_schedule* s, uint64_t seed, uint64_t horizon) {
         double mean = on ? e->mean_on : e->mean_off;
         /* Geometric duration with the given mean. */
         double u = dccl_rng_uniform(&rng);
-        uint64_t duration = 1 + (uint64_t)floor(log(1.0 - u) / log(1.0 - 1.0 / (mean + 1.0)));
-        uint64_t stop = t + duration < end ? t + duration : end;
+        double duration = 1 + floor(log(1.0 - u) / log(1.0 - 1.0 / (mean + 1.0)));
+        uint64_t stop = isfinite(duration) && duration < (double)(end - t) ? t + (uint64_t)duration : end;
         if (on) failed |= push_interval(&list, t, stop, e->kind, i, e->level);
         t = stop;
         on = !on;

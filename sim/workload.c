@@ -10,6 +10,9 @@
 #include "keyvalue.h"
 #include "scenario_path.h"
 
+/* Words on one line: a collective, its size and options. */
+#define MAX_TOKENS 16
+
 static int add_op(dccl_workload* w, const dccl_workload_op* op) {
   if (w->n_ops >= DCCL_WORKLOAD_MAX_OPS) return -1;
   w->ops[w->n_ops++] = *op;
@@ -29,7 +32,7 @@ static int parse_options(char** tokens, int n, dccl_workload_op* op, char* why, 
       op->count = (uint64_t)value;
     } else if (strncmp(t, "gap=", 4) == 0) {
       if (dccl_parse_duration_us(t + 4, &op->gap_us) != 0) {
-        snprintf(why, why_size, "bad gap '%s' (e.g. gap=50us, gap=1.5ms)", t + 4);
+        snprintf(why, why_size, "bad gap '%s' (e.g. gap=50us, gap=1.5ms; at most an hour)", t + 4);
         return -1;
       }
     } else if (strncmp(t, "pipeops=", 8) == 0) {
@@ -49,6 +52,16 @@ static int parse_options(char** tokens, int n, dccl_workload_op* op, char* why, 
       return -1;
     }
   }
+  return 0;
+}
+
+/* Sets the calls per iteration; -1 when they, or their product with the iterations, overflow. */
+static int count_calls(dccl_workload* w) {
+  uint64_t per_iteration = 0, total;
+  for (int i = 0; i < w->n_ops; i++)
+    if (__builtin_add_overflow(per_iteration, w->ops[i].count, &per_iteration)) return -1;
+  if (__builtin_mul_overflow(per_iteration, w->iterations, &total)) return -1;
+  w->calls_per_iteration = per_iteration;
   return 0;
 }
 
@@ -73,11 +86,14 @@ int dccl_workload_parse(const char* text, const char* source, dccl_workload* w, 
       snprintf(w->name, sizeof(w->name), "%s", value);
       continue;
     }
-    char* tokens[16];
-    int n = too_long ? 0 : dccl_tokenize(line, tokens, 16);
+    char* tokens[MAX_TOKENS];
+    int n = too_long ? 0 : dccl_tokenize(line, tokens, MAX_TOKENS);
     dccl_workload_op op = {.count = 1, .pipe_ops = 1};
     if (n == 0) {
       snprintf(why, sizeof(why), "line too long");
+      rc = -1;
+    } else if (n < 0) {
+      snprintf(why, sizeof(why), "more than %d words on a line", MAX_TOKENS);
       rc = -1;
     } else if (strcmp(tokens[0], "repeat") == 0) {
       long long iterations;
@@ -127,7 +143,11 @@ int dccl_workload_parse(const char* text, const char* source, dccl_workload* w, 
     dccl_workload_free(w);
     return -1;
   }
-  for (int i = 0; i < w->n_ops; i++) w->calls_per_iteration += w->ops[i].count;
+  if (count_calls(w) != 0) {
+    snprintf(error, error_size, "%s: too many calls (the x<count>s times repeat reach 2^64)", source);
+    dccl_workload_free(w);
+    return -1;
+  }
   return 0;
 }
 

@@ -298,6 +298,21 @@ static void test_disagreement_is_detected(void) {
   unload_scenario();
 }
 
+/* A workload of 2^63 calls is refused with a reason: the per-call records would not fit in memory's
+ * address space (their size wrapped to a few bytes, and the run wrote past them). */
+static void test_too_many_calls_to_record(void) {
+  load_scenario("nvlink-h100x8", "allreduce 1K x1099511627776\nrepeat 8388608\n");
+  clear_environment();
+  char error[512] = "";
+  dccl_emu_config config;
+  dccl_emu_config_defaults(&config);
+  config.ranks = 1;
+  dccl_emu_result r;
+  CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) != 0);
+  CHECK_MSG(strstr(error, "9223372036854775808 calls x 1 ranks are too many to record") != NULL, "%s", error);
+  unload_scenario();
+}
+
 int main(int argc, char** argv) {
   (void)argc;
   char self[1024];
@@ -311,6 +326,7 @@ int main(int argc, char** argv) {
   RUN(test_trace_matches_gpu_durations_processes);
   RUN(test_release_mapping);
   RUN(test_disagreement_is_detected);
+  RUN(test_too_many_calls_to_record);
   char command[128];
   snprintf(command, sizeof(command), "rm -rf %s", temp_dir);
   if (system(command) != 0) fprintf(stderr, "could not remove %s\n", temp_dir);

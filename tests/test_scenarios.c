@@ -170,10 +170,108 @@ static void test_schedules(void) {
   }
 }
 
+/* The counts times repeat are counted without wrapping: 2^40 x 2^24 is 2^64, not 0 calls. */
+static void test_workload_call_count_overflow(void) {
+  char error[512];
+  dccl_workload w;
+  CHECK(dccl_workload_parse("allreduce 1M x1099511627776\nrepeat 16777216\n", "huge", &w, error, sizeof(error)) != 0);
+  CHECK_MSG(strstr(error, "huge: too many calls") != NULL, "%s", error);
+  CHECK(dccl_workload_parse("allreduce 1M x1099511627776\nrepeat 16777215\n", "w", &w, error, sizeof(error)) == 0);
+  CHECK(dccl_workload_total_calls(&w) == UINT64_MAX - ((uint64_t)1 << 40) + 1);
+  dccl_workload_free(&w);
+}
+
+/* A line holds at most 16 words; more is an error naming the limit, not words silently dropped. */
+static void test_words_beyond_the_limit(void) {
+  char error[512], text[256] = "allreduce 1M";
+  dccl_workload w;
+  for (int i = 0; i < 13; i++) strcat(text, " gap=1us");
+  char sixteen[512];
+  snprintf(sixteen, sizeof(sixteen), "%s x7\n", text);
+  CHECK(dccl_workload_parse(sixteen, "w", &w, error, sizeof(error)) == 0);
+  CHECK(w.n_ops == 1 && w.ops[0].count == 7);
+  dccl_workload_free(&w);
+  const char* endings[] = {" gap=1us x7\n", " x7 bogus\n"};
+  for (int i = 0; i < 2; i++) {
+    char seventeen[512];
+    snprintf(seventeen, sizeof(seventeen), "%s%s", text, endings[i]);
+    CHECK_MSG(dccl_workload_parse(seventeen, "long", &w, error, sizeof(error)) != 0, "accepted: %s", seventeen);
+    CHECK_MSG(strstr(error, "long:1: more than 16 words") != NULL, "%s", error);
+  }
+  char event[512] = "congestion step at=1 level=0.5";
+  for (int i = 0; i < 15; i++) strcat(event, " level=0.5");
+  dccl_schedule s;
+  CHECK_MSG(dccl_schedule_parse(event, "long", &s, error, sizeof(error)) != 0, "accepted: %s", event);
+  CHECK_MSG(strstr(error, "long:1: more than 16 words") != NULL, "%s", error);
+}
+
+/* A gap is bounded after its unit scales it: 1e308 seconds is not an infinite gap. */
+static void test_gap_bounded_after_its_unit(void) {
+  char error[512];
+  dccl_workload w;
+  const char* bad[] = {"allreduce 1K gap=1e308s\n", "allreduce 1K gap=1e303ms\n", "allreduce 1K gap=3601s\n"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    CHECK_MSG(dccl_workload_parse(bad[i], "gap", &w, error, sizeof(error)) != 0, "accepted: %s", bad[i]);
+    CHECK_MSG(strstr(error, "gap:1: bad gap") != NULL, "%s", error);
+  }
+  CHECK(dccl_workload_parse("allreduce 1K gap=3600s\n", "w", &w, error, sizeof(error)) == 0);
+  CHECK(w.ops[0].gap_us == 3.6e9);
+  dccl_workload_free(&w);
+}
+
+/* On/off means beyond 1e15 calls are rejected. An episode longer than the rest of the span (a mean
+ * the parser would refuse, set directly) lasts to its end: its length, infinite as a double, was
+ * converted to an integer (undefined; 2^63 + 1 on x86), and the sum wrapped to calls before the event. */
+static void test_onoff_huge_episodes(void) {
+  char error[512];
+  dccl_schedule s;
+  CHECK(dccl_schedule_parse("congestion onoff level=0.5 on=1e20 off=1\n", "o", &s, error, sizeof(error)) != 0);
+  CHECK_MSG(strstr(error, "o:1: bad value '1e20' for on") != NULL, "%s", error);
+  CHECK(dccl_schedule_parse("congestion onoff level=0.5 on=1e15 off=1\n", "o", &s, error, sizeof(error)) == 0);
+  uint64_t from = (uint64_t)1 << 63;
+  s.events[0].mean_on = 1e20;
+  s.events[0].from = from;
+  CHECK(dccl_schedule_build(&s, 7, from + 1000) == 0);
+  dccl_conditions c;
+  dccl_schedule_at(&s, 500, NULL, &c);
+  CHECK(c.congestion == 0);
+  dccl_schedule_at(&s, from + 999, NULL, &c);
+  CHECK(c.congestion == 0.5);
+  /* Calm, off for a few calls from `from`, then on up to the horizon where expansion ends. */
+  CHECK_EQ_INT((int)s.n_segments, 3);
+  CHECK(s.n_segments == 3 && s.segments[1].start > from && s.segments[1].start < from + 100 &&
+        s.segments[2].start == from + 1000);
+  dccl_schedule_free(&s);
+}
+
+/* A ramp's steps split a span near 2^62 calls without overflowing: call 0 is in the first of 16. */
+static void test_ramp_over_a_huge_span(void) {
+  char error[512];
+  dccl_schedule s;
+  CHECK(dccl_schedule_parse("congestion ramp from=0 to=4611686018427387904 start=0 end=1 steps=16\n", "r", &s, error,
+                            sizeof(error)) == 0);
+  CHECK(dccl_schedule_build(&s, 1, UINT64_MAX) == 0);
+  dccl_conditions c;
+  dccl_schedule_at(&s, 0, NULL, &c);
+  CHECK_NEAR(c.congestion, 1.0 / 32, 1e-12);
+  dccl_schedule_at(&s, ((uint64_t)1 << 58) - 1, NULL, &c);
+  CHECK_NEAR(c.congestion, 1.0 / 32, 1e-12);
+  dccl_schedule_at(&s, (uint64_t)1 << 58, NULL, &c);
+  CHECK_NEAR(c.congestion, 3.0 / 32, 1e-12);
+  dccl_schedule_at(&s, ((uint64_t)1 << 62) - 1, NULL, &c);
+  CHECK_NEAR(c.congestion, 31.0 / 32, 1e-12);
+  dccl_schedule_free(&s);
+}
+
 int main(void) {
   RUN(test_every_shipped_scenario_parses);
   RUN(test_profile_errors);
   RUN(test_workloads);
   RUN(test_schedules);
+  RUN(test_workload_call_count_overflow);
+  RUN(test_words_beyond_the_limit);
+  RUN(test_gap_bounded_after_its_unit);
+  RUN(test_onoff_huge_episodes);
+  RUN(test_ramp_over_a_huge_span);
   TEST_SUMMARY();
 }
