@@ -97,7 +97,7 @@ static struct {
   connection* connections[MAX_CONNECTIONS];
   int connection_count;
   uint64_t process_key, secret;
-  const dccl_logger* logger; /* of the first session, for process-wide messages */
+  dccl_logger logger; /* process-wide messages: a copy of the first session's, which its communicator frees */
   int tcp_listener;
   uint16_t tcp_port;
   char registry[288];
@@ -236,7 +236,7 @@ static dccl_coord_session* find_session(int leader, uint64_t comm_id, uint32_t r
 
 static void reject(connection* c, const dccl_wire_header* h, const char* why) {
   service.rejected++;
-  DCCL_WARN(service.logger, "coordination: rejected a %u message for comm %016llx: %s", h->type,
+  DCCL_WARN(&service.logger, "coordination: rejected a %u message for comm %016llx: %s", h->type,
             (unsigned long long)h->comm_id, why);
   send_simple(c, DCCL_MSG_REJECT, h->rank, h->comm_id, why, NULL);
 }
@@ -421,7 +421,7 @@ static void handle_input(connection* c, uint64_t now) {
     if (parsed == 0) break;
     if (parsed < 0) {
       service.rejected++;
-      DCCL_WARN(service.logger, "coordination: closing a connection that sent an invalid message: %s", why);
+      DCCL_WARN(&service.logger, "coordination: closing a connection that sent an invalid message: %s", why);
       c->closing = 1;
       break;
     }
@@ -431,14 +431,14 @@ static void handle_input(connection* c, uint64_t now) {
     dccl_wire_reader_init(&r, payload, h.payload_bytes);
     if (h.type != DCCL_MSG_HELLO && h.token != token_of(h.comm_id)) {
       service.rejected++;
-      DCCL_WARN(service.logger, "coordination: closing a connection that sent a message with a wrong token for comm %016llx",
+      DCCL_WARN(&service.logger, "coordination: closing a connection that sent a message with a wrong token for comm %016llx",
                 (unsigned long long)h.comm_id);
       c->closing = 1;
       break;
     }
     if (h.type != DCCL_MSG_HELLO && c->peer_key == 0) {
       service.rejected++;
-      DCCL_WARN(service.logger, "coordination: closing a connection that skipped its hello");
+      DCCL_WARN(&service.logger, "coordination: closing a connection that skipped its hello");
       c->closing = 1;
       break;
     }
@@ -466,7 +466,7 @@ static void handle_input(connection* c, uint64_t now) {
         char text[DCCL_WIRE_HOST_MAX + 1] = "(unreadable reason)";
         dccl_wire_get_text(&r, text, sizeof(text));
         dccl_coord_session* s = find_session(0, h.comm_id, h.rank);
-        DCCL_WARN(s != NULL ? s->options.logger : service.logger, "coordination: the leader of comm %016llx refused rank %u: %s",
+        DCCL_WARN(s != NULL ? s->options.logger : &service.logger, "coordination: the leader of comm %016llx refused rank %u: %s",
                   (unsigned long long)h.comm_id, h.rank, text);
         if (s != NULL) {
           s->joined = 0;
@@ -749,7 +749,7 @@ static int start_service(const dccl_coord_options* o, char* error, size_t error_
     service.process_key = dccl_mix64(dccl_monotonic_ns() ^ ((uint64_t)getpid() << 32)) | 1;
   }
   service.secret = o->secret;
-  service.logger = o->logger;
+  service.logger = o->logger != NULL ? *o->logger : (dccl_logger){NULL};
   service.stop = 0;
   int rc = pthread_create(&service.thread, NULL, service_main, NULL);
   if (rc != 0) {

@@ -509,6 +509,79 @@ static void test_bad_peers_rejected(void) {
   dccl_coord_leave(leader, NULL);
 }
 
+/* NCCL's logger as the plugin holds it: inside each communicator. */
+static int lines_through_live_loggers, lines_through_freed_loggers;
+static void live_nccl_logger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line, const char* fmt, ...) {
+  (void)level;
+  (void)flags;
+  (void)file;
+  (void)line;
+  (void)fmt;
+  lines_through_live_loggers++;
+}
+static void freed_nccl_logger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line, const char* fmt, ...) {
+  (void)level;
+  (void)flags;
+  (void)file;
+  (void)line;
+  (void)fmt;
+  lines_through_freed_loggers++;
+}
+
+/* Sends `bytes` to the leader of `comm_id` on this node and waits until it closes the connection. */
+static int send_to_local_leader(uint64_t comm_id, const uint8_t* bytes, size_t length) {
+  char name[64];
+  dccl_transport_local_name(dccl_wire_token(comm_id, 0), name, sizeof(name));
+  int fd = dccl_transport_connect_local(name);
+  if (fd < 0) return 0;
+  int closed = send(fd, bytes, length, MSG_NOSIGNAL) == (ssize_t)length ? 0 : -1;
+  uint8_t sink[256];
+  for (int tries = 0; tries < 2000 && closed == 0; tries++) {
+    ssize_t n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+    if (n == 0) closed = 1;
+    else if (n < 0) nanosleep(&(struct timespec){0, 1000000}, NULL);
+  }
+  close(fd);
+  return closed == 1;
+}
+
+/* The service outlives the communicator whose session started it: what it logs later (a stray peer
+ * here) must not go through that communicator's logger, which the plugin frees with it. The test
+ * stands for the freed memory with a logger that counts what reaches it after the communicator left. */
+static void test_service_logger_outlives_first_session(void) {
+  static dccl_table_store first_store, second_store;
+  dccl_table_store_init(&first_store, 1);
+  dccl_table_store_init(&second_store, 1);
+  dccl_logger* first_comm_logger = malloc(sizeof(dccl_logger));
+  dccl_logger second_comm_logger = {live_nccl_logger};
+  first_comm_logger->nccl_logger = live_nccl_logger;
+  dccl_coord_options o;
+  memset(&o, 0, sizeof(o));
+  o.n_ranks = 2;
+  o.epoch_calls = 1;
+  o.comm_id = 0x1065E1ULL;
+  o.store = &first_store;
+  o.logger = first_comm_logger;
+  char error[256];
+  dccl_coord_session* first = dccl_coord_lead(&o, error, sizeof(error));
+  o.comm_id = 0x1065E2ULL;
+  o.store = &second_store;
+  o.logger = &second_comm_logger;
+  dccl_coord_session* second = dccl_coord_lead(&o, error, sizeof(error));
+  CHECK(first != NULL && second != NULL);
+  if (first == NULL || second == NULL) return;
+  dccl_coord_leave(first, NULL);
+  first_comm_logger->nccl_logger = freed_nccl_logger; /* the communicator is gone */
+  lines_through_live_loggers = lines_through_freed_loggers = 0;
+  uint8_t garbage[64];
+  memset(garbage, 0x5A, sizeof(garbage));
+  CHECK(send_to_local_leader(o.comm_id, garbage, sizeof(garbage)));
+  dccl_coord_leave(second, NULL);
+  CHECK_EQ_INT(lines_through_freed_loggers, 0);
+  CHECK(lines_through_live_loggers >= 1); /* the rejection was logged, through NCCL's logger */
+  free(first_comm_logger);
+}
+
 int main(void) {
   dccl_log_set_sink(quiet_sink);
   RUN(test_wire_round_trip);
@@ -520,5 +593,6 @@ int main(void) {
   RUN(test_drops_and_reconnects);
   RUN(test_tcp_through_registry);
   RUN(test_bad_peers_rejected);
+  RUN(test_service_logger_outlives_first_session);
   TEST_SUMMARY();
 }
