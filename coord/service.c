@@ -29,6 +29,7 @@
 #define POLL_NS 200000L                /* service period while sessions exist */
 #define RETRY_NS 5000000ULL            /* between attempts to reach a leader or the registry */
 #define LEAVE_NS 2000000000ULL         /* a leaving leader waits this long for its workers */
+#define REREGISTER_NS 1000000000ULL    /* a leader the registry refused tries again after this long */
 
 typedef struct connection {
   int fd;
@@ -66,7 +67,9 @@ struct dccl_coord_session {
   pthread_mutex_t history_lock; /* history and the commits that feed it */
   dccl_history history;
   worker_link* links; /* [n_ranks] */
-  int registered;
+  int registered;                /* its REGISTER is sent on the registry connection (and not refused) */
+  int registration_refused;      /* the registry refused it once: warned */
+  uint64_t register_retry_at_ns; /* after a refusal */
   int leaving, done;
   uint64_t leave_started_ns, final_decided;
   /* worker */
@@ -348,11 +351,25 @@ static void on_address(const dccl_wire_header* h, dccl_wire_reader* r, uint64_t 
   start_connection_to(s, &a, now);
 }
 
+/* Registry: the leader that registered `comm_id` on connection `c` left. */
+static void forget_registration(const connection* c, uint64_t comm_id) {
+  for (int i = 0; i < service.registry_count; i++)
+    if (service.registry_entries[i].comm_id == comm_id && service.registry_entries[i].owner == c) {
+      service.registry_entries[i] = service.registry_entries[--service.registry_count];
+      return;
+    }
+}
+
+/* Registry: a leader says where it listens (found 1), or that it left (found 0). */
 static void on_register(connection* c, const dccl_wire_header* h, dccl_wire_reader* r) {
   dccl_wire_address a;
   if (dccl_wire_get_address(r, &a) != 0) {
     reject(c, h, "malformed registration");
     c->closing = 1;
+    return;
+  }
+  if (!a.found) {
+    forget_registration(c, h->comm_id);
     return;
   }
   for (int i = 0; i < service.registry_count; i++)
@@ -411,6 +428,25 @@ static void on_hello(connection* c, dccl_wire_reader* r) {
   }
 }
 
+/* The registry refused a request: a leader's registration (full), or anything else it found wrong. A
+ * refused leader tries again later; until it is registered, its workers go on looking it up. */
+static void on_registry_refusal(const dccl_wire_header* h, const char* why, uint64_t now) {
+  dccl_coord_session* s = find_session(1, h->comm_id, 0);
+  if (s == NULL) {
+    DCCL_WARN(&service.logger, "coordination: the registry at %s refused a request for comm %016llx: %s",
+              service.registry, (unsigned long long)h->comm_id, why);
+    return;
+  }
+  s->registered = 0;
+  s->register_retry_at_ns = now + REREGISTER_NS;
+  if (!s->registration_refused)
+    DCCL_WARN(s->options.logger,
+              "coordination: the registry at %s refused to register the leader of comm %016llx: %s; its workers "
+              "cannot find it and wait (with an error every DYNAMICCL_COORD_TIMEOUT_S); trying again every second",
+              service.registry, (unsigned long long)s->options.comm_id, why);
+  s->registration_refused = 1;
+}
+
 /* Handles every complete message in a connection's input buffer. */
 static void handle_input(connection* c, uint64_t now) {
   size_t at = 0;
@@ -465,6 +501,10 @@ static void handle_input(connection* c, uint64_t now) {
       case DCCL_MSG_REJECT: {
         char text[DCCL_WIRE_HOST_MAX + 1] = "(unreadable reason)";
         dccl_wire_get_text(&r, text, sizeof(text));
+        if (c->to_registry) {
+          on_registry_refusal(&h, text, now);
+          break;
+        }
         dccl_coord_session* s = find_session(0, h.comm_id, h.rank);
         DCCL_WARN(s != NULL ? s->options.logger : &service.logger, "coordination: the leader of comm %016llx refused rank %u: %s",
                   (unsigned long long)h.comm_id, h.rank, text);
@@ -514,21 +554,38 @@ static void ensure_registry(uint64_t now) {
   send_hello(c);
 }
 
-static void leader_work(dccl_coord_session* s, uint64_t now) {
-  if (s->options.registry[0] != '\0' && !s->registered) {
-    ensure_registry(now);
-    connection* rc = service.registry_conn;
-    if (rc != NULL && !rc->connecting) {
-      dccl_wire_address a;
-      memset(&a, 0, sizeof(a));
-      a.found = 1;
-      a.port = service.tcp_port;
-      a.process_key = service.process_key;
-      if (dccl_transport_local_address(rc->fd, a.host, sizeof(a.host)) != 0) strcpy(a.host, "127.0.0.1");
-      send_simple(rc, DCCL_MSG_REGISTER, 0, s->options.comm_id, &a, &s->stats);
-      s->registered = 1;
-    }
+/* Leader: tells the registry where it listens (`found` 1), or that it left (0). */
+static void send_registration(dccl_coord_session* s, connection* rc, uint32_t found) {
+  dccl_wire_address a;
+  memset(&a, 0, sizeof(a));
+  a.found = found;
+  if (found) {
+    a.port = service.tcp_port;
+    a.process_key = service.process_key;
+    if (dccl_transport_local_address(rc->fd, a.host, sizeof(a.host)) != 0) strcpy(a.host, "127.0.0.1");
   }
+  send_simple(rc, DCCL_MSG_REGISTER, 0, s->options.comm_id, &a, &s->stats);
+}
+
+static void register_leader(dccl_coord_session* s, uint64_t now) {
+  if (s->options.registry[0] == '\0' || s->registered || now < s->register_retry_at_ns) return;
+  ensure_registry(now);
+  connection* rc = service.registry_conn;
+  if (rc == NULL || rc->connecting) return;
+  send_registration(s, rc, 1);
+  s->registered = 1;
+}
+
+/* A leaving leader's entry goes from the registry now, not when its process's registry connection
+ * closes: a process that makes and ends many communicators would fill the registry. */
+static void unregister_leader(dccl_coord_session* s) {
+  connection* rc = service.registry_conn;
+  if (s->registered && rc != NULL && !rc->closing) send_registration(s, rc, 0);
+  s->registered = 0;
+}
+
+static void leader_work(dccl_coord_session* s, uint64_t now) {
+  if (!s->leaving) register_leader(s, now);
   pthread_mutex_lock(&s->history_lock);
   uint64_t decided = dccl_table_store_decided(s->options.store);
   uint64_t oldest = UINT64_MAX;
@@ -567,6 +624,7 @@ static void leader_work(dccl_coord_session* s, uint64_t now) {
   if (s->leaving && !s->done && (all_sent || now - s->leave_started_ns > LEAVE_NS)) {
     for (int rank = 1; rank < s->options.n_ranks; rank++)
       if (s->links[rank].conn != NULL) send_simple(s->links[rank].conn, DCCL_MSG_BYE, (uint32_t)rank, s->options.comm_id, &decided, &s->stats);
+    unregister_leader(s);
     for (int i = 0; i < service.connection_count; i++) flush(service.connections[i]);
     if (s->listener >= 0) close(s->listener);
     s->listener = -1;

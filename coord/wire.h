@@ -27,7 +27,7 @@ typedef enum {
   DCCL_MSG_DECISIONS = 3, /* leader -> worker: decided epochs and the tables that changed */
   DCCL_MSG_ACK = 4,       /* worker -> leader: epochs received (the leader may forget older ones) */
   DCCL_MSG_BYE = 5,       /* leader -> worker: the leader left; nothing is decided after `decided` */
-  DCCL_MSG_REGISTER = 6,  /* leader -> registry: where the leader of a communicator listens */
+  DCCL_MSG_REGISTER = 6,  /* leader -> registry: where the leader of a communicator listens (found 0: it left) */
   DCCL_MSG_LOOKUP = 7,    /* worker -> registry: where is the leader of this communicator? */
   DCCL_MSG_ADDRESS = 8,   /* registry -> worker: the answer (found or not yet) */
   DCCL_MSG_REJECT = 9,    /* either side: why a request was refused (then the connection closes) */

@@ -1,7 +1,9 @@
 /* tests/test_coord.c: coordination: the wire format and its parser, the leader's history, and
  * leaders and workers in one process over Unix and TCP sockets agreeing on every epoch's table. */
 #include <arpa/inet.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -16,9 +18,17 @@
 #include "test.h"
 
 static int warnings;
+static const char* _Atomic watched_text; /* warnings containing it are counted in watched_warnings */
+static atomic_int watched_warnings;
 static void quiet_sink(int level, const char* line) {
-  (void)line;
-  if (level == NCCL_LOG_WARN) warnings++;
+  if (level != NCCL_LOG_WARN) return;
+  warnings++;
+  const char* watched = atomic_load(&watched_text);
+  if (watched != NULL && strstr(line, watched) != NULL) atomic_fetch_add(&watched_warnings, 1);
+}
+static void watch_warnings(const char* text) {
+  atomic_store(&watched_text, text);
+  atomic_store(&watched_warnings, 0);
 }
 static dccl_logger quiet = {0};
 
@@ -582,6 +592,181 @@ static void test_service_logger_outlives_first_session(void) {
   free(first_comm_logger);
 }
 
+/* ---- a registry client speaking the protocol by hand ---- */
+static int send_all(int fd, const uint8_t* bytes, size_t length) {
+  for (size_t done = 0; done < length;) {
+    ssize_t n = send(fd, bytes + done, length - done, MSG_NOSIGNAL);
+    if (n <= 0) return -1;
+    done += (size_t)n;
+  }
+  return 0;
+}
+
+static int receive_all(int fd, uint8_t* bytes, size_t length) {
+  for (size_t done = 0; done < length;) {
+    struct pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, 2000) != 1) return -1;
+    ssize_t n = recv(fd, bytes + done, length - done, 0);
+    if (n <= 0) return -1;
+    done += (size_t)n;
+  }
+  return 0;
+}
+
+/* Connects to the registry at 127.0.0.1:port and says hello. */
+static int registry_client(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || connect(fd, (struct sockaddr*)&address, sizeof(address)) != 0) {
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  uint8_t buffer[64];
+  dccl_wire_writer w;
+  dccl_wire_writer_init(&w, buffer, sizeof(buffer));
+  size_t at = dccl_wire_begin(&w, DCCL_MSG_HELLO, 0, 0, 0);
+  dccl_wire_hello hello = {0x5EED};
+  dccl_wire_put_hello(&w, &hello);
+  dccl_wire_end(&w, at);
+  if (send_all(fd, buffer, w.length) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* Registers `count` made-up leaders, comm ids first_comm_id on. */
+static int register_made_up_leaders(int fd, uint64_t first_comm_id, int count) {
+  static uint8_t buffer[1 << 17];
+  dccl_wire_writer w;
+  dccl_wire_writer_init(&w, buffer, sizeof(buffer));
+  for (int i = 0; i < count; i++) {
+    uint64_t comm_id = first_comm_id + (uint64_t)i;
+    size_t at = dccl_wire_begin(&w, DCCL_MSG_REGISTER, 0, comm_id, dccl_wire_token(comm_id, 0));
+    dccl_wire_address a = {.found = 1, .port = 9, .process_key = 0x5EED, .host = "127.0.0.1"};
+    dccl_wire_put_address(&w, &a);
+    dccl_wire_end(&w, at);
+  }
+  return w.overflow ? -1 : send_all(fd, buffer, w.length);
+}
+
+/* Asks the registry for the leader of `comm_id`: 1 found, 0 not, -1 no answer. */
+static int registry_knows(int fd, uint64_t comm_id) {
+  uint8_t buffer[DCCL_WIRE_HEADER_BYTES + 512];
+  dccl_wire_writer w;
+  dccl_wire_writer_init(&w, buffer, sizeof(buffer));
+  size_t at = dccl_wire_begin(&w, DCCL_MSG_LOOKUP, 1, comm_id, dccl_wire_token(comm_id, 0));
+  dccl_wire_end(&w, at);
+  if (send_all(fd, buffer, w.length) != 0) return -1;
+  for (;;) { /* the registry's hello comes first */
+    dccl_wire_header h;
+    char why[160];
+    if (receive_all(fd, buffer, DCCL_WIRE_HEADER_BYTES) != 0 ||
+        dccl_wire_parse_header(buffer, DCCL_WIRE_HEADER_BYTES, &h, why, sizeof(why)) != 1 ||
+        h.payload_bytes > sizeof(buffer) - DCCL_WIRE_HEADER_BYTES ||
+        receive_all(fd, buffer + DCCL_WIRE_HEADER_BYTES, h.payload_bytes) != 0)
+      return -1;
+    if (h.type != DCCL_MSG_ADDRESS || h.comm_id != comm_id) continue;
+    dccl_wire_reader r;
+    dccl_wire_address a;
+    dccl_wire_reader_init(&r, buffer + DCCL_WIRE_HEADER_BYTES, h.payload_bytes);
+    return dccl_wire_get_address(&r, &a) == 0 ? (int)a.found : -1;
+  }
+}
+
+/* Whether the worker's hot path gets the table of epoch 0 within `seconds`. */
+static int follows_within(dccl_table_store* worker_store, double seconds) {
+  for (int tries = 0; tries < (int)(seconds * 1000); tries++) {
+    if (dccl_table_store_for_call(worker_store, 0) != NULL) return 1;
+    nanosleep(&(struct timespec){0, 1000000}, NULL);
+  }
+  return 0;
+}
+
+static void registry_options(dccl_coord_options* o, int port) {
+  memset(o, 0, sizeof(*o));
+  o->n_ranks = 2;
+  o->epoch_calls = 1;
+  o->logger = &quiet;
+  snprintf(o->registry, sizeof(o->registry), "127.0.0.1:%d", port);
+}
+
+/* A leader that leaves is forgotten by the registry at once, not when its process's connection to
+ * the registry closes (a long-lived process making and ending communicators filled the registry). */
+static void test_registry_forgets_a_leader_that_left(void) {
+  static dccl_table_store staying_store, leader_store, worker_store;
+  int port = free_port();
+  dccl_coord_options o;
+  registry_options(&o, port);
+  char error[256];
+  dccl_table_store_init(&staying_store, 1);
+  o.comm_id = 0x2A00;
+  o.store = &staying_store;
+  dccl_coord_session* staying = dccl_coord_lead(&o, error, sizeof(error)); /* hosts the registry */
+  dccl_table_store_init(&leader_store, 1);
+  dccl_table_store_init(&worker_store, 1);
+  o.comm_id = 0x2A01;
+  o.store = &leader_store;
+  dccl_coord_session* leader = dccl_coord_lead(&o, error, sizeof(error));
+  o.rank = 1;
+  o.store = &worker_store;
+  dccl_coord_session* worker = dccl_coord_follow(&o, error, sizeof(error));
+  CHECK(staying != NULL && leader != NULL && worker != NULL);
+  CHECK(dccl_table_store_for_call(&leader_store, 0) != NULL);
+  CHECK(follows_within(&worker_store, 5)); /* so the leader had registered */
+  dccl_coord_leave(worker, NULL);
+  dccl_coord_leave(leader, NULL);
+  int fd = registry_client(port);
+  CHECK(fd >= 0);
+  int known = -1;
+  for (int tries = 0; tries < 200 && known != 0; tries++) {
+    known = registry_knows(fd, 0x2A01);
+    if (known != 0) nanosleep(&(struct timespec){0, 10000000}, NULL);
+  }
+  CHECK_EQ_INT(known, 0);
+  CHECK_EQ_INT(registry_knows(fd, 0x2A00), 1);
+  close(fd);
+  dccl_coord_leave(staying, NULL);
+}
+
+/* The registry is full when a leader registers: the leader warns that it was refused (not that a
+ * leader refused rank 0), and registers again later, so its worker follows once there is room. */
+static void test_refused_registration_is_retried(void) {
+  static dccl_table_store leader_store, worker_store;
+  int port = free_port();
+  dccl_coord_options o;
+  registry_options(&o, port);
+  o.comm_id = 0x2B00;
+  o.rank = 1;
+  dccl_table_store_init(&worker_store, 1);
+  o.store = &worker_store;
+  char error[256];
+  dccl_coord_session* worker = dccl_coord_follow(&o, error, sizeof(error)); /* hosts the registry */
+  CHECK(worker != NULL);
+  int fd = registry_client(port);
+  CHECK(fd >= 0);
+  CHECK_EQ_INT(register_made_up_leaders(fd, 0x2B000000, 1024), 0); /* the registry holds 1024 */
+  CHECK_EQ_INT(registry_knows(fd, 0x2B000000 + 1023), 1);
+  watch_warnings("refused to register the leader of comm 0000000000002b00");
+  dccl_table_store_init(&leader_store, 1);
+  o.rank = 0;
+  o.store = &leader_store;
+  dccl_coord_session* leader = dccl_coord_lead(&o, error, sizeof(error));
+  CHECK(leader != NULL);
+  CHECK(dccl_table_store_for_call(&leader_store, 0) != NULL);
+  for (int tries = 0; tries < 2000 && atomic_load(&watched_warnings) == 0; tries++)
+    nanosleep(&(struct timespec){0, 1000000}, NULL);
+  CHECK_EQ_INT(atomic_load(&watched_warnings), 1);
+  CHECK(!follows_within(&worker_store, 0.1));
+  close(fd); /* the made-up leaders go */
+  CHECK(follows_within(&worker_store, 5));
+  CHECK_EQ_INT(atomic_load(&watched_warnings), 1); /* once */
+  watch_warnings(NULL);
+  dccl_coord_leave(worker, NULL);
+  dccl_coord_leave(leader, NULL);
+}
+
 int main(void) {
   dccl_log_set_sink(quiet_sink);
   RUN(test_wire_round_trip);
@@ -594,5 +779,7 @@ int main(void) {
   RUN(test_tcp_through_registry);
   RUN(test_bad_peers_rejected);
   RUN(test_service_logger_outlives_first_session);
+  RUN(test_registry_forgets_a_leader_that_left);
+  RUN(test_refused_registration_is_retried);
   TEST_SUMMARY();
 }
