@@ -28,6 +28,7 @@
 #define INBOX_CELLS (1u << 16)
 #define POLL_NS 200000L                /* service period while sessions exist */
 #define RETRY_NS 5000000ULL            /* between attempts to reach a leader or the registry */
+#define REGISTRY_BACKOFF_MAX_NS 1000000000ULL /* the registry's retry delay doubles from RETRY_NS to this */
 #define LEAVE_NS 2000000000ULL         /* a leaving leader waits this long for its workers */
 #define REREGISTER_NS 1000000000ULL    /* a leader the registry refused tries again after this long */
 
@@ -106,7 +107,8 @@ static struct {
   char registry[288];
   int registry_listener;
   connection* registry_conn;
-  uint64_t registry_retry_at_ns;
+  uint64_t registry_retry_at_ns, registry_backoff_ns;
+  int registry_foreign_warned; /* something at the registry's address that does not speak the protocol */
   registry_entry registry_entries[MAX_REGISTRY];
   int registry_count;
   dccl_rng rng;
@@ -143,6 +145,29 @@ static connection* add_connection(int fd, int initiated, int connecting) {
   return c;
 }
 
+/* The registry connection closed or could not be made: the next attempt waits, twice as long each
+ * time up to REGISTRY_BACKOFF_MAX_NS, until the registry answers a hello. */
+static void back_off_from_registry(uint64_t now) {
+  if (service.registry_backoff_ns < RETRY_NS) service.registry_backoff_ns = RETRY_NS;
+  service.registry_retry_at_ns = now + service.registry_backoff_ns;
+  service.registry_backoff_ns *= 2;
+  if (service.registry_backoff_ns > REGISTRY_BACKOFF_MAX_NS) service.registry_backoff_ns = REGISTRY_BACKOFF_MAX_NS;
+}
+
+static void registry_connection_closed(const connection* c, uint64_t now) {
+  service.registry_conn = NULL;
+  back_off_from_registry(now);
+  /* Connected, then closed (or sent garbage) without a hello: not a DynamICCL registry. */
+  if (!c->connecting && c->peer_key == 0 && !service.stop && !service.registry_foreign_warned) {
+    service.registry_foreign_warned = 1;
+    DCCL_WARN(&service.logger,
+              "coordination: %s accepts connections but does not speak DynamICCL's protocol (another service on "
+              "that port? DYNAMICCL_COORD or MASTER_PORT+1 must name a free port on the registry's host); retrying "
+              "with backoff up to %.0f s",
+              service.registry, REGISTRY_BACKOFF_MAX_NS / 1e9);
+  }
+}
+
 static void close_connection(connection* c, uint64_t now) {
   for (int i = 0; i < service.session_count; i++) {
     dccl_coord_session* s = service.sessions[i];
@@ -162,7 +187,7 @@ static void close_connection(connection* c, uint64_t now) {
   for (int i = 0; i < service.registry_count;)
     if (service.registry_entries[i].owner == c) service.registry_entries[i] = service.registry_entries[--service.registry_count];
     else i++;
-  if (service.registry_conn == c) service.registry_conn = NULL;
+  if (service.registry_conn == c) registry_connection_closed(c, now);
   for (int i = 0; i < service.connection_count; i++)
     if (service.connections[i] == c) {
       service.connections[i] = service.connections[--service.connection_count];
@@ -415,7 +440,10 @@ static void on_hello(connection* c, dccl_wire_reader* r) {
     send_hello(c);
     return;
   }
-  if (c->to_registry) return;
+  if (c->to_registry) {
+    service.registry_backoff_ns = 0; /* a registry answered: the next loss retries quickly again */
+    return;
+  }
   for (int i = 0; i < service.connection_count; i++) {
     connection* other = service.connections[i];
     if (other != c && !other->closing && !other->to_registry && other->peer_key == c->peer_key &&
@@ -457,7 +485,8 @@ static void handle_input(connection* c, uint64_t now) {
     if (parsed == 0) break;
     if (parsed < 0) {
       service.rejected++;
-      DCCL_WARN(&service.logger, "coordination: closing a connection that sent an invalid message: %s", why);
+      if (!(c->to_registry && c->peer_key == 0)) /* else warned once in registry_connection_closed */
+        DCCL_WARN(&service.logger, "coordination: closing a connection that sent an invalid message: %s", why);
       c->closing = 1;
       break;
     }
@@ -543,12 +572,11 @@ static void ensure_registry(uint64_t now) {
   uint16_t port;
   if (dccl_transport_parse_address(service.registry, host, sizeof(host), &port) != 0) return;
   int fd = dccl_transport_connect_tcp(host, port);
-  if (fd < 0) {
-    service.registry_retry_at_ns = now + RETRY_NS;
+  connection* c = fd >= 0 ? add_connection(fd, 1, 1) : NULL;
+  if (c == NULL) {
+    back_off_from_registry(now);
     return;
   }
-  connection* c = add_connection(fd, 1, 1);
-  if (c == NULL) return;
   c->to_registry = 1;
   service.registry_conn = c;
   send_hello(c);
@@ -983,6 +1011,8 @@ void dccl_coord_leave(dccl_coord_session* s, dccl_coord_stats* stats) {
     service.tcp_listener = service.registry_listener = -1;
     service.registry_count = 0;
     service.registry[0] = '\0';
+    service.registry_backoff_ns = service.registry_retry_at_ns = 0;
+    service.registry_foreign_warned = 0;
     service.running = 0;
     pthread_mutex_unlock(&service.lock);
   }

@@ -14,6 +14,7 @@
 #include "../coord/history.h"
 #include "../coord/transport.h"
 #include "../coord/wire.h"
+#include "../core/clock.h"
 #include "../core/rng.h"
 #include "test.h"
 
@@ -767,6 +768,46 @@ static void test_refused_registration_is_retried(void) {
   dccl_coord_leave(leader, NULL);
 }
 
+/* Another service holds the registry's port: it accepts, reads the hello and closes. The service
+ * backs off (5 ms doubling to 1 s) instead of reconnecting every loop, and warns once. */
+static void test_registry_backoff_from_a_foreign_peer(void) {
+  static dccl_table_store worker_store;
+  int port = free_port();
+  int foreign = dccl_transport_listen_tcp("127.0.0.1", (uint16_t)port, NULL);
+  CHECK(foreign >= 0);
+  if (foreign < 0) return;
+  watch_warnings("does not speak DynamICCL's protocol");
+  dccl_coord_options o;
+  registry_options(&o, port);
+  o.comm_id = 0x2C00;
+  o.rank = 1;
+  dccl_table_store_init(&worker_store, 1);
+  o.store = &worker_store;
+  char error[256];
+  dccl_coord_session* worker = dccl_coord_follow(&o, error, sizeof(error));
+  CHECK(worker != NULL);
+  int accepted = 0;
+  uint64_t start = dccl_monotonic_ns();
+  while (dccl_monotonic_ns() - start < 1000000000ULL) {
+    int fd = dccl_transport_accept(foreign);
+    if (fd < 0) {
+      nanosleep(&(struct timespec){0, 1000000}, NULL);
+      continue;
+    }
+    accepted++;
+    uint8_t hello[64];
+    struct pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, 100) == 1) (void)!recv(fd, hello, sizeof(hello), 0);
+    close(fd);
+  }
+  dccl_coord_leave(worker, NULL);
+  close(foreign);
+  /* Attempts at about 0, 5, 15, 35, 75, 155, 315 and 635 ms: 8 (without the backoff, hundreds). */
+  CHECK_MSG(accepted >= 3 && accepted <= 20, "%d connections in one second", accepted);
+  CHECK_EQ_INT(atomic_load(&watched_warnings), 1);
+  watch_warnings(NULL);
+}
+
 int main(void) {
   dccl_log_set_sink(quiet_sink);
   RUN(test_wire_round_trip);
@@ -781,5 +822,6 @@ int main(void) {
   RUN(test_service_logger_outlives_first_session);
   RUN(test_registry_forgets_a_leader_that_left);
   RUN(test_refused_registration_is_retried);
+  RUN(test_registry_backoff_from_a_foreign_peer);
   TEST_SUMMARY();
 }
