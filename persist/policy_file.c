@@ -7,22 +7,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/action.h"
 #include "../core/rng.h"
 #include "../core/text_file.h"
 #include "atomic_file.h"
 
 #define HEADER_SIZE 64
+#define CHECKSUM_OFFSET 32 /* the one header field the checksum does not cover: itself */
+#define CHECKSUM_SIZE 8
 #define MAX_POLICY_BYTES (64u << 20)
+#define FLAG_TUNE_CHUNK 1u
+#define KNOWN_FLAGS FLAG_TUNE_CHUNK
 static const char magic[8] = {'D', 'C', 'C', 'L', 'P', 'O', 'L', 0};
 enum { SECTION_QNET = 0x54454E51u, SECTION_LSTM = 0x4D54534Cu, SECTION_CELLS = 0x534C4C43u };
 
-uint64_t dccl_policy_checksum(const uint8_t* data, size_t size) {
-  uint64_t h = 0xCBF29CE484222325ULL;
+static uint64_t fnv1a(uint64_t h, const uint8_t* data, size_t size) {
   for (size_t i = 0; i < size; i++) {
     h ^= data[i];
     h *= 0x100000001B3ULL;
   }
   return h;
+}
+
+uint64_t dccl_policy_checksum(const uint8_t* file, size_t size) {
+  uint64_t h = 0xCBF29CE484222325ULL;
+  if (size < CHECKSUM_OFFSET + CHECKSUM_SIZE) return fnv1a(h, file, size);
+  h = fnv1a(h, file, CHECKSUM_OFFSET);
+  return fnv1a(h, file + CHECKSUM_OFFSET + CHECKSUM_SIZE, size - CHECKSUM_OFFSET - CHECKSUM_SIZE);
 }
 
 uint64_t dccl_policy_fingerprint(int n_ranks, int n_nodes, int max_channels, int tune_chunk) {
@@ -31,6 +42,33 @@ uint64_t dccl_policy_fingerprint(int n_ranks, int n_nodes, int max_channels, int
   h = dccl_mix64(h ^ ((uint64_t)(uint32_t)max_channels << 40));
   h = dccl_mix64(h ^ (uint64_t)(tune_chunk ? 0xC4u : 0x5Au));
   return h ? h : 1;
+}
+
+static int fail(char* error, size_t size, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char* error, size_t size, const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(error, size, fmt, args);
+  va_end(args);
+  return -1;
+}
+
+/* The header's fields agree with each other: known flags, a plausible shape, and the fingerprint of
+ * that shape. Checked on save (never write a file that cannot load) and on load. */
+static int check_header_fields(const dccl_policy_meta* m, uint32_t flags, char* error, size_t error_size) {
+  if ((flags & ~KNOWN_FLAGS) != 0) return fail(error, error_size, "unknown flags %08x", flags & ~KNOWN_FLAGS);
+  if (m->n_ranks < 1 || m->n_ranks > DCCL_POLICY_MAX_RANKS)
+    return fail(error, error_size, "%u ranks (1 to %u)", m->n_ranks, DCCL_POLICY_MAX_RANKS);
+  if (m->n_nodes < 1 || m->n_nodes > m->n_ranks)
+    return fail(error, error_size, "%u nodes for %u ranks", m->n_nodes, m->n_ranks);
+  if (m->max_channels < 1 || m->max_channels > DCCL_MAX_CHANNELS)
+    return fail(error, error_size, "up to %u channels (1 to %d)", m->max_channels, DCCL_MAX_CHANNELS);
+  uint64_t expected = dccl_policy_fingerprint((int)m->n_ranks, (int)m->n_nodes, (int)m->max_channels,
+                                              (flags & FLAG_TUNE_CHUNK) != 0);
+  if (m->fingerprint != expected)
+    return fail(error, error_size, "fingerprint %016llx is not that of its own shape (%016llx)",
+                (unsigned long long)m->fingerprint, (unsigned long long)expected);
+  return 0;
 }
 
 /* ---- writing ---- */
@@ -124,27 +162,34 @@ int dccl_policy_save(const char* path, const dccl_policy_meta* meta, const dccl_
     snprintf(error, error_size, "out of memory");
     return -1;
   }
-  uint8_t header[HEADER_SIZE] = {0};
-  writer h = {header, 0, HEADER_SIZE, 0};
-  put(&h, magic, 8);
-  put_u32(&h, DCCL_POLICY_VERSION);
-  put_u32(&h, HEADER_SIZE);
-  put_u64(&h, meta->fingerprint);
-  put_u64(&h, w.size);
-  put_u64(&h, dccl_policy_checksum(w.data, w.size));
-  put_u64(&h, meta->observations);
-  put_u32(&h, meta->n_ranks);
-  put_u32(&h, meta->n_nodes);
-  put_u32(&h, meta->max_channels);
-  put_u32(&h, meta->tune_chunk);
+  uint32_t flags = meta->tune_chunk ? FLAG_TUNE_CHUNK : 0;
+  char reason[256];
+  if (check_header_fields(meta, flags, reason, sizeof(reason)) != 0) {
+    free(w.data);
+    snprintf(error, error_size, "inconsistent policy metadata: %s", reason);
+    return -1;
+  }
   uint8_t* file = malloc(HEADER_SIZE + w.size);
   if (file == NULL) {
     free(w.data);
     snprintf(error, error_size, "out of memory");
     return -1;
   }
-  memcpy(file, header, HEADER_SIZE);
+  writer h = {file, 0, HEADER_SIZE, 0};
+  put(&h, magic, 8);
+  put_u32(&h, DCCL_POLICY_VERSION);
+  put_u32(&h, HEADER_SIZE);
+  put_u64(&h, meta->fingerprint);
+  put_u64(&h, w.size);
+  put_u64(&h, 0); /* the checksum, filled in below over everything else */
+  put_u64(&h, meta->observations);
+  put_u32(&h, meta->n_ranks);
+  put_u32(&h, meta->n_nodes);
+  put_u32(&h, meta->max_channels);
+  put_u32(&h, flags);
   memcpy(file + HEADER_SIZE, w.data, w.size);
+  uint64_t checksum = dccl_policy_checksum(file, HEADER_SIZE + w.size);
+  memcpy(file + CHECKSUM_OFFSET, &checksum, CHECKSUM_SIZE);
   int rc = dccl_atomic_write(path, file, HEADER_SIZE + w.size, error, error_size);
   free(file);
   free(w.data);
@@ -193,15 +238,6 @@ static int get_arm(reader* r, dccl_arm* a) {
   a->invalid = get_u8(r) ? 1 : 0;
   return !r->failed && isfinite(a->count) && a->count >= 0 && a->count < 1e12f && isfinite(a->mean) &&
          isfinite(a->m2) && a->m2 >= 0 && isfinite(a->recent);
-}
-
-static int fail(char* error, size_t size, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char* error, size_t size, const char* fmt, ...) {
-  va_list args;
-  va_start(args, fmt);
-  vsnprintf(error, size, fmt, args);
-  va_end(args);
-  return -1;
 }
 
 /* Walks the payload; applies it when `agent` is not NULL. */
@@ -287,72 +323,115 @@ static int parse_payload(reader* r, dccl_config_agent* agent, dccl_trigger* trig
   return 0;
 }
 
+/* The header as read, before any check. */
+typedef struct policy_header {
+  char magic[8];
+  uint32_t version, header_size, flags;
+  uint64_t payload, checksum;
+  dccl_policy_meta meta;
+} policy_header;
+
+static void read_header(const uint8_t* data, size_t size, policy_header* h) {
+  reader r = {data, size, 0};
+  get(&r, h->magic, 8);
+  h->version = get_u32(&r);
+  h->header_size = get_u32(&r);
+  h->meta.fingerprint = get_u64(&r);
+  h->payload = get_u64(&r);
+  h->checksum = get_u64(&r);
+  h->meta.observations = get_u64(&r);
+  h->meta.n_ranks = get_u32(&r);
+  h->meta.n_nodes = get_u32(&r);
+  h->meta.max_channels = get_u32(&r);
+  h->flags = get_u32(&r);
+  h->meta.version = h->version;
+  h->meta.tune_chunk = h->flags & FLAG_TUNE_CHUNK;
+  if (r.failed) memset(h->magic, 0, sizeof(h->magic)); /* shorter than a header: not a policy */
+}
+
+/* The file is a complete, undamaged policy of this format whose header agrees with itself. */
+static int check_file(const char* path, const uint8_t* data, size_t size, const policy_header* h, char* error,
+                      size_t error_size) {
+  char reason[256];
+  if (memcmp(h->magic, magic, 8) != 0) return fail(error, error_size, "%s is not a DynamICCL policy", path);
+  if (h->version < DCCL_POLICY_VERSION)
+    return fail(error, error_size, "%s was written by an older DynamICCL (policy format %u; this one reads format %u)",
+                path, h->version, DCCL_POLICY_VERSION);
+  if (h->version > DCCL_POLICY_VERSION)
+    return fail(error, error_size, "%s was written by a newer DynamICCL (policy format %u; this one reads format %u)",
+                path, h->version, DCCL_POLICY_VERSION);
+  if (h->header_size != HEADER_SIZE || h->payload != size - HEADER_SIZE)
+    return fail(error, error_size, "%s is truncated or padded (%zu bytes, header says %llu)", path, size,
+                (unsigned long long)(h->payload + h->header_size));
+  if (dccl_policy_checksum(data, size) != h->checksum) return fail(error, error_size, "%s fails its checksum", path);
+  if (check_header_fields(&h->meta, h->flags, reason, sizeof(reason)) != 0)
+    return fail(error, error_size, "%s has an inconsistent header: %s", path, reason);
+  return 0;
+}
+
+/* The policy is one this communicator (fingerprint, agent's shape and action space) can use. */
+static int check_fits(const char* path, const dccl_policy_meta* m, uint64_t expected_fingerprint,
+                      const dccl_config_agent* agent, char* error, size_t error_size) {
+  if (expected_fingerprint != 0 && m->fingerprint != expected_fingerprint)
+    return fail(error, error_size, "%s belongs to another topology (fingerprint %016llx, expected %016llx)", path,
+                (unsigned long long)m->fingerprint, (unsigned long long)expected_fingerprint);
+  if (agent == NULL) return 0;
+  if (m->n_ranks != (uint32_t)agent->options.n_ranks || m->n_nodes != (uint32_t)agent->options.n_nodes)
+    return fail(error, error_size, "%s was learned on %u ranks / %u nodes, this is %d / %d", path, m->n_ranks,
+                m->n_nodes, agent->options.n_ranks, agent->options.n_nodes);
+  if (m->max_channels != (uint32_t)agent->options.space.max_channels ||
+      m->tune_chunk != (uint32_t)(agent->options.space.tune_chunk != 0))
+    return fail(error, error_size,
+                "%s was learned with up to %u channels and chunk sizes %s; this job's action space differs", path,
+                m->max_channels, m->tune_chunk ? "tuned" : "NCCL's");
+  return 0;
+}
+
+/* Without an agent the expected network sizes are unknown: take those the file declares. */
+static void declared_network_sizes(const uint8_t* payload, size_t size, size_t* q, size_t* lstm) {
+  reader peek = {payload, size, 0};
+  while (peek.left > 8) {
+    uint32_t tag = get_u32(&peek), count = get_u32(&peek);
+    if (tag == SECTION_QNET) *q = count;
+    else if (tag == SECTION_LSTM) *lstm = count;
+    else break;
+    if ((size_t)count * 4 > peek.left) break;
+    peek.p += (size_t)count * 4;
+    peek.left -= (size_t)count * 4;
+  }
+}
+
+/* Checks the whole payload, then (with an agent) applies it: all or nothing. */
+static int check_and_apply_payload(const uint8_t* payload, size_t size, uint64_t observations,
+                                   dccl_config_agent* agent, dccl_trigger* trigger, char* error, size_t error_size) {
+  size_t expected_q = agent != NULL ? agent->q.online.count : 0;
+  size_t expected_lstm = trigger != NULL && trigger->params.values != NULL ? trigger->params.count : 0;
+  if (agent == NULL) declared_network_sizes(payload, size, &expected_q, &expected_lstm);
+  reader check = {payload, size, 0};
+  if (parse_payload(&check, NULL, NULL, expected_q, expected_lstm, error, error_size) != 0) return -1;
+  if (agent != NULL) {
+    reader apply = {payload, size, 0};
+    parse_payload(&apply, agent, trigger, expected_q, expected_lstm, error, error_size);
+    dccl_agent_index_measured(agent);
+    agent->stats.observations = observations; /* later saves count what was learned before */
+  }
+  return 0;
+}
+
 int dccl_policy_load(const char* path, uint64_t expected_fingerprint, dccl_policy_meta* meta, dccl_config_agent* agent,
                      dccl_trigger* trigger, char* error, size_t error_size) {
   size_t size;
   char reason[256];
   uint8_t* data = (uint8_t*)dccl_read_file(path, MAX_POLICY_BYTES, &size, reason, sizeof(reason));
   if (data == NULL) return fail(error, error_size, "cannot read %s: %s", path, reason);
-  int rc = -1;
-  reader h = {data, size, 0};
-  char file_magic[8];
-  get(&h, file_magic, 8);
-  uint32_t version = get_u32(&h), header_size = get_u32(&h);
-  uint64_t fingerprint = get_u64(&h), payload = get_u64(&h), checksum = get_u64(&h), observations = get_u64(&h);
-  uint32_t n_ranks = get_u32(&h), n_nodes = get_u32(&h), max_channels = get_u32(&h), flags = get_u32(&h);
-  if (h.failed || memcmp(file_magic, magic, 8) != 0) fail(error, error_size, "%s is not a DynamICCL policy", path);
-  else if (version != DCCL_POLICY_VERSION) fail(error, error_size, "%s has format version %u, expected %u", path, version, DCCL_POLICY_VERSION);
-  else if (header_size != HEADER_SIZE || payload != size - HEADER_SIZE)
-    fail(error, error_size, "%s is truncated or padded (%zu bytes, header says %llu)", path, size,
-         (unsigned long long)(payload + header_size));
-  else if (dccl_policy_checksum(data + HEADER_SIZE, (size_t)payload) != checksum) fail(error, error_size, "%s fails its checksum", path);
-  else if (expected_fingerprint != 0 && fingerprint != expected_fingerprint)
-    fail(error, error_size, "%s belongs to another topology (fingerprint %016llx, expected %016llx)", path,
-         (unsigned long long)fingerprint, (unsigned long long)expected_fingerprint);
-  else if (agent != NULL && (n_ranks != (uint32_t)agent->options.n_ranks || n_nodes != (uint32_t)agent->options.n_nodes))
-    fail(error, error_size, "%s was learned on %u ranks / %u nodes, this is %d / %d", path, n_ranks, n_nodes,
-         agent->options.n_ranks, agent->options.n_nodes);
-  else if (agent != NULL && (max_channels != (uint32_t)agent->options.space.max_channels ||
-                             (flags & 1u) != (uint32_t)(agent->options.space.tune_chunk != 0)))
-    fail(error, error_size, "%s was learned with up to %u channels and chunk sizes %s; this job's action space differs",
-         path, max_channels, (flags & 1u) ? "tuned" : "NCCL's");
-  else {
-    size_t expected_q = agent != NULL ? agent->q.online.count : 0;
-    size_t expected_lstm = trigger != NULL && trigger->params.values != NULL ? trigger->params.count : 0;
-    /* Dry run first: a policy is applied only when it is entirely sound. */
-    reader check = {data + HEADER_SIZE, (size_t)payload, 0};
-    if (agent == NULL) {
-      /* Without an agent we cannot know the expected network sizes: accept what the file declares. */
-      reader peek = check;
-      while (peek.left > 8) {
-        uint32_t tag = get_u32(&peek), count = get_u32(&peek);
-        if (tag == SECTION_QNET) expected_q = count;
-        else if (tag == SECTION_LSTM) expected_lstm = count;
-        else break;
-        if ((size_t)count * 4 > peek.left) break;
-        peek.p += (size_t)count * 4;
-        peek.left -= (size_t)count * 4;
-      }
-    }
-    if (parse_payload(&check, NULL, NULL, expected_q, expected_lstm, error, error_size) == 0) {
-      if (agent != NULL) {
-        reader apply = {data + HEADER_SIZE, (size_t)payload, 0};
-        parse_payload(&apply, agent, trigger, expected_q, expected_lstm, error, error_size);
-        dccl_agent_index_measured(agent);
-        agent->stats.observations = observations; /* later saves count what was learned before */
-      }
-      rc = 0;
-    }
-  }
-  if (meta != NULL) {
-    meta->version = version;
-    meta->fingerprint = fingerprint;
-    meta->observations = observations;
-    meta->n_ranks = n_ranks;
-    meta->n_nodes = n_nodes;
-    meta->max_channels = max_channels;
-    meta->tune_chunk = flags & 1u;
-  }
+  policy_header h;
+  read_header(data, size, &h);
+  int rc = check_file(path, data, size, &h, error, error_size);
+  if (rc == 0) rc = check_fits(path, &h.meta, expected_fingerprint, agent, error, error_size);
+  if (rc == 0)
+    rc = check_and_apply_payload(data + HEADER_SIZE, (size_t)h.payload, h.meta.observations, agent, trigger, error,
+                                 error_size);
+  if (meta != NULL) *meta = h.meta;
   free(data);
   return rc;
 }

@@ -1,12 +1,14 @@
-/* persist/policy_file.h: the learned policy on disk.
+/* persist/policy_file.h: the learned policy on disk (format: docs/formats.md, "Policy file").
  *
  * Layout (little-endian): a 64-byte header
  *   "DCCLPOL\0", u32 version, u32 header size, u64 fingerprint, u64 payload bytes,
- *   u64 FNV-1a checksum of the payload, u64 observations, u32 ranks, u32 nodes,
- *   u32 max channels, u32 flags (bit 0: chunk sizes tuned)
+ *   u64 FNV-1a checksum, u64 observations, u32 ranks, u32 nodes, u32 max channels,
+ *   u32 flags (bit 0: chunk sizes tuned; the others must be 0)
  * then tagged sections: the DQN's weights, the trigger's LSTM weights, and every cell (its NCCL cost
- * snapshot, NCCL's arm per context, every measured action by its packed value). A file is applied
- * only after it has been read and checked completely: wrong magic, version, size, checksum,
+ * snapshot, NCCL's arm per context, every measured action by its packed value). The checksum covers
+ * the whole file but its own 8 bytes (format 1 covered only the payload), and the fingerprint must be
+ * that of the header's own ranks, nodes, channels and flags. A file is applied only after it has been
+ * read and checked completely: wrong magic, version, size, checksum, an inconsistent header, another
  * fingerprint or shape, or any section out of bounds, and nothing is applied. Saving writes a
  * temporary file, fsyncs and renames, so a crash never leaves a half-written policy. */
 #ifndef DYNAMICCL_PERSIST_POLICY_FILE_H
@@ -18,7 +20,10 @@
 #include "../agents/config_agent.h"
 #include "../agents/trigger.h"
 
-#define DCCL_POLICY_VERSION 1
+/* 2: the checksum covers the header too. Files of another version are rejected (never converted). */
+#define DCCL_POLICY_VERSION 2
+/* A header's rank count beyond this is damage, not a job. */
+#define DCCL_POLICY_MAX_RANKS (1u << 24)
 
 typedef struct dccl_policy_meta {
   uint32_t version;
@@ -27,12 +32,15 @@ typedef struct dccl_policy_meta {
   uint32_t n_ranks, n_nodes, max_channels, tune_chunk;
 } dccl_policy_meta;
 
-/* The payload checksum (64-bit FNV-1a) the header carries. */
-uint64_t dccl_policy_checksum(const uint8_t* data, size_t size);
+/* The checksum the header carries: 64-bit FNV-1a of the whole file (`size` bytes from its magic on),
+ * header included, skipping only the checksum field itself (bytes 32 to 39). */
+uint64_t dccl_policy_checksum(const uint8_t* file, size_t size);
 
 /* The file-name key of a communicator's policy: its shape and action space. */
 uint64_t dccl_policy_fingerprint(int n_ranks, int n_nodes, int max_channels, int tune_chunk);
 
+/* Writes the policy atomically. `meta` must be consistent (its fingerprint that of its shape), else
+ * nothing is written. Returns 0, or -1 with a reason (any previous file untouched). */
 int dccl_policy_save(const char* path, const dccl_policy_meta* meta, const dccl_config_agent* agent,
                      const dccl_trigger* trigger, char* error, size_t error_size);
 

@@ -1,6 +1,7 @@
 /* tests/test_policy_file.c: the binary policy file (persist/policy_file.h): a save/load round trip
  * restores the metadata, the DQN and LSTM weights and every cell's arms and exploited action; damaged,
- * foreign or mismatched files are rejected with a reason and leave the agent untouched; saving replaces
+ * foreign or mismatched files are rejected with a reason and leave the agent untouched, the header
+ * included (covered by the checksum, its fields checked against each other); saving replaces
  * the file atomically (no temporary left behind) and a failed save keeps the previous file. */
 #include <dirent.h>
 #include <errno.h>
@@ -176,10 +177,10 @@ static int write_all(const char* path, const void* data, size_t size) {
 static void put_u32_at(uint8_t* data, size_t offset, uint32_t v) { memcpy(data + offset, &v, 4); }
 static void put_u64_at(uint8_t* data, size_t offset, uint64_t v) { memcpy(data + offset, &v, 8); }
 
-/* Rewrites the header's payload size and checksum, so that only the payload's own checks remain. */
+/* Rewrites the header's payload size and checksum, so that only the file's other checks remain. */
 static void reseal(uint8_t* data, size_t size) {
   put_u64_at(data, 24, (uint64_t)(size - HEADER_BYTES));
-  put_u64_at(data, 32, dccl_policy_checksum(data + HEADER_BYTES, size - HEADER_BYTES));
+  put_u64_at(data, 32, dccl_policy_checksum(data, size));
 }
 
 /* Names in the test directory other than those listed (NULL-terminated). */
@@ -432,9 +433,10 @@ static void test_round_trip(void) {
   uint8_t* d1 = read_all(path, &n1);
   uint8_t* d2 = read_all(again, &n2);
   CHECK(d1 != NULL && d2 != NULL && n1 == n2 && n1 > HEADER_BYTES);
-  /* Bytes 40..47 are the observation count, which comes from the saving agent's own statistics. */
+  /* Bytes 40..47 are the observation count, which comes from the saving agent's own statistics; bytes
+   * 32..39 the checksum, which covers it. */
   if (d1 != NULL && d2 != NULL && n1 == n2)
-    CHECK_MSG(memcmp(d1, d2, 40) == 0 && memcmp(d1 + 48, d2 + 48, n1 - 48) == 0, "re-saved file differs");
+    CHECK_MSG(memcmp(d1, d2, 32) == 0 && memcmp(d1 + 48, d2 + 48, n1 - 48) == 0, "re-saved file differs");
   free(d1);
   free(d2);
   unlink(again);
@@ -495,7 +497,7 @@ static void test_rejections(void) {
   memcpy(copy, data, size);
   put_u32_at(copy, 8, DCCL_POLICY_VERSION + 1);
   CHECK(write_all(bad, copy, size) == 0);
-  expect_rejected_also_checking("wrong version", bad, fp, &target, &trigger_target, "version");
+  expect_rejected_also_checking("newer version", bad, fp, &target, &trigger_target, "newer DynamICCL");
 
   memcpy(copy, data, size);
   put_u32_at(copy, 12, HEADER_BYTES + 8);
@@ -573,6 +575,104 @@ static void test_rejections(void) {
   /* And after all that, the good file still loads into the untouched agent. */
   memset(error, 0, sizeof(error));
   CHECK_MSG(dccl_policy_load(good, fp, NULL, NULL, NULL, error, sizeof(error)) == 0, "%s", error);
+  free(copy);
+  free(data);
+  unlink(bad);
+  unlink(good);
+}
+
+/* The header is covered by the checksum and checked against itself: every bit flipped in it is
+ * rejected, also when only checking with no expected fingerprint (`dccl inspect`); a forged header
+ * with a recomputed checksum is still rejected when its fields disagree (unknown flags, a fingerprint
+ * not that of its shape, implausible ranks, nodes or channels); a file of the previous format is
+ * reported as such; and an inconsistent header is never written. */
+static void test_header_is_covered_and_consistent(void) {
+  char good[128], bad[128];
+  path_in(good, sizeof(good), "header-good.bin");
+  path_in(bad, sizeof(bad), "header-bad.bin");
+  CHECK(save(good, &trained_a, &trigger_a) == 0);
+  size_t size;
+  uint8_t* data = read_all(good, &size);
+  uint8_t* copy = data != NULL ? malloc(size) : NULL;
+  CHECK(data != NULL && copy != NULL && size > HEADER_BYTES);
+  if (data == NULL || copy == NULL || size <= HEADER_BYTES) {
+    free(data);
+    free(copy);
+    return;
+  }
+  uint64_t fp = dccl_policy_fingerprint(8, 1, 32, 1);
+  char what[96];
+  int accepted = 0;
+  for (size_t bit = 0; bit < HEADER_BYTES * 8; bit++) {
+    memcpy(copy, data, size);
+    copy[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    CHECK(write_all(bad, copy, size) == 0);
+    memset(error, 0, sizeof(error));
+    if (dccl_policy_load(bad, 0, NULL, NULL, NULL, error, sizeof(error)) != -1 || error[0] == '\0') {
+      fprintf(stderr, "  header bit %zu (byte %zu) flipped: accepted\n", bit % 8, bit / 8);
+      accepted++;
+    }
+  }
+  CHECK_EQ_INT(accepted, 0);
+  memcpy(copy, data, size);
+  copy[40] ^= 1; /* the observation count */
+  CHECK(write_all(bad, copy, size) == 0);
+  expect_rejected("observation count flipped", bad, fp, &target, &trigger_target, "checksum");
+
+  /* Forged: each field changed and the checksum recomputed. */
+  struct {
+    const char* what;
+    size_t offset, width;
+    uint64_t value;
+    const char* keyword;
+  } forged[] = {
+    {"flag bit 1", 60, 4, 1u | 2u, "flags"},
+    {"flag bit 31", 60, 4, 1u | 0x80000000u, "flags"},
+    {"fingerprint", 16, 8, fp ^ 1, "fingerprint"},
+    {"2147483656 ranks", 48, 4, 0x80000008u, "ranks"},
+    {"0 ranks", 48, 4, 0, "ranks"},
+    {"16 ranks, fingerprint of 8", 48, 4, 16, "fingerprint"},
+    {"0 nodes", 52, 4, 0, "nodes"},
+    {"9 nodes for 8 ranks", 52, 4, 9, "nodes"},
+    {"65 channels", 56, 4, 65, "channels"},
+    {"0 channels", 56, 4, 0, "channels"},
+    {"chunk flag cleared", 60, 4, 0, "fingerprint"},
+  };
+  for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
+    memcpy(copy, data, size);
+    if (forged[i].width == 4) put_u32_at(copy, forged[i].offset, (uint32_t)forged[i].value);
+    else put_u64_at(copy, forged[i].offset, forged[i].value);
+    reseal(copy, size);
+    CHECK(write_all(bad, copy, size) == 0);
+    snprintf(what, sizeof(what), "forged header: %s", forged[i].what);
+    expect_rejected_also_checking(what, bad, 0, &target, &trigger_target, forged[i].keyword);
+    CHECK_MSG(strstr(error, "inconsistent header") != NULL, "%s: %s", what, error);
+  }
+
+  /* A file of format 1 (the checksum over the payload only) is named as an older DynamICCL's. */
+  memcpy(copy, data, size);
+  put_u32_at(copy, 8, 1);
+  put_u64_at(copy, 32, 0);
+  uint64_t h = 0xCBF29CE484222325ULL;
+  for (size_t i = HEADER_BYTES; i < size; i++) h = (h ^ copy[i]) * 0x100000001B3ULL;
+  put_u64_at(copy, 32, h);
+  CHECK(write_all(bad, copy, size) == 0);
+  expect_rejected_also_checking("format 1", bad, fp, &target, &trigger_target, "older DynamICCL (policy format 1");
+
+  /* An inconsistent header is not written. */
+  dccl_policy_meta m = meta_of(&trained_a);
+  m.fingerprint ^= 1;
+  unlink(bad);
+  memset(error, 0, sizeof(error));
+  CHECK_EQ_INT(dccl_policy_save(bad, &m, &trained_a, &trigger_a, error, sizeof(error)), -1);
+  CHECK_MSG(strstr(error, "fingerprint") != NULL, "reason: %s", error);
+  CHECK(access(bad, F_OK) != 0);
+  m = meta_of(&trained_a);
+  m.tune_chunk = 2; /* any nonzero value means tuned: bit 0 only */
+  CHECK(dccl_policy_save(bad, &m, &trained_a, &trigger_a, error, sizeof(error)) == 0);
+  memset(error, 0, sizeof(error));
+  CHECK_MSG(dccl_policy_load(bad, fp, NULL, NULL, NULL, error, sizeof(error)) == 0, "%s", error);
+
   free(copy);
   free(data);
   unlink(bad);
@@ -690,6 +790,7 @@ int main(void) {
   RUN(test_training_setup);
   RUN(test_round_trip);
   RUN(test_rejections);
+  RUN(test_header_is_covered_and_consistent);
   RUN(test_save_is_atomic);
   RUN(test_corrupt_file_not_trusted);
 
