@@ -10,13 +10,16 @@
 char* dccl_read_file(const char* path, size_t max_bytes, size_t* length_out, char* error, size_t error_size) {
   FILE* file = fopen(path, "rb");
   if (file == NULL) {
-    snprintf(error, error_size, "%s", strerror(errno));
+    int why = errno;
+    snprintf(error, error_size, "%s", strerror(why));
+    errno = why;
     return NULL;
   }
   /* Read at most max_bytes + 1 bytes: one byte more than allowed proves the file too large. */
   size_t limit = max_bytes + 1, capacity = limit < 4096 ? limit : 4096, length = 0;
   char* text = malloc(capacity + 1);
   const char* failure = text == NULL ? "out of memory" : NULL;
+  int why = text == NULL ? ENOMEM : 0;
   while (failure == NULL) {
     if (length == capacity) {
       if (capacity == limit) break;
@@ -24,23 +27,32 @@ char* dccl_read_file(const char* path, size_t max_bytes, size_t* length_out, cha
       char* grown = realloc(text, grown_capacity + 1);
       if (grown == NULL) {
         failure = "out of memory";
+        why = ENOMEM;
         break;
       }
       text = grown;
       capacity = grown_capacity;
     }
+    errno = 0;
     size_t got = fread(text + length, 1, capacity - length, file);
     length += got;
     if (got == 0) {
-      if (ferror(file)) failure = "read error";
+      if (ferror(file)) {
+        why = errno != 0 ? errno : EIO;
+        failure = strerror(why);
+      }
       break;
     }
   }
   fclose(file);
-  if (failure == NULL && length > max_bytes) failure = "file is too large";
+  if (failure == NULL && length > max_bytes) {
+    failure = "file is too large";
+    why = EFBIG;
+  }
   if (failure != NULL) {
     snprintf(error, error_size, "%s", failure);
     free(text);
+    errno = why;
     return NULL;
   }
   text[length] = '\0';

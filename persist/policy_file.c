@@ -1,6 +1,7 @@
 /* persist/policy_file.c: versioned, checksummed binary policy files; all-or-nothing loading. */
 #include "policy_file.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -418,12 +419,23 @@ static int check_and_apply_payload(const uint8_t* payload, size_t size, uint64_t
   return 0;
 }
 
-int dccl_policy_load(const char* path, uint64_t expected_fingerprint, dccl_policy_meta* meta, dccl_config_agent* agent,
-                     dccl_trigger* trigger, char* error, size_t error_size) {
+/* Why the file could not be read: missing, not a policy (too large to be one), or perhaps fine. */
+static dccl_policy_status status_of_read_error(int why) {
+  if (why == ENOENT) return DCCL_POLICY_MISSING;
+  if (why == EFBIG) return DCCL_POLICY_REJECTED;
+  return DCCL_POLICY_UNREADABLE;
+}
+
+dccl_policy_status dccl_policy_load(const char* path, uint64_t expected_fingerprint, dccl_policy_meta* meta,
+                                    dccl_config_agent* agent, dccl_trigger* trigger, char* error, size_t error_size) {
   size_t size;
   char reason[256];
   uint8_t* data = (uint8_t*)dccl_read_file(path, MAX_POLICY_BYTES, &size, reason, sizeof(reason));
-  if (data == NULL) return fail(error, error_size, "cannot read %s: %s", path, reason);
+  if (data == NULL) {
+    dccl_policy_status status = status_of_read_error(errno);
+    fail(error, error_size, "cannot read %s: %s", path, reason);
+    return status;
+  }
   policy_header h;
   read_header(data, size, &h);
   int rc = check_file(path, data, size, &h, error, error_size);
@@ -433,5 +445,13 @@ int dccl_policy_load(const char* path, uint64_t expected_fingerprint, dccl_polic
                                  error_size);
   if (meta != NULL) *meta = h.meta;
   free(data);
-  return rc;
+  return rc == 0 ? DCCL_POLICY_LOADED : DCCL_POLICY_REJECTED;
+}
+
+int dccl_policy_set_aside(const char* path, char* aside, size_t aside_size, char* error, size_t error_size) {
+  if (snprintf(aside, aside_size, "%s.rejected", path) >= (int)aside_size)
+    return fail(error, error_size, "%s.rejected: path too long", path);
+  if (rename(path, aside) != 0 && errno != ENOENT)
+    return fail(error, error_size, "cannot rename %s to %s: %s", path, aside, strerror(errno));
+  return 0;
 }

@@ -44,10 +44,25 @@ uint64_t dccl_policy_fingerprint(int n_ranks, int n_nodes, int max_channels, int
 int dccl_policy_save(const char* path, const dccl_policy_meta* meta, const dccl_config_agent* agent,
                      const dccl_trigger* trigger, char* error, size_t error_size);
 
+/* What loading a policy file found; every failure comes with a reason and leaves the agent untouched.
+ * What may be saved over the path afterwards differs: nothing is there (MISSING); a file that is no
+ * usable policy for this job, to be set aside first (REJECTED); or a file that could not be read,
+ * perhaps a good policy, that must not be replaced (UNREADABLE). */
+typedef enum dccl_policy_status {
+  DCCL_POLICY_LOADED = 0,
+  DCCL_POLICY_REJECTED = -1,   /* read and refused: damaged, another format version, topology or shape */
+  DCCL_POLICY_MISSING = -2,    /* no file at the path (ENOENT) */
+  DCCL_POLICY_UNREADABLE = -3, /* not read: permissions, descriptors, memory, I/O, not a regular file */
+} dccl_policy_status;
+
 /* Reads and checks `path`; with expected_fingerprint != 0 it must match. When `agent` is not NULL the
- * policy is applied to it (and to `trigger` when both have LSTM weights). Returns 0, or -1 with a
- * reason (the agent untouched). */
-int dccl_policy_load(const char* path, uint64_t expected_fingerprint, dccl_policy_meta* meta, dccl_config_agent* agent,
-                     dccl_trigger* trigger, char* error, size_t error_size);
+ * policy is applied to it (and to `trigger` when both have LSTM weights). */
+dccl_policy_status dccl_policy_load(const char* path, uint64_t expected_fingerprint, dccl_policy_meta* meta,
+                                    dccl_config_agent* agent, dccl_trigger* trigger, char* error, size_t error_size);
+
+/* Moves a rejected policy out of the way of the next save: renames `path` to `<path>.rejected`
+ * (replacing an older one) and names that in `aside`. Returns 0 (also when `path` is gone already), or
+ * -1 with a reason, `path` then left where it is. */
+int dccl_policy_set_aside(const char* path, char* aside, size_t aside_size, char* error, size_t error_size);
 
 #endif

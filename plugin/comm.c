@@ -103,7 +103,7 @@ static void free_learning(dccl_comm* comm) {
 /* Saves the learned policy (learn mode, something learned, a path configured). */
 static void save_policy(dccl_comm* comm, int at_exit) {
   if (!atomic_load_explicit(&comm->learning, memory_order_acquire) || comm->policy_path[0] == '\0' ||
-      comm->learner->agent.stats.observations == 0)
+      comm->policy_save_disabled || comm->learner->agent.stats.observations == 0)
     return;
   dccl_policy_meta meta = {DCCL_POLICY_VERSION, comm->fingerprint, comm->learner->agent.stats.observations,
                            (uint32_t)comm->n_ranks, (uint32_t)comm->n_nodes,
@@ -147,6 +147,56 @@ static void setup_worker(dccl_comm* comm) {
   }
   comm->policy_active = 1;
   DCCL_INIT_INFO(&comm->logger, "coordination: rank %d follows %s", comm->rank, dccl_coord_leader_name(comm->coord));
+}
+
+/* A saved policy this job cannot use: learning, it is set aside as <path>.rejected before anything is
+ * saved over it; if that fails, nothing is saved. Frozen, nothing is saved anyway: it stays. */
+static void reject_saved_policy(dccl_comm* comm, int will_save, const char* reason) {
+  if (!will_save) {
+    DCCL_WARN(&comm->logger, "ignoring the saved policy: %s", reason);
+    return;
+  }
+  char aside[sizeof(comm->policy_path) + 16], error[512];
+  if (dccl_policy_set_aside(comm->policy_path, aside, sizeof(aside), error, sizeof(error)) == 0) {
+    DCCL_WARN(&comm->logger, "ignoring the saved policy: %s; it is kept as %s and a new policy is learned", reason,
+              aside);
+  } else {
+    comm->policy_save_disabled = 1;
+    DCCL_WARN(&comm->logger, "ignoring the saved policy: %s; it cannot be set aside (%s), so this job's policy will "
+              "not be saved", reason, error);
+  }
+}
+
+/* Loads the saved policy at comm->policy_path into the learner; returns 1 if it did. Decides whether
+ * the learned policy may later be saved there (`will_save`: learn mode): freely when there was none;
+ * after setting aside one that is no usable policy; never over one that could not be read. */
+static int warm_start(dccl_comm* comm, int will_save) {
+  char error[512];
+  dccl_policy_meta meta;
+  dccl_policy_status status =
+    dccl_policy_load(comm->policy_path, comm->fingerprint, &meta, &comm->learner->agent,
+                     comm->learner->trigger_ready ? &comm->learner->trigger : NULL, error, sizeof(error));
+  switch (status) {
+  case DCCL_POLICY_LOADED:
+    DCCL_INIT_INFO(&comm->logger, "warm start from %s (%llu measurements)", comm->policy_path,
+                   (unsigned long long)meta.observations);
+    return 1;
+  case DCCL_POLICY_MISSING:
+    DCCL_INIT_INFO(&comm->logger, "no saved policy at %s yet: learning from scratch", comm->policy_path);
+    return 0;
+  case DCCL_POLICY_REJECTED:
+    reject_saved_policy(comm, will_save, error);
+    return 0;
+  case DCCL_POLICY_UNREADABLE:
+    comm->policy_save_disabled = 1;
+    if (will_save)
+      DCCL_WARN(&comm->logger, "ignoring the saved policy: %s; it is left as it is, and this job's policy will not "
+                "be saved", error);
+    else
+      DCCL_WARN(&comm->logger, "ignoring the saved policy: %s", error);
+    return 0;
+  }
+  return 0;
 }
 
 static void setup_learning(dccl_comm* comm) {
@@ -224,23 +274,7 @@ static void setup_learning(dccl_comm* comm) {
     DCCL_WARN(&comm->logger, "out of memory for the agents; using NCCL's choices");
     return;
   }
-  int loaded = 0;
-  if (comm->policy_path[0] != '\0') {
-    char error[512];
-    dccl_policy_meta meta;
-    struct stat st;
-    if (stat(comm->policy_path, &st) != 0) {
-      DCCL_INIT_INFO(&comm->logger, "no saved policy at %s yet: learning from scratch", comm->policy_path);
-    } else if (dccl_policy_load(comm->policy_path, comm->fingerprint, &meta, &comm->learner->agent,
-                                comm->learner->trigger_ready ? &comm->learner->trigger : NULL, error,
-                                sizeof(error)) != 0) {
-      DCCL_WARN(&comm->logger, "ignoring the saved policy (it will not be overwritten until a good save): %s", error);
-    } else {
-      loaded = 1;
-      DCCL_INIT_INFO(&comm->logger, "warm start from %s (%llu measurements)", comm->policy_path,
-                     (unsigned long long)meta.observations);
-    }
-  }
+  int loaded = comm->policy_path[0] != '\0' && warm_start(comm, mode == DCCL_MODE_LEARN);
   if (mode == DCCL_MODE_FROZEN) {
     if (loaded) {
       dccl_learner_publish_initial(comm->learner, &comm->tables);

@@ -79,6 +79,7 @@ typedef struct dccl_comm {
   dccl_call_log* call_log;
   dccl_cost_snapshots* costs;
   char policy_path[DCCL_PATH_MAX + 64];
+  int policy_save_disabled; /* the file there could not be read or set aside: never save over it */
   uint64_t fingerprint;
   double last_save_seconds;
   int reported_unknown_events; /* the worker logged the first uninterpretable profiler event */

@@ -5,7 +5,10 @@
  * warning, memory stays within 16 MiB per communicator, and the shared library learns with its real
  * background thread; and on the GPU runs' measurements replayed (with their noise), it reaches the
  * oracle in the steady state and keeps the real gains where NCCL is far off. */
+#include <dirent.h>
 #include <libgen.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../abi/builtin.h"
@@ -167,6 +170,138 @@ static void test_warm_start_and_frozen(void) {
   CHECK(run("pcie-8gpu", pcie_text, 1, 0, &corrupt) == 0);
   CHECK(corrupt.plugin_warnings >= 1);
   CHECK_NEAR(corrupt.total_true_us / corrupt.total_default_us, 1.0, 1e-9);
+  char aside[160];
+  snprintf(aside, sizeof(aside), "%s.rejected", policy_path);
+  CHECK_MSG(access(aside, F_OK) != 0 && access(policy_path, F_OK) == 0, "frozen mode set the policy aside");
+  unsetenv("DYNAMICCL_POLICY_FILE");
+}
+
+static uint8_t* read_bytes(const char* path, size_t* size) {
+  *size = 0;
+  FILE* f = fopen(path, "rb");
+  if (f == NULL) return NULL;
+  uint8_t* data = NULL;
+  long length = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+  if (length >= 0 && fseek(f, 0, SEEK_SET) == 0 && (data = malloc((size_t)length + 1)) != NULL &&
+      fread(data, 1, (size_t)length, f) == (size_t)length) {
+    *size = (size_t)length;
+  } else {
+    free(data);
+    data = NULL;
+  }
+  fclose(f);
+  return data;
+}
+
+static int write_bytes(const char* path, const void* data, size_t size) {
+  FILE* f = fopen(path, "wb");
+  if (f == NULL) return -1;
+  size_t wrote = fwrite(data, 1, size, f);
+  return fclose(f) == 0 && wrote == size ? 0 : -1;
+}
+
+/* The file at `path` holds exactly `size` bytes `data`. */
+static int holds(const char* path, const uint8_t* data, size_t size) {
+  size_t n;
+  uint8_t* now = read_bytes(path, &n);
+  int same = now != NULL && n == size && memcmp(now, data, size) == 0;
+  free(now);
+  return same;
+}
+
+static const char* short_text = "sweep allreduce 1M 16M x5 gap=20us\nrepeat 20\n";
+
+/* A learn-mode job whose saved policy is no usable policy for it (another action space, another
+ * format version) keeps that file, byte for byte, as <path>.rejected (replacing an older one there),
+ * says so once, and saves its own policy at the path. */
+static void test_unusable_policy_is_set_aside(void) {
+  learn_environment();
+  char aside[160];
+  snprintf(aside, sizeof(aside), "%s.rejected", policy_path);
+  unlink(policy_path);
+  unlink(aside);
+  setenv("DYNAMICCL_POLICY_FILE", policy_path, 1);
+  setenv("DYNAMICCL_MAX_CHANNELS", "16", 1); /* another action space: another fingerprint */
+  dccl_emu_result r;
+  CHECK(run("pcie-8gpu", short_text, 1, 0, &r) == 0);
+  CHECK_EQ_INT(r.plugin_warnings, 0);
+  unsetenv("DYNAMICCL_MAX_CHANNELS");
+  size_t size;
+  uint8_t* other_topology = read_bytes(policy_path, &size);
+  CHECK_MSG(other_topology != NULL && size > 64, "no policy saved at %s", policy_path);
+  if (other_topology == NULL || size <= 64) return;
+  CHECK(write_bytes(aside, "older rejected file", 19) == 0);
+
+  CHECK(run("pcie-8gpu", short_text, 1, 0, &r) == 0);
+  CHECK_EQ_INT(r.plugin_warnings, 1);
+  CHECK_MSG(holds(aside, other_topology, size), "the other topology's policy is not kept as %s", aside);
+  dccl_policy_meta meta;
+  char error[512];
+  memset(&meta, 0, sizeof(meta));
+  CHECK_MSG(dccl_policy_load(policy_path, 0, &meta, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_LOADED, "%s", error);
+  CHECK_EQ_INT(meta.max_channels, 32);
+
+  /* The policy just saved, turned into a file of format 1 (the checksum over the payload only). */
+  size_t new_size;
+  uint8_t* older_format = read_bytes(policy_path, &new_size);
+  CHECK(older_format != NULL && new_size > 64);
+  if (older_format != NULL && new_size > 64) {
+    uint32_t version = 1;
+    memcpy(older_format + 8, &version, 4);
+    uint64_t h = 0xCBF29CE484222325ULL;
+    for (size_t i = 64; i < new_size; i++) h = (h ^ older_format[i]) * 0x100000001B3ULL;
+    memcpy(older_format + 32, &h, 8);
+    CHECK(write_bytes(policy_path, older_format, new_size) == 0);
+    CHECK(run("pcie-8gpu", short_text, 1, 0, &r) == 0);
+    CHECK_EQ_INT(r.plugin_warnings, 1);
+    CHECK_MSG(holds(aside, older_format, new_size), "the format-1 policy is not kept as %s", aside);
+    CHECK(dccl_policy_load(policy_path, 0, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_LOADED);
+  }
+  free(older_format);
+  free(other_topology);
+  unlink(aside);
+  unlink(policy_path);
+  unsetenv("DYNAMICCL_POLICY_FILE");
+}
+
+/* A learn-mode job that cannot read its saved policy (here: no permission) leaves it as it is and
+ * saves nothing, since it may be a good policy. Run in a child process without root's privileges, in
+ * a folder where the child could otherwise replace the file. */
+static void test_unreadable_policy_is_not_overwritten(void) {
+  learn_environment();
+  char folder[64], path[128], aside[160];
+  snprintf(folder, sizeof(folder), "/tmp/dccl-unreadable-XXXXXX");
+  CHECK(mkdtemp(folder) != NULL);
+  CHECK(chmod(folder, 0777) == 0);
+  snprintf(path, sizeof(path), "%s/policy.bin", folder);
+  snprintf(aside, sizeof(aside), "%s.rejected", path);
+  static const char saved[] = "a good policy this job may not read";
+  CHECK(write_bytes(path, saved, sizeof(saved)) == 0);
+  CHECK(chmod(path, 0) == 0);
+  setenv("DYNAMICCL_POLICY_FILE", path, 1);
+  fflush(NULL);
+  pid_t child = fork();
+  if (child == 0) {
+    if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(3);
+    if (access(path, R_OK) == 0) _exit(4); /* still privileged: the test would prove nothing */
+    dccl_emu_result r;
+    if (run("pcie-8gpu", short_text, 1, 0, &r) != 0) _exit(5);
+    _exit(r.plugin_warnings == 1 ? 0 : 6);
+  }
+  int status = -1;
+  CHECK(child > 0 && waitpid(child, &status, 0) == child);
+  CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: status %d (3: cannot drop privileges, 4: still "
+            "privileged, 5: run failed, 6: not one warning)", status);
+  CHECK(chmod(path, 0600) == 0);
+  CHECK_MSG(holds(path, (const uint8_t*)saved, sizeof(saved)), "the unreadable policy was replaced");
+  CHECK(access(aside, F_OK) != 0);
+  DIR* d = opendir(folder);
+  int entries = 0;
+  for (struct dirent* e; d != NULL && (e = readdir(d)) != NULL;) entries += e->d_name[0] != '.';
+  if (d != NULL) closedir(d);
+  CHECK_EQ_INT(entries, 1); /* no temporary file left either */
+  unlink(path);
+  rmdir(folder);
   unsetenv("DYNAMICCL_POLICY_FILE");
 }
 
@@ -346,6 +481,8 @@ int main(void) {
   RUN(test_learns_beyond_nccl_and_reproducibly);
   RUN(test_learns_on_replayed_gpu_measurements);
   RUN(test_warm_start_and_frozen);
+  RUN(test_unusable_policy_is_set_aside);
+  RUN(test_unreadable_policy_is_not_overwritten);
   RUN(test_hold_stops_learning);
   RUN(test_multirank_without_coordination_runs_frozen);
   RUN(test_memory_per_communicator);

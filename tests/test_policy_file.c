@@ -5,7 +5,9 @@
  * the file atomically (no temporary left behind) and a failed save keeps the previous file. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -320,7 +322,7 @@ static void expect_rejected(const char* what, const char* path, uint64_t fingerp
   dccl_policy_meta m;
   memset(error, 0, sizeof(error));
   int rc = dccl_policy_load(path, fingerprint, &m, agent, trigger, error, sizeof(error));
-  CHECK_MSG(rc == -1, "%s: accepted (rc %d)", what, rc);
+  CHECK_MSG(rc == DCCL_POLICY_REJECTED, "%s: not rejected (rc %d)", what, rc);
   CHECK_MSG(error[0] != '\0', "%s: no reason given", what);
   if (keyword != NULL)
     CHECK_MSG(strstr(error, keyword) != NULL, "%s: reason \"%s\" does not mention \"%s\"", what, error, keyword);
@@ -334,8 +336,9 @@ static void expect_rejected_also_checking(const char* what, const char* path, ui
   expect_rejected(what, path, fingerprint, agent, trigger, keyword);
   dccl_policy_meta m;
   memset(error, 0, sizeof(error));
-  CHECK_MSG(dccl_policy_load(path, fingerprint, &m, NULL, NULL, error, sizeof(error)) == -1 && error[0] != '\0',
-            "%s: accepted when only checking", what);
+  CHECK_MSG(dccl_policy_load(path, fingerprint, &m, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
+              error[0] != '\0',
+            "%s: not rejected when only checking", what);
 }
 
 /* ---- tests ---- */
@@ -523,9 +526,6 @@ static void test_rejections(void) {
 
   CHECK(write_all(bad, data, 0) == 0);
   expect_rejected("empty file", bad, fp, &target, &trigger_target, NULL);
-  char missing[128];
-  path_in(missing, sizeof(missing), "no-such-policy.bin");
-  expect_rejected("nonexistent path", missing, fp, &target, &trigger_target, NULL);
 
   memcpy(copy, data, size);
   memset(copy + size, 0, 64);
@@ -679,6 +679,92 @@ static void test_header_is_covered_and_consistent(void) {
   unlink(good);
 }
 
+/* Loading tells what may be saved over the path: nothing there (MISSING), no usable policy (REJECTED:
+ * damaged, too large to be one, another topology or format), or a file that could not be read and
+ * may be a good policy (UNREADABLE: here, out of file descriptors, or a directory). */
+static void test_load_tells_missing_rejected_unreadable(void) {
+  char good[128], path[128];
+  path_in(good, sizeof(good), "status-good.bin");
+  CHECK(save(good, &trained_a, &trigger_a) == 0);
+  uint64_t fp = dccl_policy_fingerprint(8, 1, 32, 1);
+  snapshot s = take_snapshot(&target, &trigger_target);
+  path_in(path, sizeof(path), "no-such-policy.bin");
+  memset(error, 0, sizeof(error));
+  CHECK_EQ_INT(dccl_policy_load(path, fp, NULL, &target, &trigger_target, error, sizeof(error)), DCCL_POLICY_MISSING);
+  CHECK(error[0] != '\0');
+  CHECK_EQ_INT(dccl_policy_load(good, dccl_policy_fingerprint(8, 1, 16, 1), NULL, &target, &trigger_target, error,
+                                sizeof(error)),
+               DCCL_POLICY_REJECTED);
+  path_in(path, sizeof(path), "too-large.bin");
+  FILE* f = fopen(path, "wb");
+  CHECK(f != NULL && ftruncate(fileno(f), (64 << 20) + 1) == 0);
+  if (f != NULL) fclose(f);
+  CHECK_EQ_INT(dccl_policy_load(path, fp, NULL, &target, &trigger_target, error, sizeof(error)), DCCL_POLICY_REJECTED);
+  unlink(path);
+  path_in(path, sizeof(path), "a-directory.bin");
+  CHECK(mkdir(path, 0755) == 0);
+  CHECK_EQ_INT(dccl_policy_load(path, fp, NULL, &target, &trigger_target, error, sizeof(error)), DCCL_POLICY_UNREADABLE);
+  rmdir(path);
+
+  /* Every file descriptor taken: the good file cannot be opened. */
+  int null_fd = open("/dev/null", O_RDONLY);
+  CHECK(null_fd >= 0);
+  struct rlimit limit;
+  CHECK(getrlimit(RLIMIT_NOFILE, &limit) == 0);
+  struct rlimit few = limit;
+  few.rlim_cur = 64;
+  CHECK(setrlimit(RLIMIT_NOFILE, &few) == 0);
+  int taken[64], n_taken = 0;
+  for (int fd; n_taken < 64 && (fd = dup(null_fd)) >= 0;) taken[n_taken++] = fd;
+  CHECK(dup(null_fd) < 0 && errno == EMFILE);
+  memset(error, 0, sizeof(error));
+  dccl_policy_status status = dccl_policy_load(good, fp, NULL, &target, &trigger_target, error, sizeof(error));
+  for (int i = 0; i < n_taken; i++) close(taken[i]);
+  close(null_fd);
+  CHECK(setrlimit(RLIMIT_NOFILE, &limit) == 0);
+  CHECK_EQ_INT(status, DCCL_POLICY_UNREADABLE);
+  CHECK_MSG(strstr(error, "cannot read") != NULL, "reason: %s", error);
+  check_untouched("unreadable", &s, &target, &trigger_target);
+  CHECK_EQ_INT(dccl_policy_load(good, fp, NULL, NULL, NULL, error, sizeof(error)), DCCL_POLICY_LOADED);
+  unlink(good);
+}
+
+/* Setting a rejected file aside keeps its bytes at <path>.rejected, replacing an older one there; a
+ * file already gone is no error; one that cannot be moved stays where it is. */
+static void test_set_aside(void) {
+  char path[128], older[160], aside[192];
+  path_in(path, sizeof(path), "rejected-policy.bin");
+  snprintf(older, sizeof(older), "%s.rejected", path);
+  CHECK(write_all(path, "rejected bytes", 14) == 0);
+  CHECK(write_all(older, "older rejected", 14) == 0);
+  memset(error, 0, sizeof(error));
+  CHECK_MSG(dccl_policy_set_aside(path, aside, sizeof(aside), error, sizeof(error)) == 0, "%s", error);
+  CHECK(strcmp(aside, older) == 0);
+  CHECK(access(path, F_OK) != 0);
+  size_t size;
+  uint8_t* kept = read_all(older, &size);
+  CHECK(kept != NULL && size == 14 && memcmp(kept, "rejected bytes", 14) == 0);
+  free(kept);
+  CHECK_EQ_INT(dccl_policy_set_aside(path, aside, sizeof(aside), error, sizeof(error)), 0); /* gone already */
+  unlink(older);
+
+  /* <path>.rejected is a folder with something in it: the file cannot be moved and stays. */
+  char inside[224];
+  CHECK(mkdir(older, 0755) == 0);
+  snprintf(inside, sizeof(inside), "%s/x", older);
+  CHECK(write_all(inside, "x", 1) == 0);
+  CHECK(write_all(path, "rejected bytes", 14) == 0);
+  memset(error, 0, sizeof(error));
+  CHECK_EQ_INT(dccl_policy_set_aside(path, aside, sizeof(aside), error, sizeof(error)), -1);
+  CHECK(error[0] != '\0');
+  kept = read_all(path, &size);
+  CHECK(kept != NULL && size == 14 && memcmp(kept, "rejected bytes", 14) == 0);
+  free(kept);
+  unlink(inside);
+  rmdir(older);
+  unlink(path);
+}
+
 static void test_save_is_atomic(void) {
   char path[128], nowhere[160], adir[128];
   path_in(path, sizeof(path), "policy.bin");
@@ -791,6 +877,8 @@ int main(void) {
   RUN(test_round_trip);
   RUN(test_rejections);
   RUN(test_header_is_covered_and_consistent);
+  RUN(test_load_tells_missing_rejected_unreadable);
+  RUN(test_set_aside);
   RUN(test_save_is_atomic);
   RUN(test_corrupt_file_not_trusted);
 
