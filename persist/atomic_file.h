@@ -4,8 +4,23 @@
 #define DYNAMICCL_PERSIST_ATOMIC_FILE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
-/* Returns 0 on success; on failure -1 with a reason in `error`, and the old file untouched. */
+/* Returns 0 on success; on failure -1 with a reason in `error`, and the old file untouched. The
+ * temporary file is "<path>.tmp.<16 hex digits>", a random 64-bit suffix, created exclusively (another
+ * writer's temporary file, from any process or host sharing the folder, is never opened). */
 int dccl_atomic_write(const char* path, const void* data, size_t size, char* error, size_t error_size);
+
+/* Where the temporary names' suffixes come from: dccl_random_suffix by default (its argument unused). */
+typedef uint64_t (*dccl_suffix_source)(void* context);
+uint64_t dccl_random_suffix(void* unused);
+
+/* dccl_atomic_write with the suffixes drawn from `next_suffix` (tests make names collide with it). A
+ * name taken already is skipped for the next suffix, a few times at most. */
+int dccl_atomic_write_with(const char* path, const void* data, size_t size, dccl_suffix_source next_suffix,
+                           void* context, char* error, size_t error_size);
+
+/* The temporary name for `path` and `suffix`; returns 0, or -1 when it does not fit in `size`. */
+int dccl_temporary_name(const char* path, uint64_t suffix, char* name, size_t size);
 
 #endif

@@ -1,0 +1,237 @@
+/* tests/test_atomic_file.c: replacing a file through a temporary file (persist/atomic_file.h) when
+ * other writers share the folder: a file already at the temporary name (another process's or host's
+ * temporary file) is neither truncated nor renamed over the target, and writers whose names collide,
+ * two threads or two processes, each leave a complete file. */
+#include <dirent.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../persist/atomic_file.h"
+#include "test.h"
+
+static char directory[64];
+
+static void path_in(char* out, size_t size, const char* name) { snprintf(out, size, "%s/%s", directory, name); }
+
+static uint8_t* read_all(const char* path, size_t* size) {
+  *size = 0;
+  FILE* f = fopen(path, "rb");
+  if (f == NULL) return NULL;
+  uint8_t* data = NULL;
+  long length = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+  if (length >= 0 && fseek(f, 0, SEEK_SET) == 0 && (data = malloc((size_t)length + 1)) != NULL &&
+      fread(data, 1, (size_t)length, f) == (size_t)length) {
+    *size = (size_t)length;
+  } else {
+    free(data);
+    data = NULL;
+  }
+  fclose(f);
+  return data;
+}
+
+/* The file holds exactly `text`. */
+static int holds_text(const char* path, const char* text) {
+  size_t size;
+  uint8_t* data = read_all(path, &size);
+  int same = data != NULL && size == strlen(text) && memcmp(data, text, size) == 0;
+  free(data);
+  return same;
+}
+
+/* The file is `size` bytes, all of them `byte`. */
+static int holds_only(const char* path, size_t size, uint8_t byte) {
+  size_t n;
+  uint8_t* data = read_all(path, &n);
+  int ok = data != NULL && n == size;
+  for (size_t i = 0; ok && i < n; i++) ok = data[i] == byte;
+  free(data);
+  return ok;
+}
+
+static int write_text(const char* path, const char* text) {
+  FILE* f = fopen(path, "wb");
+  if (f == NULL) return -1;
+  size_t n = strlen(text);
+  size_t wrote = fwrite(text, 1, n, f);
+  return fclose(f) == 0 && wrote == n ? 0 : -1;
+}
+
+/* Entries of the test folder but `name`. */
+static int others_in_directory(const char* name) {
+  DIR* d = opendir(directory);
+  if (d == NULL) return -1;
+  int others = 0;
+  for (struct dirent* e; (e = readdir(d)) != NULL;)
+    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 && strcmp(e->d_name, name) != 0) {
+      fprintf(stderr, "  also in the folder: %s\n", e->d_name);
+      others++;
+    }
+  closedir(d);
+  return others;
+}
+
+/* Suffixes from a list, the last one repeated. */
+typedef struct listed_suffixes {
+  const uint64_t* values;
+  int count, next;
+} listed_suffixes;
+
+static uint64_t next_listed(void* context) {
+  listed_suffixes* s = context;
+  uint64_t value = s->values[s->next < s->count ? s->next : s->count - 1];
+  s->next++;
+  return value;
+}
+
+static void test_temporary_name(void) {
+  char name[64];
+  CHECK(dccl_temporary_name("/a/policy.bin", 0x0123456789abcdefULL, name, sizeof(name)) == 0);
+  CHECK_MSG(strcmp(name, "/a/policy.bin.tmp.0123456789abcdef") == 0, "%s", name);
+  CHECK(dccl_temporary_name("/a/policy.bin", 1, name, 20) == -1);
+  /* Random suffixes differ between calls and between a process and its fork (another PID namespace
+   * or host would reuse a PID, never these 64 bits). */
+  uint64_t a = dccl_random_suffix(NULL), b = dccl_random_suffix(NULL);
+  CHECK(a != b);
+  int pipe_fds[2];
+  CHECK(pipe(pipe_fds) == 0);
+  pid_t child = fork();
+  if (child == 0) {
+    uint64_t c = dccl_random_suffix(NULL);
+    _exit(write(pipe_fds[1], &c, sizeof(c)) == (ssize_t)sizeof(c) ? 0 : 1);
+  }
+  uint64_t parent = dccl_random_suffix(NULL), in_child = 0;
+  CHECK(read(pipe_fds[0], &in_child, sizeof(in_child)) == (ssize_t)sizeof(in_child));
+  waitpid(child, NULL, 0);
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
+  CHECK(parent != in_child);
+}
+
+/* Another writer's temporary file sits at the first name this writer draws: it is left as it is (not
+ * truncated, not renamed over the target), and the write goes through under the next name. When every
+ * name drawn is taken, the write fails with a reason and the target keeps its content. */
+static void test_existing_temporary_is_left_alone(void) {
+  char target[128], theirs[192];
+  path_in(target, sizeof(target), "policy.bin");
+  const uint64_t colliding = 0x5eed5eed5eed5eedULL;
+  CHECK(dccl_temporary_name(target, colliding, theirs, sizeof(theirs)) == 0);
+  CHECK(write_text(target, "the good policy") == 0);
+  CHECK(write_text(theirs, "another writer's half-written file") == 0);
+
+  const uint64_t first_taken[] = {colliding, 0x1111};
+  listed_suffixes s = {first_taken, 2, 0};
+  char error[512] = "";
+  CHECK_MSG(dccl_atomic_write_with(target, "new policy", 10, next_listed, &s, error, sizeof(error)) == 0, "%s", error);
+  CHECK_EQ_INT(s.next, 2);
+  CHECK(holds_text(target, "new policy"));
+  CHECK_MSG(holds_text(theirs, "another writer's half-written file"), "the other writer's temporary file was touched");
+
+  const uint64_t always_taken[] = {colliding};
+  s = (listed_suffixes){always_taken, 1, 0};
+  memset(error, 0, sizeof(error));
+  CHECK_EQ_INT(dccl_atomic_write_with(target, "newer policy", 12, next_listed, &s, error, sizeof(error)), -1);
+  CHECK_MSG(strstr(error, "taken") != NULL, "reason: %s", error);
+  CHECK(s.next > 1 && s.next <= 16);
+  CHECK(holds_text(target, "new policy"));
+  CHECK(holds_text(theirs, "another writer's half-written file"));
+  unlink(theirs);
+  CHECK_EQ_INT(others_in_directory("policy.bin"), 0);
+  unlink(target);
+}
+
+/* Two writers of 8 MiB each (threads), whose first names collide as those of two hosts or PID
+ * namespaces could: both succeed, and the target is always one of them, whole. */
+enum { BIG = 8 << 20, ROUNDS = 8 };
+typedef struct writer_job {
+  const char* target;
+  uint8_t byte;
+  pthread_barrier_t* start;
+  int rc;
+  char error[512];
+} writer_job;
+
+static uint64_t colliding_then_random(void* context) {
+  int* calls = context;
+  return (*calls)++ == 0 ? 0xC0111DEULL : dccl_random_suffix(NULL);
+}
+
+static void* write_big(void* argument) {
+  writer_job* job = argument;
+  uint8_t* data = malloc(BIG);
+  if (data == NULL) {
+    job->rc = -2;
+    return NULL;
+  }
+  memset(data, job->byte, BIG);
+  int calls = 0;
+  pthread_barrier_wait(job->start);
+  job->rc = dccl_atomic_write_with(job->target, data, BIG, colliding_then_random, &calls, job->error,
+                                   sizeof(job->error));
+  free(data);
+  return NULL;
+}
+
+static void test_concurrent_writers_in_threads(void) {
+  char target[128];
+  path_in(target, sizeof(target), "shared.bin");
+  pthread_barrier_t start;
+  pthread_barrier_init(&start, NULL, 2);
+  int incomplete = 0;
+  for (int round = 0; round < ROUNDS; round++) {
+    writer_job jobs[2] = {{target, 'A', &start, -9, ""}, {target, 'B', &start, -9, ""}};
+    pthread_t threads[2];
+    for (int i = 0; i < 2; i++) pthread_create(&threads[i], NULL, write_big, &jobs[i]);
+    for (int i = 0; i < 2; i++) pthread_join(threads[i], NULL);
+    for (int i = 0; i < 2; i++) CHECK_MSG(jobs[i].rc == 0, "round %d, writer %c: %s", round, jobs[i].byte, jobs[i].error);
+    incomplete += !holds_only(target, BIG, 'A') && !holds_only(target, BIG, 'B');
+  }
+  pthread_barrier_destroy(&start);
+  CHECK_MSG(incomplete == 0, "%d of %d rounds left a mixed or partial file", incomplete, ROUNDS);
+  CHECK_EQ_INT(others_in_directory("shared.bin"), 0);
+  unlink(target);
+}
+
+/* The same with two processes and the default (random) names. */
+static void test_concurrent_writers_in_processes(void) {
+  char target[128];
+  path_in(target, sizeof(target), "shared.bin");
+  uint8_t* data = malloc(BIG);
+  CHECK(data != NULL);
+  if (data == NULL) return;
+  fflush(NULL);
+  pid_t children[2];
+  for (int i = 0; i < 2; i++) {
+    children[i] = fork();
+    if (children[i] == 0) {
+      memset(data, 'P' + i, BIG);
+      char error[512];
+      int failed = 0;
+      for (int round = 0; round < ROUNDS; round++) failed += dccl_atomic_write(target, data, BIG, error, sizeof(error)) != 0;
+      _exit(failed == 0 ? 0 : 1);
+    }
+  }
+  for (int i = 0; i < 2; i++) {
+    int status = -1;
+    CHECK(children[i] > 0 && waitpid(children[i], &status, 0) == children[i]);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "writer process %d failed (status %d)", i, status);
+  }
+  free(data);
+  CHECK(holds_only(target, BIG, 'P') || holds_only(target, BIG, 'Q'));
+  CHECK_EQ_INT(others_in_directory("shared.bin"), 0);
+  unlink(target);
+}
+
+int main(void) {
+  snprintf(directory, sizeof(directory), "/tmp/dccl_atomic_test_XXXXXX");
+  if (mkdtemp(directory) == NULL) return 1;
+  RUN(test_temporary_name);
+  RUN(test_existing_temporary_is_left_alone);
+  RUN(test_concurrent_writers_in_threads);
+  RUN(test_concurrent_writers_in_processes);
+  rmdir(directory);
+  TEST_SUMMARY();
+}
