@@ -290,8 +290,13 @@ static void test_unreadable_policy_is_not_overwritten(void) {
   }
   int status = -1;
   CHECK(child > 0 && waitpid(child, &status, 0) == child);
-  CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: status %d (3: cannot drop privileges, 4: still "
-            "privileged, 5: run failed, 6: not one warning)", status);
+  int unprivileged = !(WIFEXITED(status) && (WEXITSTATUS(status) == 3 || WEXITSTATUS(status) == 4));
+  if (!unprivileged) /* a container that forbids setuid: the file cannot be made unreadable to the job */
+    fprintf(stderr, "  note: %s could not run without root's privileges here; its checks are skipped\n",
+            test_current_name);
+  else
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: status %d (5: run failed, 6: not one warning)",
+              status);
   CHECK(chmod(path, 0600) == 0);
   CHECK_MSG(holds(path, (const uint8_t*)saved, sizeof(saved)), "the unreadable policy was replaced");
   CHECK(access(aside, F_OK) != 0);
