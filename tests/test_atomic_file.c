@@ -10,27 +10,18 @@
 #include <unistd.h>
 
 #include "../persist/atomic_file.h"
+#include "../core/text_file.h"
 #include "test.h"
 
 static char directory[64];
 
 static void path_in(char* out, size_t size, const char* name) { snprintf(out, size, "%s/%s", directory, name); }
 
+/* The whole file (NULL when it cannot be read). */
 static uint8_t* read_all(const char* path, size_t* size) {
+  char error[256];
   *size = 0;
-  FILE* f = fopen(path, "rb");
-  if (f == NULL) return NULL;
-  uint8_t* data = NULL;
-  long length = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-  if (length >= 0 && fseek(f, 0, SEEK_SET) == 0 && (data = malloc((size_t)length + 1)) != NULL &&
-      fread(data, 1, (size_t)length, f) == (size_t)length) {
-    *size = (size_t)length;
-  } else {
-    free(data);
-    data = NULL;
-  }
-  fclose(f);
-  return data;
+  return (uint8_t*)dccl_read_file(path, (size_t)1 << 30, size, error, sizeof(error));
 }
 
 /* The file holds exactly `text`. */

@@ -14,6 +14,7 @@
 #include "../agents/config_agent.h"
 #include "../agents/trigger.h"
 #include "../persist/policy_file.h"
+#include "../core/text_file.h"
 #include "test.h"
 
 #define N_CELLS 3
@@ -142,30 +143,11 @@ static int save(const char* path, const dccl_config_agent* agent, const dccl_tri
 }
 
 /* ---- files ---- */
+/* The whole file (NULL when it cannot be read). */
 static uint8_t* read_all(const char* path, size_t* size) {
+  char reason[256];
   *size = 0;
-  FILE* f = fopen(path, "rb");
-  if (f == NULL) return NULL;
-  size_t capacity = 1 << 16, n = 0;
-  uint8_t* data = malloc(capacity);
-  while (data != NULL) {
-    if (n == capacity) {
-      uint8_t* grown = realloc(data, capacity * 2);
-      if (grown == NULL) {
-        free(data);
-        data = NULL;
-        break;
-      }
-      data = grown;
-      capacity *= 2;
-    }
-    size_t got = fread(data + n, 1, capacity - n, f);
-    n += got;
-    if (got == 0) break;
-  }
-  fclose(f);
-  *size = n;
-  return data;
+  return (uint8_t*)dccl_read_file(path, (size_t)1 << 30, size, reason, sizeof(reason));
 }
 
 static int write_all(const char* path, const void* data, size_t size) {
