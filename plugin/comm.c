@@ -32,6 +32,7 @@ dccl_comm* dccl_comm_create(uint32_t slot, int comm_id_known, uint64_t comm_id, 
   atomic_flag_clear(&comm->warned_no_valid_entry);
   atomic_flag_clear(&comm->warned_nan_entry);
   atomic_flag_clear(&comm->warned_ambiguous_chunk);
+  atomic_flag_clear(&comm->warned_unknown_events);
   dccl_settings_load(&comm->settings, &comm->logger);
   dccl_table_store_init(&comm->tables, comm->settings.epoch_calls);
   return comm;
@@ -189,11 +190,8 @@ static int warm_start(dccl_comm* comm, int will_save) {
     return 0;
   case DCCL_POLICY_UNREADABLE:
     comm->policy_save_disabled = 1;
-    if (will_save)
-      DCCL_WARN(&comm->logger, "ignoring the saved policy: %s; it is left as it is, and this job's policy will not "
-                "be saved", error);
-    else
-      DCCL_WARN(&comm->logger, "ignoring the saved policy: %s", error);
+    DCCL_WARN(&comm->logger, "ignoring the saved policy: %s%s", error,
+              will_save ? "; it is left as it is, and this job's policy will not be saved" : "");
     return 0;
   }
   return 0;
@@ -383,11 +381,11 @@ int dccl_comm_attach_profiler(dccl_comm* comm, int abi_version, int rank) {
 
 int dccl_comm_drain(dccl_comm* comm, int max_measurements) {
   if (!comm->profiling) return 0;
-  if (atomic_load_explicit(&comm->events.unknown_ready, memory_order_acquire) && !comm->reported_unknown_events) {
-    comm->reported_unknown_events = 1;
-    DCCL_WARN(&comm->logger, "NCCL profiler events DynamICCL cannot interpret (the first: %s); those collectives are "
-              "not measured (reported once per communicator)", comm->events.unknown_description);
-  }
+  if (atomic_load_explicit(&comm->events.unknown_ready, memory_order_acquire))
+    DCCL_WARN_ONCE(&comm->logger, &comm->warned_unknown_events,
+                   "NCCL profiler events DynamICCL cannot interpret (the first: %s); those collectives are not measured "
+                   "(reported once per communicator)",
+                   comm->events.unknown_description);
   /* The inputs are read after the acquire: a tuner attaching meanwhile publishes them with learning. */
   int learning = atomic_load_explicit(&comm->learning, memory_order_acquire);
   dccl_learner_inputs in;

@@ -30,11 +30,11 @@ typedef struct dccl_tuner_counters {
 
 #define DCCL_GROUP_DECISIONS 16
 
-/* One getCollInfo decision of the group being planned: the action, and the (algorithm, protocol) it
- * makes NCCL run (for NCCL's own choice, the cheapest entry of its cost table). */
+/* One getCollInfo decision of the group being planned: the (algorithm, protocol) it makes NCCL run (for
+ * NCCL's own choice, the cheapest entry of its cost table) and the chunk size it asks for (log2; 0:
+ * NCCL's). */
 typedef struct dccl_group_decision {
-  dccl_action action;
-  uint8_t coll, algo, proto;
+  uint8_t coll, algo, proto, chunk_log2;
 } dccl_group_decision;
 
 typedef struct dccl_comm {
@@ -61,10 +61,9 @@ typedef struct dccl_comm {
    * their chunks, both on the thread launching the group; the group's decisions are kept until then. */
   dccl_group_decision group_decisions[DCCL_GROUP_DECISIONS];
   uint8_t n_group_decisions, group_overflowed, sizing_chunks;
-  atomic_flag warned_ambiguous_chunk;
   dccl_tuner_counters counters;
   atomic_flag warned_bad_collective, warned_bad_table, warned_unusable_action, warned_no_valid_entry,
-    warned_nan_entry;
+    warned_nan_entry, warned_ambiguous_chunk, warned_unknown_events;
 
   /* profiler half */
   int profiling;
@@ -82,7 +81,6 @@ typedef struct dccl_comm {
   int policy_save_disabled; /* the file there could not be read or set aside: never save over it */
   uint64_t fingerprint;
   double last_save_seconds;
-  int reported_unknown_events; /* the worker logged the first uninterpretable profiler event */
 
   /* coordination (learn mode on a multi-rank communicator): leader or worker session */
   struct dccl_coord_session* coord;

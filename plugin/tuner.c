@@ -131,12 +131,13 @@ static void keep_group_decision(dccl_comm* comm, const call_view* v, dccl_action
     return;
   }
   dccl_group_decision* d = &comm->group_decisions[comm->n_group_decisions++];
-  int algo = dccl_action_algo(action), proto = dccl_action_proto(action);
+  int algo = dccl_action_algo(action), proto = dccl_action_proto(action), chunk_log2 = 0;
   if (dccl_action_is_nccl(action)) nccl_pick(v, &algo, &proto);
-  d->action = action;
+  else chunk_log2 = dccl_action_chunk_log2(action);
   d->coll = (uint8_t)v->coll;
   d->algo = (uint8_t)(algo < 0 ? 0xFF : algo);
   d->proto = (uint8_t)(proto < 0 ? 0xFF : proto);
+  d->chunk_log2 = (uint8_t)chunk_log2;
 }
 
 /* Counts the call (epochs are counted in calls, on every rank alike), checks the collective and counts
@@ -201,26 +202,24 @@ void dccl_tuner_decide_v2(dccl_comm* comm, int coll, size_t bytes, int collnet_s
 void dccl_tuner_chunk_size(dccl_comm* comm, int coll, int algo, int proto, size_t* chunk_size) {
   if (coll < 0 || coll >= DCCL_NUM_COLLS || chunk_size == NULL) return;
   comm->sizing_chunks = 1;
-  int matches = 0, ambiguous = comm->group_overflowed;
-  dccl_action chosen = DCCL_ACTION_NCCL;
+  int chunk_log2 = -1, ambiguous = comm->group_overflowed; /* -1: no decision of the group matches */
   for (int i = 0; i < comm->n_group_decisions; i++) {
     const dccl_group_decision* d = &comm->group_decisions[i];
     if (d->coll != coll || d->algo != algo || d->proto != proto) continue;
-    int chunk = dccl_action_is_nccl(d->action) ? 0 : dccl_action_chunk_log2(d->action);
-    int chosen_chunk = dccl_action_is_nccl(chosen) ? 0 : dccl_action_chunk_log2(chosen);
-    if (matches++ == 0) chosen = d->action;
-    else if (chunk != chosen_chunk) ambiguous = 1;
+    if (chunk_log2 < 0) chunk_log2 = d->chunk_log2;
+    else if (d->chunk_log2 != chunk_log2) ambiguous = 1;
   }
-  if (matches == 0 || dccl_action_is_nccl(chosen) || dccl_action_chunk_log2(chosen) == 0) return;
+  if (chunk_log2 < 0) return;
   if (ambiguous) {
     dccl_bump(&comm->counters.chunk_ambiguous);
-    if (!atomic_flag_test_and_set_explicit(&comm->warned_ambiguous_chunk, memory_order_relaxed))
+    if (dccl_log_once_claim(&comm->warned_ambiguous_chunk))
       DCCL_INFO(&comm->logger,
                 "a group of %s calls asks for different chunk sizes with one algorithm and protocol; NCCL's chunk "
                 "size is kept for them (reported once per communicator)",
                 dccl_coll_name(coll));
     return;
   }
-  *chunk_size = dccl_action_chunk_bytes(chosen);
+  if (chunk_log2 == 0) return; /* NCCL's own chunk */
+  *chunk_size = (size_t)1 << chunk_log2;
   dccl_bump(&comm->counters.chunk_set);
 }
