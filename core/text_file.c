@@ -7,26 +7,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Fails a read: the reason in `error` and in errno (the one state the message is derived from). */
+static char* read_failed(int why, char* error, size_t error_size) {
+  snprintf(error, error_size, "%s", why == EFBIG ? "file is too large" : why == ENOMEM ? "out of memory" : strerror(why));
+  errno = why;
+  return NULL;
+}
+
 char* dccl_read_file(const char* path, size_t max_bytes, size_t* length_out, char* error, size_t error_size) {
   FILE* file = fopen(path, "rb");
-  if (file == NULL) {
-    int why = errno;
-    snprintf(error, error_size, "%s", strerror(why));
-    errno = why;
-    return NULL;
-  }
+  if (file == NULL) return read_failed(errno, error, error_size);
   /* Read at most max_bytes + 1 bytes: one byte more than allowed proves the file too large. */
   size_t limit = max_bytes + 1, capacity = limit < 4096 ? limit : 4096, length = 0;
   char* text = malloc(capacity + 1);
-  const char* failure = text == NULL ? "out of memory" : NULL;
   int why = text == NULL ? ENOMEM : 0;
-  while (failure == NULL) {
+  while (why == 0) {
     if (length == capacity) {
       if (capacity == limit) break;
       size_t grown_capacity = capacity * 2 < limit ? capacity * 2 : limit;
       char* grown = realloc(text, grown_capacity + 1);
       if (grown == NULL) {
-        failure = "out of memory";
         why = ENOMEM;
         break;
       }
@@ -37,23 +37,15 @@ char* dccl_read_file(const char* path, size_t max_bytes, size_t* length_out, cha
     size_t got = fread(text + length, 1, capacity - length, file);
     length += got;
     if (got == 0) {
-      if (ferror(file)) {
-        why = errno != 0 ? errno : EIO;
-        failure = strerror(why);
-      }
+      if (ferror(file)) why = errno != 0 ? errno : EIO;
       break;
     }
   }
   fclose(file);
-  if (failure == NULL && length > max_bytes) {
-    failure = "file is too large";
-    why = EFBIG;
-  }
-  if (failure != NULL) {
-    snprintf(error, error_size, "%s", failure);
+  if (why == 0 && length > max_bytes) why = EFBIG;
+  if (why != 0) {
     free(text);
-    errno = why;
-    return NULL;
+    return read_failed(why, error, error_size);
   }
   text[length] = '\0';
   *length_out = length;
