@@ -168,6 +168,16 @@ static void registry_connection_closed(const connection* c, uint64_t now) {
   }
 }
 
+/* Registry: the entries connection `c` registered, all of them (it closed) or `comm_id`'s (its leader
+ * left). */
+static void forget_registrations(const connection* c, int every_comm, uint64_t comm_id) {
+  for (int i = 0; i < service.registry_count;)
+    if (service.registry_entries[i].owner == c && (every_comm || service.registry_entries[i].comm_id == comm_id))
+      service.registry_entries[i] = service.registry_entries[--service.registry_count];
+    else
+      i++;
+}
+
 static void close_connection(connection* c, uint64_t now) {
   for (int i = 0; i < service.session_count; i++) {
     dccl_coord_session* s = service.sessions[i];
@@ -184,9 +194,7 @@ static void close_connection(connection* c, uint64_t now) {
       if (c->to_registry) s->looking_up = 0;
     }
   }
-  for (int i = 0; i < service.registry_count;)
-    if (service.registry_entries[i].owner == c) service.registry_entries[i] = service.registry_entries[--service.registry_count];
-    else i++;
+  forget_registrations(c, 1, 0);
   if (service.registry_conn == c) registry_connection_closed(c, now);
   for (int i = 0; i < service.connection_count; i++)
     if (service.connections[i] == c) {
@@ -376,15 +384,6 @@ static void on_address(const dccl_wire_header* h, dccl_wire_reader* r, uint64_t 
   start_connection_to(s, &a, now);
 }
 
-/* Registry: the leader that registered `comm_id` on connection `c` left. */
-static void forget_registration(const connection* c, uint64_t comm_id) {
-  for (int i = 0; i < service.registry_count; i++)
-    if (service.registry_entries[i].comm_id == comm_id && service.registry_entries[i].owner == c) {
-      service.registry_entries[i] = service.registry_entries[--service.registry_count];
-      return;
-    }
-}
-
 /* Registry: a leader says where it listens (found 1), or that it left (found 0). */
 static void on_register(connection* c, const dccl_wire_header* h, dccl_wire_reader* r) {
   dccl_wire_address a;
@@ -394,7 +393,7 @@ static void on_register(connection* c, const dccl_wire_header* h, dccl_wire_read
     return;
   }
   if (!a.found) {
-    forget_registration(c, h->comm_id);
+    forget_registrations(c, 0, h->comm_id);
     return;
   }
   for (int i = 0; i < service.registry_count; i++)

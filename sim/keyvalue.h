@@ -11,6 +11,9 @@ int dccl_next_scenario_line(const char** cursor, char* line, size_t size, int* l
 /* Splits "key = value"; returns 0 when the line has that shape. Both are trimmed in place. */
 int dccl_split_key_value(char* line, char** key, char** value);
 
+/* The words a line of a workload or conditions file may hold. */
+#define DCCL_LINE_MAX_WORDS 16
+
 /* Whitespace tokenizer: splits `line` in place into at most `max` tokens; returns the count, or -1
  * when the line has more than `max` tokens. */
 int dccl_tokenize(char* line, char** tokens, int max);

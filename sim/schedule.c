@@ -11,18 +11,15 @@
 #include "keyvalue.h"
 #include "scenario_path.h"
 
-/* Words on one line: the kind, the shape and its key=value settings. */
-#define MAX_TOKENS 16
-
 /* The longest mean on or off episode, in calls: far beyond any run, and short enough that a sampled
  * episode stays a finite number of calls. */
 #define MAX_MEAN_EPISODE 1e15
 
 static int parse_event(char* line, dccl_condition_event* e, char* why, size_t why_size) {
-  char* tokens[MAX_TOKENS];
-  int n = dccl_tokenize(line, tokens, MAX_TOKENS);
+  char* tokens[DCCL_LINE_MAX_WORDS];
+  int n = dccl_tokenize(line, tokens, DCCL_LINE_MAX_WORDS);
   if (n < 0) {
-    snprintf(why, why_size, "more than %d words on a line", MAX_TOKENS);
+    snprintf(why, why_size, "more than %d words on a line", DCCL_LINE_MAX_WORDS);
     return -1;
   }
   if (n < 2) {

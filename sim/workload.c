@@ -10,9 +10,6 @@
 #include "keyvalue.h"
 #include "scenario_path.h"
 
-/* Words on one line: a collective, its size and options. */
-#define MAX_TOKENS 16
-
 static int add_op(dccl_workload* w, const dccl_workload_op* op) {
   if (w->n_ops >= DCCL_WORKLOAD_MAX_OPS) return -1;
   w->ops[w->n_ops++] = *op;
@@ -86,14 +83,14 @@ int dccl_workload_parse(const char* text, const char* source, dccl_workload* w, 
       snprintf(w->name, sizeof(w->name), "%s", value);
       continue;
     }
-    char* tokens[MAX_TOKENS];
-    int n = too_long ? 0 : dccl_tokenize(line, tokens, MAX_TOKENS);
+    char* tokens[DCCL_LINE_MAX_WORDS];
+    int n = too_long ? 0 : dccl_tokenize(line, tokens, DCCL_LINE_MAX_WORDS);
     dccl_workload_op op = {.count = 1, .pipe_ops = 1};
     if (n == 0) {
       snprintf(why, sizeof(why), "line too long");
       rc = -1;
     } else if (n < 0) {
-      snprintf(why, sizeof(why), "more than %d words on a line", MAX_TOKENS);
+      snprintf(why, sizeof(why), "more than %d words on a line", DCCL_LINE_MAX_WORDS);
       rc = -1;
     } else if (strcmp(tokens[0], "repeat") == 0) {
       long long iterations;

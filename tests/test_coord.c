@@ -446,6 +446,15 @@ static void test_tcp_through_registry(void) {
   CHECK(changes > 20);
 }
 
+/* Starts `w` on `buffer` with a hello from the process `key`, as every connection begins. */
+static void begin_with_hello(dccl_wire_writer* w, uint8_t* buffer, size_t size, uint64_t key) {
+  dccl_wire_writer_init(w, buffer, size);
+  size_t at = dccl_wire_begin(w, DCCL_MSG_HELLO, 0, 0, 0);
+  dccl_wire_hello hello = {key};
+  dccl_wire_put_hello(w, &hello);
+  dccl_wire_end(w, at);
+}
+
 /* A stray peer sends garbage, a wrong token, a wrong version and an oversized message to a leader
  * while its session runs: each is refused, and the session goes on. */
 static void test_bad_peers_rejected(void) {
@@ -471,12 +480,8 @@ static void test_bad_peers_rejected(void) {
     CHECK(fd >= 0);
     uint8_t buffer[128];
     dccl_wire_writer w;
-    dccl_wire_writer_init(&w, buffer, sizeof(buffer));
-    size_t at = dccl_wire_begin(&w, DCCL_MSG_HELLO, 0, 0, 0);
-    dccl_wire_hello hello = {12345};
-    dccl_wire_put_hello(&w, &hello);
-    dccl_wire_end(&w, at);
-    at = dccl_wire_begin(&w, DCCL_MSG_JOIN, 1, o.comm_id, attack == 1 ? 999 : dccl_wire_token(o.comm_id, 0));
+    begin_with_hello(&w, buffer, sizeof(buffer), 12345);
+    size_t at = dccl_wire_begin(&w, DCCL_MSG_JOIN, 1, o.comm_id, attack == 1 ? 999 : dccl_wire_token(o.comm_id, 0));
     dccl_wire_join join = {1, 2, 1, 0};
     dccl_wire_put_join(&w, &join);
     dccl_wire_end(&w, at);
@@ -625,11 +630,7 @@ static int registry_client(int port) {
   }
   uint8_t buffer[64];
   dccl_wire_writer w;
-  dccl_wire_writer_init(&w, buffer, sizeof(buffer));
-  size_t at = dccl_wire_begin(&w, DCCL_MSG_HELLO, 0, 0, 0);
-  dccl_wire_hello hello = {0x5EED};
-  dccl_wire_put_hello(&w, &hello);
-  dccl_wire_end(&w, at);
+  begin_with_hello(&w, buffer, sizeof(buffer), 0x5EED);
   if (send_all(fd, buffer, w.length) != 0) {
     close(fd);
     return -1;

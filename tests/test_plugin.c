@@ -185,6 +185,16 @@ static void test_fixed_mode_applies_table(void) {
   clear_environment();
 }
 
+/* getCollInfo for a group's AllReduces of 1 MiB and 4 MiB, on the usual cost table. */
+static void decide_allreduces_of_1m_and_4m(void* context) {
+  for (int i = 0; i < 2; i++) {
+    float cost[21];
+    int channels = 0;
+    make_cost_table(cost);
+    tuner6->getCollInfo(context, ncclFuncAllReduce, (size_t)1 << (20 + 2 * i), 1, (float**)cost, 7, 3, 0, &channels);
+  }
+}
+
 /* NCCL decides every task of a group first (getCollInfo per aggregate), then sizes their chunks
  * (getChunkSize with a channel's share of the bytes): each task gets the chunk of the decision that made
  * NCCL run its (algorithm, protocol), not the group's last decision. */
@@ -219,10 +229,7 @@ static void test_chunk_sizes_of_a_group(void) {
   CHECK_EQ_INT((int)chunk, 512 * 1024);
   /* The next group: AllReduce 1 MiB and 4 MiB both run ring/Simple but ask for 64K and 1M: which task is
    * which cannot be told apart, so NCCL's chunk stays (and it is said once). */
-  for (int i = 0; i < 2; i++) {
-    make_cost_table(cost);
-    tuner6->getCollInfo(context, ncclFuncAllReduce, (size_t)1 << (20 + 2 * i), 1, (float**)cost, 7, 3, 0, &channels);
-  }
+  decide_allreduces_of_1m_and_4m(context);
   chunk = 4 << 20;
   tuner6->getChunkSize(context, ncclFuncAllReduce, 1 << 17, 1, 2, 1, &chunk);
   CHECK_EQ_INT((int)chunk, 4 << 20);
@@ -232,10 +239,7 @@ static void test_chunk_sizes_of_a_group(void) {
   use_fixed_table("group2.table", "allreduce,0,2M,nccl\nallreduce,2M,-1,ring/simple/chunk=1M\n");
   tuner6->finalize(context);
   context = init_v6(4, 16, 2);
-  for (int i = 0; i < 2; i++) {
-    make_cost_table(cost);
-    tuner6->getCollInfo(context, ncclFuncAllReduce, (size_t)1 << (20 + 2 * i), 1, (float**)cost, 7, 3, 0, &channels);
-  }
+  decide_allreduces_of_1m_and_4m(context);
   chunk = 4 << 20;
   tuner6->getChunkSize(context, ncclFuncAllReduce, 1 << 17, 0, 0, 1, &chunk);
   CHECK_EQ_INT((int)chunk, 4 << 20);

@@ -170,12 +170,19 @@ static void test_schedules(void) {
   }
 }
 
+/* The workload `text`, read from `source`, is refused with `expected` in the message. */
+static void expect_workload_refused(const char* text, const char* source, const char* expected) {
+  char error[512];
+  dccl_workload w;
+  CHECK_MSG(dccl_workload_parse(text, source, &w, error, sizeof(error)) != 0, "accepted: %s", text);
+  CHECK_MSG(strstr(error, expected) != NULL, "%s", error);
+}
+
 /* The counts times repeat are counted without wrapping: 2^40 x 2^24 is 2^64, not 0 calls. */
 static void test_workload_call_count_overflow(void) {
   char error[512];
   dccl_workload w;
-  CHECK(dccl_workload_parse("allreduce 1M x1099511627776\nrepeat 16777216\n", "huge", &w, error, sizeof(error)) != 0);
-  CHECK_MSG(strstr(error, "huge: too many calls") != NULL, "%s", error);
+  expect_workload_refused("allreduce 1M x1099511627776\nrepeat 16777216\n", "huge", "huge: too many calls");
   CHECK(dccl_workload_parse("allreduce 1M x1099511627776\nrepeat 16777215\n", "w", &w, error, sizeof(error)) == 0);
   CHECK(dccl_workload_total_calls(&w) == UINT64_MAX - ((uint64_t)1 << 40) + 1);
   dccl_workload_free(&w);
@@ -195,8 +202,7 @@ static void test_words_beyond_the_limit(void) {
   for (int i = 0; i < 2; i++) {
     char seventeen[512];
     snprintf(seventeen, sizeof(seventeen), "%s%s", text, endings[i]);
-    CHECK_MSG(dccl_workload_parse(seventeen, "long", &w, error, sizeof(error)) != 0, "accepted: %s", seventeen);
-    CHECK_MSG(strstr(error, "long:1: more than 16 words") != NULL, "%s", error);
+    expect_workload_refused(seventeen, "long", "long:1: more than 16 words");
   }
   char event[512] = "congestion step at=1 level=0.5";
   for (int i = 0; i < 15; i++) strcat(event, " level=0.5");
@@ -210,10 +216,7 @@ static void test_gap_bounded_after_its_unit(void) {
   char error[512];
   dccl_workload w;
   const char* bad[] = {"allreduce 1K gap=1e308s\n", "allreduce 1K gap=1e303ms\n", "allreduce 1K gap=3601s\n"};
-  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-    CHECK_MSG(dccl_workload_parse(bad[i], "gap", &w, error, sizeof(error)) != 0, "accepted: %s", bad[i]);
-    CHECK_MSG(strstr(error, "gap:1: bad gap") != NULL, "%s", error);
-  }
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) expect_workload_refused(bad[i], "gap", "gap:1: bad gap");
   CHECK(dccl_workload_parse("allreduce 1K gap=3600s\n", "w", &w, error, sizeof(error)) == 0);
   CHECK(w.ops[0].gap_us == 3.6e9);
   dccl_workload_free(&w);
