@@ -1,6 +1,7 @@
 /* coord/coordinator.h: the same decision table on every rank of a communicator.
  *
- * The leader of a communicator (rank 0) learns; the other ranks (workers) run the tables it decides.
+ * The leader of a communicator (rank 0) learns, or runs the saved policy it loaded (frozen); the other
+ * ranks (workers) run the tables it decides.
  * All ranks make the same getCollInfo calls in the same order and group them into epochs of
  * DYNAMICCL_EPOCH_CALLS calls. The leader decides the table of each epoch (see decision_table.h:
  * committed by its learner one epoch ahead, or "unchanged" by its hot path) and records the changes;
@@ -30,6 +31,9 @@ typedef struct dccl_coord_options {
   char registry[288];      /* "host:port": TCP through this registry; "": Unix sockets on this node */
   uint64_t secret;         /* mixed into the token (DYNAMICCL_COORD_SECRET); 0: none */
   double drop_probability; /* testing: a worker drops its connection after a message with this chance */
+  /* Leader of a frozen policy: the table of epoch 0 never changes. Once a worker has it, the worker is
+   * told so (BYE) and runs it on without waiting at epoch boundaries. */
+  int frozen;
 } dccl_coord_options;
 
 typedef struct dccl_coord_session dccl_coord_session;

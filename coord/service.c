@@ -49,6 +49,7 @@ typedef struct worker_link { /* the leader's view of one worker rank */
   connection* conn;
   uint64_t sent, acked;
   int need_full;
+  int released; /* frozen leader: the worker has the table and was told nothing changes any more */
 } worker_link;
 
 typedef struct inbox_entry {
@@ -236,8 +237,9 @@ static size_t finish(connection* c, dccl_wire_writer* w, dccl_coord_stats* stats
 
 static uint64_t token_of(uint64_t comm_id) { return dccl_wire_token(comm_id, service.secret); }
 
-static void send_simple(connection* c, dccl_wire_type type, uint32_t rank, uint64_t comm_id, const void* payload,
-                        dccl_coord_stats* stats) {
+/* Queues one message; 0 when the output buffer has no room for it. */
+static int send_simple(connection* c, dccl_wire_type type, uint32_t rank, uint64_t comm_id, const void* payload,
+                       dccl_coord_stats* stats) {
   dccl_wire_writer w;
   writer_for(c, &w);
   size_t at = dccl_wire_begin(&w, type, rank, comm_id, token_of(comm_id));
@@ -251,7 +253,7 @@ static void send_simple(connection* c, dccl_wire_type type, uint32_t rank, uint6
     case DCCL_MSG_REJECT: dccl_wire_put_text(&w, payload); break;
     default: break;
   }
-  if (dccl_wire_end(&w, at) == 0) finish(c, &w, stats);
+  return dccl_wire_end(&w, at) == 0 && finish(c, &w, stats) > 0;
 }
 
 static void send_hello(connection* c) {
@@ -303,6 +305,7 @@ static void on_join(connection* c, const dccl_wire_header* h, dccl_wire_reader* 
   link->sent = join.received;
   if (join.received > link->acked) link->acked = join.received;
   link->need_full = 1;
+  link->released = 0;
   s->stats.connections++;
 }
 
@@ -621,6 +624,7 @@ static void leader_work(dccl_coord_session* s, uint64_t now) {
     worker_link* link = &s->links[rank];
     if (link->acked < oldest) oldest = link->acked;
     connection* c = link->conn;
+    if (link->released) continue;
     if (c == NULL || c->closing || c->peer_key == 0) {
       if (s->leaving && c != NULL) all_sent = 0;
       continue;
@@ -644,13 +648,17 @@ static void leader_work(dccl_coord_session* s, uint64_t now) {
       link->sent = (uint64_t)stated;
       link->need_full = 0;
     }
+    /* Frozen: the whole table is on its way and will never change, so the worker may run it on alone. */
+    if (s->options.frozen && link->sent > 0 && !link->need_full &&
+        send_simple(c, DCCL_MSG_BYE, (uint32_t)rank, s->options.comm_id, &link->sent, &s->stats))
+      link->released = 1;
     if (link->sent < decided || c->out_length > 0) all_sent = 0;
   }
   if (oldest != UINT64_MAX) dccl_history_forget(&s->history, oldest);
   pthread_mutex_unlock(&s->history_lock);
   if (s->leaving && !s->done && (all_sent || now - s->leave_started_ns > LEAVE_NS)) {
     for (int rank = 1; rank < s->options.n_ranks; rank++)
-      if (s->links[rank].conn != NULL) send_simple(s->links[rank].conn, DCCL_MSG_BYE, (uint32_t)rank, s->options.comm_id, &decided, &s->stats);
+      if (s->links[rank].conn != NULL && !s->links[rank].released) send_simple(s->links[rank].conn, DCCL_MSG_BYE, (uint32_t)rank, s->options.comm_id, &decided, &s->stats);
     unregister_leader(s);
     for (int i = 0; i < service.connection_count; i++) flush(service.connections[i]);
     if (s->listener >= 0) close(s->listener);

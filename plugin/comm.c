@@ -197,11 +197,67 @@ static int warm_start(dccl_comm* comm, int will_save) {
   return 0;
 }
 
+/* Rank 0 of a coordinated communicator serves its tables to the other ranks, which wait for them: the
+ * learner's (`learning`), or else the table in force now, which never changes (a frozen policy, or
+ * NCCL's choices when there is none). Returns 0 when it leads. */
+static int lead(dccl_comm* comm, int learning) {
+  dccl_coord_options o;
+  coord_options(comm, &o);
+  o.frozen = !learning;
+  char error[512];
+  comm->coord = dccl_coord_lead(&o, error, sizeof(error));
+  if (comm->coord == NULL) {
+    /* The workers will wait for a leader that never comes; say so loudly. */
+    DCCL_WARN(&comm->logger, "cannot lead the coordination of comm %016llx: %s; the other ranks will wait for it",
+              (unsigned long long)comm->comm_id, error);
+    return -1;
+  }
+  DCCL_INIT_INFO(&comm->logger, "coordination: rank 0 leads comm %016llx (%d ranks, %s, %s)",
+                 (unsigned long long)comm->comm_id, comm->n_ranks,
+                 o.registry[0] != '\0' ? "tcp through the registry" : "unix sockets",
+                 learning ? "learning" : comm->policy_active ? "its saved policy, frozen" : "NCCL's choices, frozen");
+  return 0;
+}
+
+/* How the ranks of a multi-rank communicator agree (learn and frozen modes), decided from configuration
+ * alone so that every rank reaches the same answer. */
+typedef enum { RUN_ALONE, RUN_LEADER, RUN_WORKER, RUN_NCCL } coordination_role;
+
+static coordination_role coordination_role_of(dccl_comm* comm, dccl_mode* mode, int* downgraded) {
+  const dccl_settings* s = &comm->settings;
+  if (comm->n_ranks <= 1 || strcmp(s->coordination, "solo") == 0) return RUN_ALONE;
+  if (comm->rank < 0) { /* no profiler half told the rank; learning is refused later for the same reason */
+    if (*mode == DCCL_MODE_FROZEN)
+      DCCL_WARN(&comm->logger, "without the profiler half (NCCL_PROFILER_PLUGIN=dynamiccl) this rank does not know "
+                "its rank and cannot follow rank 0: each rank of the %d-rank communicator runs its own saved policy "
+                "(every rank must read the same file)", comm->n_ranks);
+    return RUN_ALONE;
+  }
+  if (strcmp(s->coordination, "off") == 0) {
+    if (*mode == DCCL_MODE_LEARN) {
+      DCCL_WARN(&comm->logger, "DYNAMICCL_COORD=off: the %d-rank communicator runs frozen, each rank from its own "
+                "saved policy (every rank must read the same file)", comm->n_ranks);
+      *mode = DCCL_MODE_FROZEN;
+      *downgraded = 1;
+    }
+    return RUN_ALONE;
+  }
+  if (comm->n_nodes > 1 && s->coord_registry[0] == '\0') {
+    DCCL_WARN(&comm->logger,
+              "%s across %d nodes needs a coordinator so that every rank decides alike: set DYNAMICCL_COORD=host:port "
+              "(a port any rank's host can bind, reachable from all nodes), or run under torchrun "
+              "(MASTER_ADDR/MASTER_PORT), or set DYNAMICCL_COORD=off if every rank reads the same policy file; using "
+              "NCCL's choices meanwhile",
+              *mode == DCCL_MODE_LEARN ? "learning" : "running a saved policy", comm->n_nodes);
+    return RUN_NCCL;
+  }
+  return comm->rank > 0 ? RUN_WORKER : RUN_LEADER;
+}
+
 static void setup_learning(dccl_comm* comm) {
   const dccl_settings* s = &comm->settings;
   dccl_mode mode = s->mode;
-  int downgraded = 0;  /* learn -> frozen: already warned */
-  int coordinated = 0; /* the leader of a coordinated communicator */
+  int downgraded = 0; /* learn -> frozen: already warned */
   int tune_chunk = comm->tuner_abi >= 6;
   comm->fingerprint = dccl_policy_fingerprint(comm->n_ranks, comm->n_nodes, s->max_channels, tune_chunk);
   if (s->policy_file[0] != '\0') {
@@ -211,32 +267,20 @@ static void setup_learning(dccl_comm* comm) {
     snprintf(comm->policy_path, sizeof(comm->policy_path), "%s/policy-%016llx.bin", s->policy_dir,
              (unsigned long long)comm->fingerprint);
   }
+  coordination_role role = coordination_role_of(comm, &mode, &downgraded);
+  if (role == RUN_NCCL) return;
+  if (role == RUN_WORKER) {
+    /* Learning or frozen, a worker runs rank 0's tables: its own copy of the policy could differ. */
+    setup_worker(comm);
+    return;
+  }
   if (mode == DCCL_MODE_LEARN && !comm->profiling) {
     DCCL_WARN(&comm->logger,
               "learning needs GPU-timed measurements, but no profiler half is paired with this communicator (needs "
-              "NCCL >= 2.27 and NCCL_PROFILER_PLUGIN=dynamiccl); running frozen");
+              "NCCL >= 2.27 and NCCL_PROFILER_PLUGIN=dynamiccl); running frozen%s",
+              role == RUN_LEADER ? ", the other ranks following this rank's saved policy" : "");
     mode = DCCL_MODE_FROZEN;
     downgraded = 1;
-  } else if (mode == DCCL_MODE_LEARN && comm->n_ranks > 1 && strcmp(s->coordination, "solo") != 0) {
-    /* Decided from configuration alone, so that every rank reaches the same answer. */
-    if (strcmp(s->coordination, "off") == 0) {
-      DCCL_WARN(&comm->logger, "DYNAMICCL_COORD=off: the %d-rank communicator runs frozen", comm->n_ranks);
-      mode = DCCL_MODE_FROZEN;
-      downgraded = 1;
-    } else if (comm->n_nodes > 1 && s->coord_registry[0] == '\0') {
-      DCCL_WARN(&comm->logger,
-                "learning across %d nodes needs a coordinator so that every rank decides alike: set "
-                "DYNAMICCL_COORD=host:port (a port any rank's host can bind, reachable from all nodes), or run under "
-                "torchrun (MASTER_ADDR/MASTER_PORT); running frozen meanwhile",
-                comm->n_nodes);
-      mode = DCCL_MODE_FROZEN;
-      downgraded = 1;
-    } else if (comm->rank > 0) {
-      setup_worker(comm);
-      return;
-    } else {
-      coordinated = 1;
-    }
   }
   dccl_learner_options o;
   memset(&o, 0, sizeof(o));
@@ -270,6 +314,7 @@ static void setup_learning(dccl_comm* comm) {
     free(comm->learner);
     comm->learner = NULL;
     DCCL_WARN(&comm->logger, "out of memory for the agents; using NCCL's choices");
+    if (role == RUN_LEADER) lead(comm, 0); /* the workers wait for rank 0's table: NCCL's choices */
     return;
   }
   int loaded = comm->policy_path[0] != '\0' && warm_start(comm, mode == DCCL_MODE_LEARN);
@@ -284,6 +329,7 @@ static void setup_learning(dccl_comm* comm) {
       DCCL_WARN(&comm->logger, "frozen mode without a usable saved policy; using NCCL's choices");
     }
     free_learning(comm);
+    if (role == RUN_LEADER) lead(comm, 0);
     return;
   }
   comm->call_log = calloc(1, sizeof(dccl_call_log));
@@ -291,24 +337,13 @@ static void setup_learning(dccl_comm* comm) {
   if (comm->call_log == NULL || comm->costs == NULL) {
     free_learning(comm);
     DCCL_WARN(&comm->logger, "out of memory for the agents; using NCCL's choices");
+    if (role == RUN_LEADER) lead(comm, 0);
     return;
   }
   if (loaded) dccl_learner_publish_initial(comm->learner, &comm->tables);
-  if (coordinated) {
-    dccl_coord_options co;
-    coord_options(comm, &co);
-    char error[512];
-    comm->coord = dccl_coord_lead(&co, error, sizeof(error));
-    if (comm->coord == NULL) {
-      /* The workers will wait for a leader that never comes; say so loudly. */
-      DCCL_WARN(&comm->logger, "cannot lead the coordination of comm %016llx: %s; the other ranks will wait for it",
-                (unsigned long long)comm->comm_id, error);
-      free_learning(comm);
-      return;
-    }
-    DCCL_INIT_INFO(&comm->logger, "coordination: rank 0 leads comm %016llx (%d ranks, %s, %llu calls per epoch)",
-                   (unsigned long long)comm->comm_id, comm->n_ranks,
-                   co.registry[0] != '\0' ? "tcp through the registry" : "unix sockets", (unsigned long long)co.epoch_calls);
+  if (role == RUN_LEADER && lead(comm, 1) != 0) {
+    free_learning(comm);
+    return;
   }
   comm->policy_active = 1;
   comm->last_save_seconds = dccl_monotonic_seconds();

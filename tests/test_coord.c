@@ -694,6 +694,56 @@ static void registry_options(dccl_coord_options* o, int port) {
   snprintf(o->registry, sizeof(o->registry), "127.0.0.1:%d", port);
 }
 
+/* Whether the worker's hot path may run call `call` within `seconds`. */
+static int may_run_within(dccl_table_store* worker_store, uint64_t call, double seconds) {
+  for (int tries = 0; tries < (int)(seconds * 1000); tries++) {
+    if (dccl_table_store_for_call(worker_store, call) != NULL) return 1;
+    nanosleep(&(struct timespec){0, 1000000}, NULL);
+  }
+  return 0;
+}
+
+/* A frozen leader's table never changes: once a worker has it, the worker runs it on without waiting
+ * for the leader's hot path at epoch boundaries. A learning leader's workers wait for each epoch. */
+static void test_frozen_leader_releases_its_workers(void) {
+  static dccl_table_store leader_store, worker_store;
+  for (int frozen = 1; frozen >= 0; frozen--) {
+    dccl_table_store_init(&leader_store, 1);
+    dccl_table_store_init(&worker_store, 1);
+    dccl_table* initial = dccl_table_store_initial(&leader_store);
+    int cell = dccl_cell_for_call(DCCL_COLL_ALLREDUCE, 1 << 20, 1, 0);
+    dccl_action ring_ll128 = dccl_action_make(1, 1, 4, 0);
+    dccl_table_set(initial, cell, ring_ll128);
+    dccl_coord_options o;
+    memset(&o, 0, sizeof(o));
+    o.comm_id = 0x3F00 + (uint64_t)frozen;
+    o.n_ranks = 2;
+    o.epoch_calls = 1;
+    o.logger = &quiet;
+    o.frozen = frozen;
+    o.store = &leader_store;
+    char error[256];
+    dccl_coord_session* leader = dccl_coord_lead(&o, error, sizeof(error));
+    o.rank = 1;
+    o.store = &worker_store;
+    dccl_coord_session* worker = dccl_coord_follow(&o, error, sizeof(error));
+    CHECK(leader != NULL && worker != NULL);
+    CHECK(dccl_table_store_for_call(&leader_store, 0) != NULL); /* the leader's hot path stays in epoch 0 */
+    CHECK(follows_within(&worker_store, 5));
+    const dccl_table* first = dccl_table_store_for_call(&worker_store, 0);
+    CHECK(first != NULL && dccl_table_get(first, cell) == ring_ll128);
+    if (frozen) {
+      CHECK_MSG(may_run_within(&worker_store, 1000000, 5), "a frozen leader's worker waits at epoch boundaries");
+      const dccl_table* later = dccl_table_store_for_call(&worker_store, 1000001);
+      CHECK(later != NULL && dccl_table_get(later, cell) == ring_ll128);
+    } else {
+      CHECK_MSG(!may_run_within(&worker_store, 1000000, 0.2), "a learning leader's worker ran an undecided epoch");
+    }
+    dccl_coord_leave(worker, NULL);
+    dccl_coord_leave(leader, NULL);
+  }
+}
+
 /* A leader that leaves is forgotten by the registry at once, not when its process's connection to
  * the registry closes (a long-lived process making and ending communicators filled the registry). */
 static void test_registry_forgets_a_leader_that_left(void) {
@@ -821,6 +871,7 @@ int main(void) {
   RUN(test_tcp_through_registry);
   RUN(test_bad_peers_rejected);
   RUN(test_service_logger_outlives_first_session);
+  RUN(test_frozen_leader_releases_its_workers);
   RUN(test_registry_forgets_a_leader_that_left);
   RUN(test_refused_registration_is_retried);
   RUN(test_registry_backoff_from_a_foreign_peer);

@@ -2,8 +2,8 @@
  * the NCCL emulator with ranks as processes on loopback: every rank must run the same action on every
  * call while the emulator injects host delays of several epochs, a slow leader, a late worker and
  * dropped connections; over Unix sockets on one node and TCP through the registry across "nodes";
- * a multi-node communicator without a coordinator runs frozen everywhere; and processes that each
- * hold two communicators with different leaders.
+ * a multi-node communicator without a coordinator runs NCCL's choices everywhere; frozen, every rank
+ * runs rank 0's saved policy; and processes that each hold two communicators with different leaders.
  *
  * DYNAMICCL_TEST_CALLS sets the calls of the 8-process run (default 200000; the closing note's
  * figure uses 1000000: `make test-coordination-long`). */
@@ -159,9 +159,9 @@ static void test_tcp_across_nodes(void) {
   dccl_workload_free(&workload);
 }
 
-/* Multi-node without a coordinator: every rank runs frozen (NCCL's choices without a policy), with
- * one warning each, and ranks agree. */
-static void test_multinode_without_coordinator_is_frozen(void) {
+/* Multi-node without a coordinator: every rank runs NCCL's choices, with one warning each, and ranks
+ * agree. */
+static void test_multinode_without_coordinator_runs_nccl(void) {
   static dccl_sim sim;
   static dccl_workload workload;
   if (load("sockets-1gpu-4ranks", "mixed", &sim, &workload, 5000) != 0) {
@@ -176,6 +176,85 @@ static void test_multinode_without_coordinator_is_frozen(void) {
   CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
   CHECK(r.rank_mismatches == 0 && r.default_mismatches == 0);
   CHECK_EQ_INT((int)r.plugin_warnings, sim.profile.n_ranks);
+  dccl_sim_free(&sim);
+  dccl_workload_free(&workload);
+}
+
+/* Frozen runs give every rank its own policy file (as node-local policy folders would). */
+static void policy_file_of_rank(int rank, void* argument) {
+  char* const* paths = argument;
+  setenv("DYNAMICCL_POLICY_FILE", paths[rank < 1 ? 0 : 1], 1);
+}
+
+static int learn_policy(const char* profile_name, const char* path, uint64_t comm_id) {
+  static dccl_sim sim;
+  static dccl_workload workload;
+  if (load(profile_name, "mixed", &sim, &workload, 20000) != 0) return -1;
+  learning_environment();
+  setenv("DYNAMICCL_POLICY_FILE", path, 1);
+  dccl_emu_config config;
+  process_config(&config, 3, 20000, comm_id);
+  dccl_emu_result r;
+  char error[512];
+  int rc = dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0 && r.rank_mismatches == 0 &&
+               r.default_mismatches > 0 && access(path, F_OK) == 0
+             ? 0
+             : -1;
+  unsetenv("DYNAMICCL_POLICY_FILE");
+  dccl_sim_free(&sim);
+  dccl_workload_free(&workload);
+  return rc;
+}
+
+/* Frozen, every rank runs rank 0's saved policy, whatever its own copy holds: here the workers' file
+ * holds a policy learned on another cluster, then rank 0 has none at all. Each rank loading its own
+ * file would make them disagree, and hang NCCL. Without the profiler half no rank knows its rank:
+ * each runs its own copy, with a warning. */
+static void test_frozen_ranks_run_rank_0s_policy(void) {
+  char folder[] = "/tmp/dccl-frozen-XXXXXX";
+  CHECK(mkdtemp(folder) != NULL);
+  char nvlink[64], pcie[64], missing[64];
+  snprintf(nvlink, sizeof(nvlink), "%s/nvlink.bin", folder);
+  snprintf(pcie, sizeof(pcie), "%s/pcie.bin", folder);
+  snprintf(missing, sizeof(missing), "%s/missing.bin", folder);
+  CHECK(learn_policy("nvlink-h100x8", nvlink, 0xC00D0010ULL) == 0);
+  CHECK(learn_policy("pcie-8gpu", pcie, 0xC00D0011ULL) == 0);
+  static dccl_sim sim;
+  static dccl_workload workload;
+  if (load("nvlink-h100x8", "mixed", &sim, &workload, 5000) != 0) {
+    CHECK(0);
+    return;
+  }
+  learning_environment();
+  setenv("DYNAMICCL_MODE", "frozen", 1);
+  char* paths[3][2] = {{nvlink, pcie}, {missing, nvlink}, {nvlink, nvlink}};
+  for (int k = 0; k < 3; k++) {
+    dccl_emu_config config;
+    process_config(&config, 3, 5000, 0xC00D0012ULL + (uint64_t)k);
+    config.rank_setup = policy_file_of_rank;
+    config.rank_setup_argument = paths[k];
+    if (k == 2) config.max_profiler = 0; /* no profiler half: no rank known, nobody to follow */
+    dccl_emu_result r;
+    char error[512];
+    CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
+    CHECK_MSG(r.rank_mismatches == 0, "rank 0 %s, workers %s: %llu calls where ranks ran different actions",
+              paths[k][0], paths[k][1], (unsigned long long)r.rank_mismatches);
+    CHECK(r.failed_calls == 0);
+    if (k == 0) { /* the policy really ran, on every rank alike */
+      CHECK_MSG(r.default_mismatches > 0, "rank 0's policy was not applied");
+      CHECK_EQ_INT((int)r.plugin_warnings, 0);
+    } else if (k == 1) { /* rank 0 has none: NCCL's choices everywhere, said once */
+      CHECK_EQ_INT((int)r.default_mismatches, 0);
+      CHECK_EQ_INT((int)r.plugin_warnings, 1);
+    } else { /* each rank runs its own copy, here the same file, with a warning each */
+      CHECK(r.default_mismatches > 0);
+      CHECK_EQ_INT((int)r.plugin_warnings, 3);
+    }
+  }
+  unsetenv("DYNAMICCL_POLICY_FILE");
+  unlink(nvlink);
+  unlink(pcie);
+  rmdir(folder);
   dccl_sim_free(&sim);
   dccl_workload_free(&workload);
 }
@@ -332,7 +411,8 @@ int main(int argc, char** argv) {
   snprintf(self, sizeof(self), "%s", argv[0]);
   snprintf(plugin_path, sizeof(plugin_path), "%s/../libnccl-tuner-dynamiccl.so", dirname(self));
   RUN(test_two_communicators_per_process);
-  RUN(test_multinode_without_coordinator_is_frozen);
+  RUN(test_multinode_without_coordinator_runs_nccl);
+  RUN(test_frozen_ranks_run_rank_0s_policy);
   RUN(test_late_leader_is_waited_for);
   RUN(test_tcp_across_nodes);
   RUN(test_eight_processes_agree);
