@@ -616,6 +616,13 @@ int main(int argc, char** argv) {
   fprintf(stderr, "collbench: NCCL %d.%d.%d, %d ranks on GPU 0 as separate hosts (NCCL_HOSTID), mode %s\n",
           version / 10000, version / 100 % 100, version % 100, o.ranks, o.mode);
   setenv("NCCL_SOCKET_IFNAME", getenv("NCCL_SOCKET_IFNAME") ? getenv("NCCL_SOCKET_IFNAME") : "lo", 1);
+  /* The ranks are separate "nodes" on this one machine: learning and frozen policies need their
+   * coordinator, which listens on loopback. */
+  if (getenv("DYNAMICCL_COORD") == NULL) {
+    char address[64];
+    snprintf(address, sizeof(address), "127.0.0.1:%d", 20000 + (int)(getpid() % 20000));
+    setenv("DYNAMICCL_COORD", address, 1);
+  }
   char plugin_path[4096] = "";
   if (strcmp(o.mode, "none") != 0 && realpath(o.plugin, plugin_path) == NULL) {
     fprintf(stderr, "collbench: plugin %s: %s\n", o.plugin, strerror(errno));
@@ -672,16 +679,9 @@ int main(int argc, char** argv) {
       }
     }
   } else {
-    if (strcmp(o.mode, "default") == 0 || strcmp(o.mode, "frozen") == 0) setenv("DYNAMICCL_MODE", o.mode, 1);
-    else if (strcmp(o.mode, "learn") == 0) {
-      setenv("DYNAMICCL_MODE", "learn", 1);
-      /* The ranks are separate "nodes" on this one machine: their coordinator listens on loopback. */
-      if (getenv("DYNAMICCL_COORD") == NULL) {
-        char address[64];
-        snprintf(address, sizeof(address), "127.0.0.1:%d", 20000 + (int)(getpid() % 20000));
-        setenv("DYNAMICCL_COORD", address, 1);
-      }
-    } else if (strcmp(o.mode, "fixed") == 0) {
+    if (strcmp(o.mode, "default") == 0 || strcmp(o.mode, "frozen") == 0 || strcmp(o.mode, "learn") == 0)
+      setenv("DYNAMICCL_MODE", o.mode, 1);
+    else if (strcmp(o.mode, "fixed") == 0) {
       if (o.table == NULL) {
         usage();
         return 2;

@@ -123,9 +123,10 @@ if [ $dry -eq 1 ]; then
   build/gpu/collbench --mode none --max 4K > "$OUT/dry-collbench.txt" 2>&1
   say "- collbench without a GPU: $(tail -1 "$OUT/dry-collbench.txt")"
   export DYNAMICCL_COORD=127.0.0.1:$((20000 + RANDOM % 20000)) # four "nodes": coordination over TCP
-  for policy in default learn; do
+  # learn saves its policy, which frozen then runs: rank 0 loads it, the other "nodes" follow its table.
+  for policy in default learn frozen; do
     build/dccl run --profile sockets-1gpu-4ranks --workload sweep --policy "$policy" --ranks 4 --steady 0.25 \
-      > "$OUT/dry-$policy.txt" 2>&1 || { say "emulator run ($policy) failed"; exit 1; }
+      --policy-file "$OUT/dry-policy.bin" > "$OUT/dry-$policy.txt" 2>&1 || { say "emulator run ($policy) failed"; exit 1; }
     say "- emulator, $policy: $(grep -E '^  all ' "$OUT/dry-$policy.txt" | awk '{print "x NCCL", $(NF-1), "x oracle", $NF}'); $(grep 'rank agreement' "$OUT/dry-$policy.txt" | sed 's/^ *//')"
   done
   python3 bench/gpu/summarize.py "$OUT" > "$OUT/dry-summary.md" || { say "summarize.py failed"; exit 1; }
