@@ -649,7 +649,7 @@ static void leader_work(dccl_coord_session* s, uint64_t now) {
       link->need_full = 0;
     }
     /* Frozen: the whole table is on its way and will never change, so the worker may run it on alone. */
-    if (s->options.frozen && link->sent > 0 && !link->need_full &&
+    if (s->options.frozen && link->conn == c && link->sent > 0 && !link->need_full &&
         send_simple(c, DCCL_MSG_BYE, (uint32_t)rank, s->options.comm_id, &link->sent, &s->stats))
       link->released = 1;
     if (link->sent < decided || c->out_length > 0) all_sent = 0;

@@ -194,6 +194,7 @@ static int learn_policy(const char* profile_name, const char* path, uint64_t com
   setenv("DYNAMICCL_POLICY_FILE", path, 1);
   dccl_emu_config config;
   process_config(&config, 3, 20000, comm_id);
+  config.couple_depth = 256; /* as collectives couple real ranks: rank 0 cannot finish alone */
   dccl_emu_result r;
   char error[512];
   int rc = dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0 && r.rank_mismatches == 0 &&
@@ -231,6 +232,8 @@ static void test_frozen_ranks_run_rank_0s_policy(void) {
   for (int k = 0; k < 3; k++) {
     dccl_emu_config config;
     process_config(&config, 3, 5000, 0xC00D0012ULL + (uint64_t)k);
+    config.couple_depth = 256; /* a frozen rank 0 has no agents to slow it: without this it could end before a
+                                  worker even asked for its table, which real collectives prevent */
     config.rank_setup = policy_file_of_rank;
     config.rank_setup_argument = paths[k];
     if (k == 2) config.max_profiler = 0; /* no profiler half: no rank known, nobody to follow */
