@@ -11,10 +11,18 @@ for build in "$@"; do
     [ -x "$test" ] || continue
     name="$build/$(basename "$test")"
     start=$(date +%s.%N)
-    output=$("$test" 2> "$test.log")
+    # A test that hangs (ranks waiting for each other, say) fails after this long instead of stalling CI.
+    output=$(timeout --kill-after=10 "${DYNAMICCL_TEST_TIMEOUT_S:-600}" "$test" 2> "$test.log")
     rc=$?
     seconds=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
     line=$(printf '%s\n' "$output" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -n 1)
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+      echo "$name: timed out after ${DYNAMICCL_TEST_TIMEOUT_S:-600} s (hung?); log: $test.log"
+      tail -n 20 "$test.log" | sed 's/^/    /'
+      failed=$((failed + 1))
+      status=1
+      continue
+    fi
     if [ -z "$line" ]; then
       echo "$name: crashed or printed no summary (exit $rc); log: $test.log"
       tail -n 20 "$test.log" | sed 's/^/    /'
