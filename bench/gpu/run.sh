@@ -13,7 +13,8 @@
 #      which 10 repetitions of step 4 cannot average out, cancels in these ratios;
 #   5. a congestion run: learning while a loopback traffic generator runs for part of the time;
 #   6. the profiler check: the plugin's GPU durations against CUDA events of the same calls;
-#   7. PyTorch DDP step time: NCCL alone, the plugin's default, the learned policy frozen, interleaved twice;
+#   7. PyTorch DDP step time: NCCL alone, the plugin's default, the learned policy frozen, interleaved twice
+#      (skipped, and said so, without PyTorch);
 #   8. summary.md (bench/gpu/summarize.py).
 # Usage: OUT=/path bench/gpu/run.sh [options]
 #   --ranks N            ranks (processes on the one GPU; default 2)
@@ -305,7 +306,9 @@ if wanted events; then
 fi
 
 # ---- 7. PyTorch DDP, NCCL alone / plugin default / learned policy frozen, interleaved twice ----
-if wanted ddp && [ "$(left)" -gt 120 ]; then
+if wanted ddp && ! python3 -c 'import torch' > /dev/null 2>&1; then
+  say "- DDP runs skipped: PyTorch not found"
+elif wanted ddp && [ "$(left)" -gt 120 ]; then
   # Each run gets 50 s at most, and never more than the budget has left (less 20 s for the summary).
   ddp() {
     local limit=$(( $(left) - 20 ))
