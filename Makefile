@@ -47,8 +47,15 @@ CUDA_HOME ?= /usr/local/cuda
 NCCL_HOME ?= $(CUDA_HOME)
 HAVE_CUDA := $(shell test -f $(CUDA_HOME)/include/cuda_runtime_api.h -a -f $(NCCL_HOME)/include/nccl.h && echo 1)
 GPU_TOOLS := $(BUILD)/gpu/loopback_load
+# The mock CUDA runtime and NCCL (bench/gpu/mock/): collbench and run.sh run on them where there is no GPU
+# (tests/test_gpu_scripts.sh). MOCK_HOME is laid out as an NCCL home (lib/, include/nccl.h) for run.sh's
+# NCCL_HOME; the runtime has the soname of the toolkit's, which collbench needs.
+MOCK_HOME := $(BUILD)/gpu/mock
 ifeq ($(HAVE_CUDA),1)
-  GPU_TOOLS += $(BUILD)/gpu/collbench
+  CUDART_SONAME := $(shell objdump -p $(CUDA_HOME)/lib64/libcudart.so 2>/dev/null | awk '$$1 == "SONAME" { print $$2 }')
+  CUDART_SONAME := $(or $(CUDART_SONAME),libcudart.so)
+  GPU_TOOLS += $(BUILD)/gpu/collbench \
+               $(MOCK_HOME)/lib/libnccl.so.2 $(MOCK_HOME)/lib/$(CUDART_SONAME) $(MOCK_HOME)/include/nccl.h
 endif
 GPU_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Wshadow -Werror
 
@@ -61,7 +68,7 @@ endif
 
 .PHONY: all plugin test test-fast test-asan test-coordination-long fuzz report demo bench bench-agents bench-replay bench-learner clean
 .SECONDARY:
-all: plugin $(CLI) $(TESTS) $(BENCHES) $(BUILD)/fuzz_wire $(GPU_TOOLS)
+all: plugin $(CLI) $(TESTS) $(BUILD)/tests/test_gpu_scripts $(BENCHES) $(BUILD)/fuzz_wire $(GPU_TOOLS)
 plugin: $(TUNER_SO) $(PROFILER_SO)
 
 # The neural nets' elementwise loops (backward passes, Adam, ReLU, the LSTM's cell updates) vectorized: without
@@ -146,6 +153,37 @@ $(BUILD)/gpu/collbench: bench/gpu/collbench.c
 $(BUILD)/gpu/loopback_load: bench/gpu/loopback_load.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(GPU_CFLAGS) $< -o $@
+
+# The mocks are built without sanitizers in every build, as collbench is: they are loaded into it. Mock
+# NCCL hosts the plugins with the emulator's loader and ABI calls (emu/plugin_loader.c, emu/nccl_calls.c).
+MOCK_CFLAGS = $(GPU_CFLAGS) -fPIC -pthread -Wstrict-prototypes -Wmissing-prototypes
+MOCK_NCCL_SRCS := $(filter-out %/mock_cudart.c,$(wildcard bench/gpu/mock/*.c)) emu/plugin_loader.c emu/nccl_calls.c
+MOCK_HEADERS := $(wildcard bench/gpu/mock/*.h) $(wildcard emu/*.h) $(wildcard abi/*.h) core/types.h
+ifeq ($(HAVE_CUDA),1)
+$(MOCK_HOME)/lib/libnccl.so.2: $(MOCK_NCCL_SRCS) $(MOCK_HEADERS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK    $@ (mock NCCL)",true)
+	$(Q)printf '{ global: nccl*; local: *; };\n' > $(MOCK_HOME)/nccl.map
+	$(Q)$(CC) $(MOCK_CFLAGS) -shared -Wl,-soname,libnccl.so.2 -Wl,--version-script,$(MOCK_HOME)/nccl.map -Wl,-z,defs \
+	  $(MOCK_NCCL_SRCS) -o $@ -ldl -lrt -lm
+$(MOCK_HOME)/lib/$(CUDART_SONAME): bench/gpu/mock/mock_cudart.c bench/gpu/mock/mock_cuda.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK    $@ (mock CUDA runtime)",true)
+	$(Q)printf '$(CUDART_SONAME) { global: cuda*; mockCuda*; local: *; };\n' > $(MOCK_HOME)/cudart.map
+	$(Q)$(CC) $(MOCK_CFLAGS) -shared -Wl,-soname,$(CUDART_SONAME) -Wl,--version-script,$(MOCK_HOME)/cudart.map \
+	  -Wl,-z,defs $< -o $@
+$(MOCK_HOME)/include/nccl.h:
+	@mkdir -p $(dir $@)
+	$(Q)ln -sf $(abspath $(NCCL_HOME)/include/nccl.h) $@
+endif
+
+# The GPU scripts on the mocks, run like the tests: collbench's modes and run.sh (it skips where
+# HAVE_CUDA is empty).
+$(BUILD)/tests/test_gpu_scripts: tests/test_gpu_scripts.sh Makefile
+	@mkdir -p $(dir $@)
+	$(Q)printf '#!/bin/sh\n# Made by the Makefile: tests/test_gpu_scripts.sh on this build.\nexec "%s" "%s" "%s"\n' \
+	  '$(CURDIR)/tests/test_gpu_scripts.sh' '$(abspath $(BUILD))' '$(HAVE_CUDA)' > $@
+	$(Q)chmod +x $@
 
 # Fuzzing the coordination message parser with libFuzzer (needs clang); without clang, the same
 # target builds as a replay driver (build/fuzz_wire FILE...).

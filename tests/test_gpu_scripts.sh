@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# tests/test_gpu_scripts.sh: bench/gpu's collbench, run.sh and summarize.py without a GPU, on the mock CUDA
+# runtime and NCCL (bench/gpu/mock/): collbench in its modes (results verified, CSV names as summarize.py
+# reads them, a wrong result caught), then run.sh end to end with short steps and its summary.
+# Usage: tests/test_gpu_scripts.sh BUILD_DIR HAVE_CUDA (the Makefile installs BUILD_DIR/tests/test_gpu_scripts,
+# which runs this with its build). Skips (0 passed, 0 failed) without the CUDA headers and nccl.h, or python3.
+# run.sh builds and uses build/ of the source tree (plugin, collbench): `make test` has built it first; its
+# build/gpu/collbench and loopback_load, which run.sh rebuilds against the mock, are put back afterwards.
+set -u
+export LC_ALL=C # sorted lists compare as written here
+build=$1
+have_cuda=${2:-}
+source_dir=$(cd "$(dirname "$0")/.." && pwd)
+
+skip() {
+  echo "test_gpu_scripts: skipped: $1"
+  echo "0 passed, 0 failed"
+  exit 0
+}
+[ "$have_cuda" = 1 ] || skip "no CUDA runtime header or nccl.h here (HAVE_CUDA empty): collbench is not built"
+command -v python3 > /dev/null || skip "python3 not found"
+
+passed=0 failed=0 current= current_failed=0 began=
+begin() { current=$1 current_failed=0 began=$(date +%s.%N); }
+fail() { echo "  FAIL $current: $*" >&2; current_failed=1; }
+end() {
+  local took
+  took=$(awk -v s="$began" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f s", e - s }')
+  if [ "$current_failed" = 0 ]; then passed=$((passed + 1)); echo "ok $current ($took)" >&2
+  else failed=$((failed + 1)); echo "not ok $current ($took)" >&2; fi
+}
+finish() {
+  echo "$passed passed, $failed failed"
+  [ "$failed" = 0 ]
+  exit
+}
+# The last lines of a log, indented, for a failure's context.
+show() { tail -n "${2:-15}" "$1" 2> /dev/null | sed 's/^/      /' >&2; }
+
+mock=$build/gpu/mock
+plugin=$build/libnccl-tuner-dynamiccl.so
+for needed in "$build/gpu/collbench" "$mock/lib/libnccl.so.2" "$plugin"; do
+  [ -e "$needed" ] && continue
+  echo "test_gpu_scripts: $needed is missing (make all first)" >&2
+  failed=1
+  finish
+done
+
+# Nothing from the caller's environment steers NCCL, the plugin or the mock; a hung rank fails in 30 s.
+unset $(env | sed -n 's/^\(\(NCCL\|DYNAMICCL\)_[A-Za-z0-9_]*\)=.*/\1/p') MAKEFLAGS MAKELEVEL MFLAGS
+export DYNAMICCL_MOCK_TIMEOUT_S=30
+export LD_LIBRARY_PATH="$mock/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# A sanitized plugin (SANITIZE=1 builds) needs ASan's runtime first in the process that loads it; collbench
+# and the mocks are built without sanitizers.
+asan_runtime=$(ldd "$plugin" 2> /dev/null | awk '/libasan/ { print $3 }')
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/test_gpu_scripts.XXXXXX")
+saved_tools=$scratch/saved-tools
+mkdir -p "$saved_tools"
+for tool in collbench loopback_load; do
+  [ -f "$source_dir/build/gpu/$tool" ] && cp -p "$source_dir/build/gpu/$tool" "$saved_tools/"
+done
+restore_tools() {
+  for tool in collbench loopback_load; do
+    if [ -f "$saved_tools/$tool" ]; then cp -p "$saved_tools/$tool" "$source_dir/build/gpu/$tool"
+    else rm -f "$source_dir/build/gpu/$tool"; fi
+  done
+  rm -rf "$scratch"
+}
+trap restore_tools EXIT
+
+collbench() {
+  timeout 120 env LD_PRELOAD="$asan_runtime" "$build/gpu/collbench" --ranks 2 --plugin "$plugin" "$@"
+}
+# collbench NAME ARGS...: one run writing $scratch/NAME.csv, its output (NCCL's log too) in NAME.log; a
+# failure is reported.
+run_collbench() {
+  local name=$1
+  shift
+  collbench "$@" --out "$scratch/$name.csv" > "$scratch/$name.log" 2>&1 ||
+    { fail "exit status $?"; show "$scratch/$name.log"; }
+}
+small="--min 1K --max 64K --factor 8 --warmup 1 --iterations 3" # 1, 8 and 64 KiB
+
+# ---- what the checks read: collbench's CSVs, the plugin's traces, summary.md's tables ----
+rows() { awk 'NR > 1' "$1" | wc -l; }
+# Rows of a CSV (header left out) where the awk condition $2 holds.
+count_rows() { awk -F, "NR > 1 && ($2)" "$1" | wc -l; }
+# The distinct values of column $2, on one line, sorted.
+column_values() { awk -F, -v column="$2" 'NR > 1 { print $column }' "$1" | sort -u | tr '\n' ' '; }
+# Rows there, and every result verified.
+expect_verified() {
+  [ "$(rows "$1")" -gt 0 ] || fail "$1 has no rows"
+  [ "$(count_rows "$1" '$9 != 1')" = 0 ] || fail "$(count_rows "$1" '$9 != 1') rows of $1 have verified=0"
+}
+# Every traced call of collective $2 ran algorithm/protocol/channels $3 (the plugin's traces in folder $1).
+expect_traced() {
+  local got
+  got=$(awk -F, -v coll="$2" 'FNR > 1 && $3 == coll { print $5 "/" $6 "/ch=" $7 }' "$1"/trace-*.csv 2> /dev/null |
+        sort -u | tr '\n' ' ')
+  [ "$got" = "$3 " ] || fail "$1: $2 ran '$got', not '$3'"
+}
+# The rows of the table under the heading that starts with $2 in summary $1, up to the next heading.
+table_rows() {
+  awk -v heading="## $2" 'index($0, heading) == 1 { inside = 1; next } /^## / { inside = 0 }
+                          inside && /^\| (allreduce|allgather|reducescatter) \|/' "$1"
+}
+pairs_heading="Inside one set of processes"
+# Rows of the pairs table whose column $2 (1: collective, 2: bytes, 3: noise, 4: best action, 5: best / NCCL,
+# 6: learned / NCCL) matches the regular expression $3.
+count_pairs_rows() {
+  table_rows "$1" "$pairs_heading" | awk -F'|' -v column="$(($2 + 1))" -v re="$3" '$column ~ re' | wc -l
+}
+
+# ---- collbench on the mock ----
+begin collbench_none_exact_on_the_wall_clock # no plugin; 4 MiB moves through the 1 MiB staging slots in pieces
+run_collbench none --mode none --min 1K --max 4M --factor 64 --warmup 1 --iterations 3
+grep -q "^mock NCCL 2.28.9" "$scratch/none.log" || fail "not the mock NCCL"
+[ "$(rows "$scratch/none.csv")" = 9 ] || fail "$(rows "$scratch/none.csv") rows, not 3 collectives x 3 sizes"
+expect_verified "$scratch/none.csv"
+[ "$(count_rows "$scratch/none.csv" '$6 <= 0')" = 0 ] || fail "a time of 0"
+end
+
+export DYNAMICCL_MOCK_CLOCK=model # from here on, timings that repeat exactly
+
+begin collbench_default_loads_the_plugin_as_nccl_does
+NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING,ENV,PROFILE run_collbench default --mode default $small
+for line in "NCCL version 2.28.9+mock" "TUNER/Plugin: Using $plugin (v5)" "PROFILER/Plugin: Using $plugin (v5)" \
+            "DynamICCL: tuner v5 attached: comm [0-9a-f]* rank 1, 2 ranks on 2 nodes, mode default" \
+            "DynamICCL: tuner paired with profiler context of rank 0"; do
+  grep -q "$line" "$scratch/default.log" || fail "no line '$line' in the log"
+done
+! grep -q "NCCL WARN" "$scratch/default.log" || fail "warnings: $(grep -m 2 "NCCL WARN" "$scratch/default.log")"
+expect_verified "$scratch/default.csv"
+end
+
+begin collbench_fixed_runs_the_table
+printf '%s\n' allreduce,0,-1,tree/simple/ch=2 allgather,0,-1,ring/ll/ch=1 reducescatter,0,-1,pat/simple/ch=1 \
+  > "$scratch/fixed.table"
+run_collbench fixed --mode fixed --table "$scratch/fixed.table" $small --trace-dir "$scratch/fixed-trace"
+expect_verified "$scratch/fixed.csv"
+expect_traced "$scratch/fixed-trace" allreduce tree/simple/ch=2
+expect_traced "$scratch/fixed-trace" allgather ring/ll/ch=1
+expect_traced "$scratch/fixed-trace" reducescatter pat/simple/ch=1
+end
+
+begin collbench_sweep_names_actions_and_marks_what_nccl_ignored # the mock has no LL128 (sockets), as the GPU runs
+run_collbench sweep --mode sweep --actions ring/ll/ch=2,tree/simple/ch=2,pat/simple/ch=1,ring/ll128/ch=1 $small \
+  --trace-dir "$scratch/sweep-trace"
+expect_verified "$scratch/sweep.csv"
+[ "$(column_values "$scratch/sweep.csv" 2)" = "pat/simple/ch=1 ring/ll/ch=2 ring/ll128/ch=1 tree/simple/ch=2 " ] ||
+  fail "actions in the CSV: $(column_values "$scratch/sweep.csv" 2)"
+[ "$(count_rows "$scratch/sweep.csv" '$2 ~ /^tree/ && $3 != "allreduce" || $2 ~ /^pat/ && $3 == "allreduce"')" = 0 ] ||
+  fail "tree ran other than AllReduce, or PAT AllReduce"
+[ "$(count_rows "$scratch/sweep.csv" '($2 ~ /ll128/) != ($10 == 0)')" = 0 ] ||
+  fail "applied is not 0 for exactly the LL128 rows: $(column_values "$scratch/sweep.csv" 10)"
+expect_traced "$scratch/sweep-trace/tree-simple-ch=2" allreduce tree/simple/ch=2
+end
+
+begin collbench_learn_saves_a_policy # the ranks coordinate over TCP
+DYNAMICCL_POLICY_DIR=$scratch/warm-policy run_collbench learn --mode learn --rounds 3 $small
+expect_verified "$scratch/learn.csv"
+[ "$(column_values "$scratch/learn.csv" 1)" = "learn learn-round " ] ||
+  fail "modes: $(column_values "$scratch/learn.csv" 1)"
+ls "$scratch/warm-policy"/*.bin > /dev/null 2>&1 || fail "no policy saved in $scratch/warm-policy"
+end
+
+begin collbench_pairs_and_their_summary # the summary must name the swept actions (they keep their / in the CSV)
+run_collbench pairs --mode pairs --entries nccl,ring/simple/ch=2,tree/simple/ch=2 --repeat 2 $small \
+  --trace-dir "$scratch/pairs-trace"
+expect_verified "$scratch/pairs.csv"
+[ "$(column_values "$scratch/pairs.csv" 2)" = \
+  "nccl nccl@nccl nccl@ring/simple/ch=2 nccl@tree/simple/ch=2 ring/simple/ch=2 tree/simple/ch=2 " ] ||
+  fail "actions in the CSV: $(column_values "$scratch/pairs.csv" 2)"
+[ "$(count_rows "$scratch/pairs.csv" '$2 ~ /\// && $2 !~ /@/ && $10 != 1')" = 0 ] || fail "an action not applied"
+# A size's even-numbered calls ran the action, and NCCL's own choice (another action at 1 KiB) the odd ones.
+alternation=$(awk -F, 'FNR > 1 && $3 == "allreduce" && $4 == 1024 { print (k++ % 2) ":" $5 "/" $6 "/ch=" $7 }' \
+  "$scratch/pairs-trace/ring-simple-ch=2/trace-0.csv" | sort -u | tr '\n' ' ')
+[[ "$alternation" == "0:ring/simple/ch=2 1:"* && "$alternation" != *"1:ring/simple/ch=2"* ]] ||
+  fail "allreduce 1 KiB calls (parity:action): $alternation"
+mkdir -p "$scratch/pairs-summary"
+cp "$scratch/pairs.csv" "$scratch/pairs-summary/"
+python3 "$source_dir/bench/gpu/summarize.py" "$scratch/pairs-summary" > "$scratch/pairs-summary.md" 2>&1 ||
+  { fail "summarize.py: exit status $?"; show "$scratch/pairs-summary.md"; }
+[ "$(count_pairs_rows "$scratch/pairs-summary.md" 1 .)" = 9 ] ||
+  fail "$(count_pairs_rows "$scratch/pairs-summary.md" 1 .) rows in the pairs table, not 3 collectives x 3 sizes"
+[ "$(count_pairs_rows "$scratch/pairs-summary.md" 4 /)" -gt 0 ] ||
+  { fail "the pairs summary names no action as the best anywhere"; show "$scratch/pairs-summary.md" 14; }
+[ "$(count_pairs_rows "$scratch/pairs-summary.md" 6 '[0-9]')" = 0 ] ||
+  fail "the pairs summary shows a learned policy, and none was run"
+end
+
+begin collbench_catches_a_wrong_result # DYNAMICCL_MOCK_CORRUPT=1: one element of rank 0's every result is off
+DYNAMICCL_MOCK_CORRUPT=1 collbench --mode none --min 1K --max 8K --factor 8 --warmup 1 --iterations 3 \
+  --out "$scratch/corrupt.csv" 2> "$scratch/corrupt.log" && fail "collbench exited 0 on wrong results"
+[ "$(rows "$scratch/corrupt.csv")" = 6 ] || fail "$(rows "$scratch/corrupt.csv") rows, not 6"
+[ "$(count_rows "$scratch/corrupt.csv" '$9 != 0')" = 0 ] || fail "rows with verified=1 despite the corruption"
+grep -q "results were WRONG" "$scratch/corrupt.log" || fail "no word of the wrong results"
+end
+
+# ---- run.sh end to end, on the mock (NCCL_HOME: the mock's lib/ and the real nccl.h), with short steps. It
+# runs build/'s plain plugin whatever the build: a sanitized build leaves it to the plain build's test. ----
+if [ -n "$asan_runtime" ]; then
+  echo "test_gpu_scripts: run_sh_end_to_end left to the plain build (run.sh uses build/ whatever the build)" >&2
+  finish
+fi
+begin run_sh_end_to_end
+steps=load,learn,compare,pairs,events
+torch=1
+python3 -c 'import torch' > /dev/null 2>&1 || { torch=0; steps=$steps,ddp; } # ddp must then skip, and say so
+(cd "$source_dir" && OUT=$scratch/run NCCL_HOME=$mock timeout 280 bench/gpu/run.sh --quick --no-mps --steps "$steps" \
+   --learn-seconds 1 --repeat 2 --actions tree/simple/ch=2 --warm-policy "$scratch/warm-policy" --budget 270) \
+  > "$scratch/run.log" 2>&1 || { fail "exit status $?"; show "$scratch/run.log"; }
+summary=$scratch/run/summary.md
+for line in "NCCL headers and library: $mock (nccl.h says 2.28" "NCCL version 2.28.9+mock" \
+            "DynamICCL: tuner v5 attached" "policy from $scratch/warm-policy: policy-" \
+            "the plugin's word on the warm start: warm start from" "learning done: learner: [1-9][0-9]* measurements" \
+            "side-by-side runs done: [1-9][0-9]* rows, 0 wrong results" \
+            "pairs done: [1-9][0-9]* rows, 0 wrong results" "profiler check done" "^total: [0-9]* s"; do
+  grep -q -- "$line" "$summary" 2> /dev/null || fail "summary.md has no line '$line'"
+done
+[ "$torch" = 1 ] || grep -q "DDP runs skipped: PyTorch not found" "$summary" || fail "no word that DDP was skipped"
+[ "$(column_values "$scratch/run/compare.csv" 1)" = "default frozen none sweep " ] ||
+  fail "compare entries: $(column_values "$scratch/run/compare.csv" 1)"
+grep -q '^pairs,learned,' "$scratch/run/pairs.csv" && grep -q '^pairs,nccl@learned,' "$scratch/run/pairs.csv" ||
+  fail "pairs.csv has no learned entry (from the frozen trace's learned.table)"
+# The pairs table names a best action somewhere and the learned policy everywhere, the side-by-side table
+# the learned policy's choices, and on the mock's clock the profiler's durations are the CUDA events' exactly.
+[ "$(count_pairs_rows "$summary" 4 /)" -gt 0 ] || fail "the pairs summary names no action as the best anywhere"
+[ "$(count_pairs_rows "$summary" 6 '^ *-')" = 0 ] || fail "the pairs summary lacks the learned policy somewhere"
+table_rows "$summary" "DynamICCL on real NCCL, side by side" |
+  awk -F'|' '$10 ~ /\// { found = 1 } END { exit !found }' ||
+  fail "the side-by-side summary shows no learned policy's choice"
+ratios=$(table_rows "$summary" "Profiler check" | awk -F'|' '{ print $6 }' | sort | uniq -c | tr -s ' \n' ' ')
+[[ "$ratios" =~ ^\ ?[0-9]+\ 1\.000\ ?$ ]] || fail "profiler / CUDA events ratios: '$ratios' (not all 1.000)"
+[ "$current_failed" = 0 ] || show "$summary" 40
+end
+finish
