@@ -119,6 +119,9 @@ grep -q "^mock NCCL 2.28.9" "$scratch/none.log" || fail "not the mock NCCL"
 [ "$(rows "$scratch/none.csv")" = 9 ] || fail "$(rows "$scratch/none.csv") rows, not 3 collectives x 3 sizes"
 expect_verified "$scratch/none.csv"
 [ "$(count_rows "$scratch/none.csv" '$6 <= 0')" = 0 ] || fail "a time of 0"
+# Without a warm-up call there is no result to check before the timed calls: refused, not reported wrong.
+collbench --mode none --warmup 0 --out "$scratch/no-warmup.csv" 2> /dev/null
+[ $? = 2 ] || fail "--warmup 0 was not refused as a usage error"
 end
 
 export DYNAMICCL_MOCK_CLOCK=model # from here on, timings that repeat exactly

@@ -89,7 +89,8 @@ static void usage(void) {
           "  --ranks N           ranks as processes on GPU 0 (default 2, at most 8)\n"
           "  --min SIZE --max SIZE --factor F   bytes (default 1K .. 256M, x4)\n"
           "  --collectives LIST  allreduce,allgather,reducescatter (default all)\n"
-          "  --warmup N --iterations N   per size (default 3 and 10; fewer above 16 MiB)\n"
+          "  --warmup N --iterations N   per size (default 3 and 10; fewer above 16 MiB; warm-up at least 1:\n"
+          "                      the last warm-up call's result is the first one checked)\n"
           "  --rounds N          learn: passes over the sizes before the reported one (default 20)\n"
           "  --seconds S         learn: fewer passes if S seconds have passed (the reported one still runs)\n"
           "  --plugin PATH       the DynamICCL library (default: build/libnccl-tuner-dynamiccl.so)\n"
@@ -599,7 +600,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (o.mode == NULL || o.ranks < 2 || o.ranks > MAX_RANKS || factor < 1.5 || min_size < 64 || max_size < min_size ||
-      o.iterations < 1 || o.iterations > MAX_ITERATIONS || o.rounds < 1 || o.rounds >= MAX_ROUNDS || o.repeat < 1) {
+      o.warmup < 1 || o.iterations < 1 || o.iterations > MAX_ITERATIONS || o.rounds < 1 || o.rounds >= MAX_ROUNDS ||
+      o.repeat < 1) {
     usage();
     return 2;
   }
