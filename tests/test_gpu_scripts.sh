@@ -168,6 +168,21 @@ expect_verified "$scratch/learn.csv"
 ls "$scratch/warm-policy"/*.bin > /dev/null 2>&1 || fail "no policy saved in $scratch/warm-policy"
 end
 
+begin collbench_frozen_ranks_follow_rank_0 # the two "nodes" run rank 0's policy, found through the registry
+NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING DYNAMICCL_POLICY_DIR=$scratch/warm-policy \
+  run_collbench frozen --mode frozen $small --trace-dir "$scratch/frozen-trace"
+expect_verified "$scratch/frozen.csv"
+for line in "DynamICCL: coordination: rank 0 leads comm [0-9a-f]* (2 ranks, tcp through the registry, its saved policy, frozen)" \
+            "DynamICCL: coordination: rank 1 follows rank 0"; do
+  grep -q "$line" "$scratch/frozen.log" || fail "no line '$line' in the log"
+done
+! grep -q "NCCL WARN" "$scratch/frozen.log" || fail "warnings: $(grep -m 2 "NCCL WARN" "$scratch/frozen.log")"
+# Both ranks ran the same action on every call (the traces' rows, rank column aside, are the same).
+[ "$(rows "$scratch/frozen-trace/trace-1.csv")" -gt 0 ] || fail "rank 1 traced nothing"
+diff <(cut -d, -f2-7 "$scratch/frozen-trace/trace-0.csv") <(cut -d, -f2-7 "$scratch/frozen-trace/trace-1.csv") \
+  > /dev/null || fail "the ranks' traces differ"
+end
+
 begin collbench_pairs_and_their_summary # the summary must name the swept actions (they keep their / in the CSV)
 run_collbench pairs --mode pairs --entries nccl,ring/simple/ch=2,tree/simple/ch=2 --repeat 2 $small \
   --trace-dir "$scratch/pairs-trace"
