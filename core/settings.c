@@ -57,6 +57,17 @@ static void copy_path(const char* name, const char* value, char* out, const dccl
   strcpy(out, value);
 }
 
+/* Parses all of `text` as an integer in [low, high] (`base` as for strtoll); 0 on success, -1 when it is
+ * malformed, has anything after the number, or is out of range. */
+static int parse_integer(const char* text, int base, long long low, long long high, long long* out) {
+  errno = 0;
+  char* end = NULL;
+  long long value = strtoll(text, &end, base);
+  if (errno != 0 || end == text || *end != '\0' || value < low || value > high) return -1;
+  *out = value;
+  return 0;
+}
+
 /* Reads a number in [low, high]; returns `fallback` (with a warning) when malformed. */
 static double read_number(const char* name, double low, double high, double fallback, const dccl_logger* logger) {
   const char* text = getenv(name);
@@ -76,10 +87,8 @@ static long long read_integer(const char* name, long long low, long long high, l
                              const dccl_logger* logger) {
   const char* text = getenv(name);
   if (text == NULL || text[0] == '\0') return fallback;
-  errno = 0;
-  char* end = NULL;
-  long long value = strtoll(text, &end, 10);
-  if (errno != 0 || end == text || *end != '\0' || value < low || value > high) {
+  long long value;
+  if (parse_integer(text, 10, low, high, &value) != 0) {
     DCCL_WARN(logger, "%s='%s' is not an integer in [%lld, %lld]; using %lld", name, text, low, high, fallback);
     return fallback;
   }
@@ -100,11 +109,9 @@ static void read_nccl_buffers(dccl_settings* settings, const dccl_logger* logger
     settings->nccl_buffer_bytes[proto] = 0;
     const char* text = getenv(variables[proto]);
     if (text == NULL || text[0] == '\0') continue;
-    errno = 0;
-    char* end = NULL;
-    long long value = strtoll(text, &end, 0);
-    if (errno == 0 && end != text && *end == '\0' && value == -2) continue; /* NCCL's "default" */
-    if (errno != 0 || end == text || *end != '\0' || value < 4096 || value > (1LL << 31)) {
+    long long value;
+    if (parse_integer(text, 0, -2, -2, &value) == 0) continue; /* NCCL's "default" */
+    if (parse_integer(text, 0, 4096, 1LL << 31, &value) != 0) {
       DCCL_WARN(logger, "%s='%s' is not a buffer size in [4096, 2^31] bytes; chunk sizes are chosen for NCCL's default",
                 variables[proto], text);
       continue;
@@ -131,13 +138,22 @@ static void read_coordination(dccl_settings* settings, const dccl_logger* logger
       DCCL_WARN(logger, "DYNAMICCL_COORD='%s' is not auto, off, solo or host:port; using auto", coordination);
     }
   }
+  /* torchrun's rendezvous address; the registry listens on the port after MASTER_PORT. */
   const char* master_addr = getenv("MASTER_ADDR");
   const char* master_port = getenv("MASTER_PORT");
   if (settings->coord_registry[0] == '\0' && master_addr != NULL && master_addr[0] != '\0' && master_port != NULL) {
-    char* end;
-    long port = strtol(master_port, &end, 10);
-    if (*end == '\0' && port > 0 && port < 65535 && strlen(master_addr) < 256)
-      snprintf(settings->coord_registry, sizeof(settings->coord_registry), "%s:%ld", master_addr, port + 1);
+    long long port;
+    if (parse_integer(master_port, 10, 1, 65534, &port) != 0)
+      DCCL_WARN(logger,
+                "MASTER_PORT='%s' is not a port in [1, 65534] (the coordination registry listens on MASTER_PORT+1); "
+                "no registry is derived from MASTER_ADDR/MASTER_PORT (learning across nodes needs DYNAMICCL_COORD=host:port)",
+                master_port);
+    else if (strlen(master_addr) >= 256)
+      DCCL_WARN(logger,
+                "MASTER_ADDR is longer than 255 characters; no coordination registry is derived from "
+                "MASTER_ADDR/MASTER_PORT (learning across nodes needs DYNAMICCL_COORD=host:port)");
+    else
+      snprintf(settings->coord_registry, sizeof(settings->coord_registry), "%s:%lld", master_addr, port + 1);
   }
   settings->coord_timeout_seconds = read_number("DYNAMICCL_COORD_TIMEOUT_S", 0.1, 1e6, 30, logger);
   settings->coord_drop = read_number("DYNAMICCL_COORD_DROP", 0, 0.5, 0, logger);

@@ -88,6 +88,41 @@ static void test_nccl_buffer_sizes(void) {
   clear_environment();
 }
 
+/* Under torchrun the registry is at MASTER_ADDR:(MASTER_PORT+1). A MASTER_PORT that is not a whole
+ * number, or leaves no port after it (65535), is reported, and no registry is derived. */
+static void test_registry_from_master_port(void) {
+  clear_environment();
+  setenv("MASTER_ADDR", "node0", 1);
+  setenv("MASTER_PORT", "29500", 1);
+  dccl_settings s;
+  load_capturing_log(&s);
+  CHECK(strcmp(s.coord_registry, "node0:29501") == 0);
+  CHECK_MSG(test_log_buffer[0] == '\0', "unexpected log: %s", test_log_buffer);
+  setenv("MASTER_PORT", "65534", 1);
+  load_capturing_log(&s);
+  CHECK(strcmp(s.coord_registry, "node0:65535") == 0);
+  const char* bad_ports[] = {"29500x", "", "-1", "0", "65535", "70000", "99999999999999999999"};
+  for (size_t i = 0; i < sizeof(bad_ports) / sizeof(bad_ports[0]); i++) {
+    setenv("MASTER_PORT", bad_ports[i], 1);
+    load_capturing_log(&s);
+    char reported[64];
+    snprintf(reported, sizeof(reported), "MASTER_PORT='%s'", bad_ports[i]);
+    CHECK_MSG(s.coord_registry[0] == '\0', "MASTER_PORT='%s' gave registry %s", bad_ports[i], s.coord_registry);
+    CHECK_MSG(strstr(test_log_buffer, reported) != NULL &&
+                strstr(test_log_buffer, "no registry is derived from MASTER_ADDR/MASTER_PORT") != NULL,
+              "MASTER_PORT='%s' not reported: %s", bad_ports[i], test_log_buffer);
+  }
+  static char long_address[300];
+  memset(long_address, 'a', sizeof(long_address) - 1);
+  setenv("MASTER_ADDR", long_address, 1);
+  setenv("MASTER_PORT", "29500", 1);
+  load_capturing_log(&s);
+  CHECK(s.coord_registry[0] == '\0');
+  CHECK(strstr(test_log_buffer, "MASTER_ADDR is longer than 255 characters") != NULL);
+  unsetenv("MASTER_ADDR");
+  unsetenv("MASTER_PORT");
+}
+
 static void test_overlong_path_ignored(void) {
   clear_environment();
   static char long_path[DCCL_PATH_MAX + 10];
@@ -124,6 +159,7 @@ int main(void) {
   RUN(test_values_and_rounding);
   RUN(test_bad_values_reported_and_defaulted);
   RUN(test_nccl_buffer_sizes);
+  RUN(test_registry_from_master_port);
   RUN(test_overlong_path_ignored);
   RUN(test_readme_documents_every_setting);
   TEST_SUMMARY();
