@@ -4,15 +4,18 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static _Atomic(dccl_log_sink) fallback_sink = NULL;
 
 void dccl_log_set_sink(dccl_log_sink sink) { atomic_store(&fallback_sink, sink); }
 
-static int stderr_requested(void) {
-  const char* value = getenv("DYNAMICCL_LOG_STDERR");
-  return value != NULL && value[0] == '1';
+int dccl_log_stderr_setting(const char* value) {
+  if (value == NULL || value[0] == '\0' || strcmp(value, "0") == 0) return 0;
+  return strcmp(value, "1") == 0 ? 1 : -1;
 }
+
+static int stderr_requested(void) { return dccl_log_stderr_setting(getenv("DYNAMICCL_LOG_STDERR")) == 1; }
 
 void dccl_log_write(const dccl_logger* logger, ncclDebugLogLevel level, unsigned long subsystem, const char* file,
                     int line, const char* fmt, ...) {

@@ -21,6 +21,10 @@ typedef struct dccl_logger {
 typedef void (*dccl_log_sink)(int level, const char* line);
 void dccl_log_set_sink(dccl_log_sink sink);
 
+/* DYNAMICCL_LOG_STDERR's value, read whole: 1 for "1"; 0 for "0", empty or unset (the default); -1 for
+ * anything else, which counts as 0 (dccl_settings_load reports it). */
+int dccl_log_stderr_setting(const char* value);
+
 void dccl_log_write(const dccl_logger* logger, ncclDebugLogLevel level, unsigned long subsystem, const char* file,
                     int line, const char* fmt, ...) __attribute__((format(printf, 6, 7)));
 

@@ -189,6 +189,10 @@ void dccl_settings_load(dccl_settings* settings, const dccl_logger* logger) {
     else DCCL_WARN(logger, "DYNAMICCL_PROFILE='%s' is not one of auto, on, off; using auto", profile);
   }
 
+  const char* log_stderr = getenv("DYNAMICCL_LOG_STDERR"); /* read by the logger, line by line */
+  if (dccl_log_stderr_setting(log_stderr) < 0)
+    DCCL_WARN(logger, "DYNAMICCL_LOG_STDERR='%s' is not 0 or 1; using 0", log_stderr);
+
   settings->queue_capacity =
     (unsigned)round_up_power_of_two((unsigned long long)read_integer("DYNAMICCL_QUEUE_CAPACITY", 64, 1 << 20, 4096, logger));
   settings->event_pool =

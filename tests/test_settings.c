@@ -1,5 +1,7 @@
 /* tests/test_settings.c: environment parsing with defaults and reported bad values; the README's
  * settings table lists exactly the variables the code documents. */
+#include <unistd.h>
+
 #include "../core/settings.h"
 #include "../core/text_file.h"
 #include "test.h"
@@ -123,6 +125,49 @@ static void test_registry_from_master_port(void) {
   unsetenv("MASTER_PORT");
 }
 
+/* Does an INFO line (no NCCL logger, no sink) reach stderr? */
+static int info_line_reaches_stderr(void) {
+  FILE* captured = tmpfile();
+  if (captured == NULL) return -1;
+  fflush(stderr);
+  int saved_stderr = dup(STDERR_FILENO);
+  dup2(fileno(captured), STDERR_FILENO);
+  DCCL_INFO(NULL, "stderr probe");
+  fflush(stderr);
+  dup2(saved_stderr, STDERR_FILENO);
+  close(saved_stderr);
+  rewind(captured);
+  char text[256];
+  size_t n = fread(text, 1, sizeof(text) - 1, captured);
+  text[n] = '\0';
+  fclose(captured);
+  return strstr(text, "stderr probe") != NULL;
+}
+
+/* DYNAMICCL_LOG_STDERR is read whole: 1 sends log lines to stderr, 0 does not, and anything else
+ * ("10", "1 ", "yes") is reported when the settings are read and counts as 0. */
+static void test_log_stderr_read_whole(void) {
+  clear_environment();
+  CHECK_EQ_INT(info_line_reaches_stderr(), 0);
+  setenv("DYNAMICCL_LOG_STDERR", "1", 1);
+  CHECK_EQ_INT(info_line_reaches_stderr(), 1);
+  dccl_settings s;
+  load_capturing_log(&s);
+  CHECK_MSG(test_log_buffer[0] == '\0', "unexpected log: %s", test_log_buffer);
+  setenv("DYNAMICCL_LOG_STDERR", "0", 1);
+  CHECK_EQ_INT(info_line_reaches_stderr(), 0);
+  const char* bad_values[] = {"10", "1 ", "yes", "01"};
+  for (size_t i = 0; i < sizeof(bad_values) / sizeof(bad_values[0]); i++) {
+    setenv("DYNAMICCL_LOG_STDERR", bad_values[i], 1);
+    CHECK_MSG(info_line_reaches_stderr() == 0, "DYNAMICCL_LOG_STDERR='%s' sent INFO lines to stderr", bad_values[i]);
+    load_capturing_log(&s);
+    char reported[64];
+    snprintf(reported, sizeof(reported), "DYNAMICCL_LOG_STDERR='%s' is not 0 or 1", bad_values[i]);
+    CHECK_MSG(strstr(test_log_buffer, reported) != NULL, "not reported: %s", test_log_buffer);
+  }
+  clear_environment();
+}
+
 static void test_overlong_path_ignored(void) {
   clear_environment();
   static char long_path[DCCL_PATH_MAX + 10];
@@ -160,6 +205,7 @@ int main(void) {
   RUN(test_bad_values_reported_and_defaulted);
   RUN(test_nccl_buffer_sizes);
   RUN(test_registry_from_master_port);
+  RUN(test_log_stderr_read_whole);
   RUN(test_overlong_path_ignored);
   RUN(test_readme_documents_every_setting);
   TEST_SUMMARY();
