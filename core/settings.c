@@ -39,7 +39,7 @@ const dccl_setting_doc dccl_setting_docs[] = {
   {"DYNAMICCL_BATCH_SIZE", "(unknown)", "local batch size, when known (a state feature)"},
   {"DYNAMICCL_LEARN_FOR", "0", "learn for this many measured collectives, then hold the decisions (the learn-once baseline; 0: never hold)"},
   {"DYNAMICCL_AGENT", "dqn", "the decision rule of `learn` mode: `dqn` (DynamICCL's config agent), or a baseline sharing its measurements and tables: `autoccl` (AutoCCL's subspace coordinate descent, then hold; no trigger) or `bandit` (Thompson sampling restarted by Agent-1's alarms)"},
-  {"DYNAMICCL_SEED", "(from the communicator id)", "seed of the agents' random generators"},
+  {"DYNAMICCL_SEED", "(from the communicator id)", "seed of the agents' random generators, 0 to 2^63-1 (0 included)"},
   {NULL, NULL, NULL}};
 
 const char* dccl_mode_name(dccl_mode mode) {
@@ -82,17 +82,24 @@ static double read_number(const char* name, double low, double high, double fall
   return value;
 }
 
+/* Reads an integer in [low, high] into *value: 1 when the variable holds one, 0 when it is unset or
+ * empty, -1 when it is malformed (reported, with `instead`: what is done in its place). */
+static int read_given_integer(const char* name, long long low, long long high, const char* instead, long long* value,
+                              const dccl_logger* logger) {
+  const char* text = getenv(name);
+  if (text == NULL || text[0] == '\0') return 0;
+  if (parse_integer(text, 10, low, high, value) == 0) return 1;
+  DCCL_WARN(logger, "%s='%s' is not an integer in [%lld, %lld]; %s", name, text, low, high, instead);
+  return -1;
+}
+
 /* Reads an integer in [low, high]; returns `fallback` (with a warning) when malformed. */
 static long long read_integer(const char* name, long long low, long long high, long long fallback,
                              const dccl_logger* logger) {
-  const char* text = getenv(name);
-  if (text == NULL || text[0] == '\0') return fallback;
+  char instead[48];
+  snprintf(instead, sizeof(instead), "using %lld", fallback);
   long long value;
-  if (parse_integer(text, 10, low, high, &value) != 0) {
-    DCCL_WARN(logger, "%s='%s' is not an integer in [%lld, %lld]; using %lld", name, text, low, high, fallback);
-    return fallback;
-  }
-  return value;
+  return read_given_integer(name, low, high, instead, &value, logger) == 1 ? value : fallback;
 }
 
 static unsigned long long round_up_power_of_two(unsigned long long x) {
@@ -215,7 +222,10 @@ void dccl_settings_load(dccl_settings* settings, const dccl_logger* logger) {
   settings->model_intensity = read_number("DYNAMICCL_MODEL_INTENSITY", 0, 1e6, -1, logger);
   settings->batch_size = read_number("DYNAMICCL_BATCH_SIZE", 1, 1e9, 0, logger);
   settings->learn_for = (uint64_t)read_integer("DYNAMICCL_LEARN_FOR", 0, (long long)1 << 50, 0, logger);
-  settings->seed = (uint64_t)read_integer("DYNAMICCL_SEED", 0, INT64_MAX, 0, logger);
+  long long seed = 0;
+  settings->seed_given =
+    read_given_integer("DYNAMICCL_SEED", 0, INT64_MAX, "the seed is derived from the communicator id", &seed, logger) == 1;
+  settings->seed = settings->seed_given ? (uint64_t)seed : 0;
   settings->agent = 0;
   const char* agent = getenv("DYNAMICCL_AGENT");
   if (agent != NULL && agent[0] != '\0') {

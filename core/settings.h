@@ -50,7 +50,8 @@ typedef struct dccl_settings {
   double model_intensity;  /* < 0: estimate */
   double batch_size;       /* 0: unknown */
   uint64_t learn_for;      /* > 0: learn this many measurements, then hold (the learn-once baseline) */
-  uint64_t seed;           /* 0: derived from the communicator id */
+  uint64_t seed;           /* DYNAMICCL_SEED, when seed_given (0 included) */
+  int seed_given;          /* 0: the agents' seed is derived from the communicator id and rank */
   int agent;               /* dccl_strategy: dqn, or a baseline's decision rule (DYNAMICCL_AGENT) */
 } dccl_settings;
 

@@ -302,7 +302,7 @@ static void setup_learning(dccl_comm* comm) {
   o.agent.n_nodes = comm->n_nodes;
   o.agent.batch_size = s->batch_size;
   o.agent.model_intensity = s->model_intensity;
-  uint64_t seed = s->seed != 0 ? s->seed : dccl_mix64(comm->comm_id ^ ((uint64_t)(uint32_t)comm->rank << 32));
+  uint64_t seed = s->seed_given ? s->seed : dccl_mix64(comm->comm_id ^ ((uint64_t)(uint32_t)comm->rank << 32));
   o.agent.seed = seed;
   o.agent.strategy = (dccl_strategy)s->agent;
   dccl_trigger_default_options(&o.trigger_options);

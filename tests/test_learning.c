@@ -2,7 +2,8 @@
  * simulator: learn mode beats NCCL's default and nears the oracle, runs are reproducible, a saved
  * policy warm-starts a new job (learn) and is exploited as is (frozen), a learn-once-then-hold run
  * stops changing its decisions, multi-rank learning without coordination falls back to frozen with a
- * warning, memory stays within 16 MiB per communicator, and the shared library learns with its real
+ * warning, memory stays within 16 MiB per communicator, an explicit DYNAMICCL_SEED (0 included) seeds
+ * the agents, and the shared library learns with its real
  * background thread; and on the GPU runs' measurements replayed (with their noise), it reaches the
  * oracle in the steady state and keeps the real gains where NCCL is far off. */
 #include <dirent.h>
@@ -19,6 +20,7 @@
 #include "../persist/policy_file.h"
 #include "../plugin/comm.h"
 #include "../plugin/registry.h"
+#include "../core/rng.h"
 #include "../core/text_file.h"
 #include "test.h"
 
@@ -416,6 +418,27 @@ static void quiet_logger(ncclDebugLogLevel level, unsigned long flags, const cha
   (void)level, (void)flags, (void)file, (void)line, (void)fmt;
 }
 
+/* A one-rank communicator `comm_id` with both halves of the built-in plugin (tuner v6, profiler v5)
+ * paired; NULL, reported, when they did not pair. Closed with close_paired_comm. */
+static dccl_comm* open_paired_comm(uint64_t comm_id, const char* name, void** profiler_context, void** tuner_context) {
+  const ncclProfiler_v5_t* profiler = builtin.profiler[5];
+  const ncclTuner_v6_t* tuner = builtin.tuner[6];
+  int mask = 0;
+  *profiler_context = *tuner_context = NULL;
+  CHECK_EQ_INT(profiler->init(profiler_context, comm_id, &mask, name, 1, 1, 0, quiet_logger), ncclSuccess);
+  CHECK_EQ_INT(tuner->init(tuner_context, comm_id, 1, 1, quiet_logger, NULL, NULL), ncclSuccess);
+  dccl_comm* comm = *tuner_context;
+  CHECK(comm != NULL && comm == *profiler_context);
+  return comm != NULL && comm == *profiler_context ? comm : NULL;
+}
+
+static void close_paired_comm(void* profiler_context, void* tuner_context) {
+  const ncclTuner_v6_t* tuner = builtin.tuner[6];
+  const ncclProfiler_v5_t* profiler = builtin.profiler[5];
+  tuner->finalize(tuner_context);
+  profiler->finalize(profiler_context);
+}
+
 /* A cost table larger than the 7 x 3 DynamICCL knows (a newer NCCL's algorithms or protocols): the
  * first call of a cell keeps the known block in its snapshot and writes nothing beyond it. */
 static void test_cost_snapshot_of_a_larger_table(void) {
@@ -424,13 +447,9 @@ static void test_cost_snapshot_of_a_larger_table(void) {
   snprintf(path, sizeof(path), "%s/snapshot-policy.bin", temp_dir);
   setenv("DYNAMICCL_POLICY_FILE", path, 1);
   const ncclTuner_v6_t* tuner = builtin.tuner[6];
-  const ncclProfiler_v5_t* profiler = builtin.profiler[5];
-  void *profiler_context = NULL, *tuner_context = NULL;
-  int mask = 0;
-  CHECK_EQ_INT(profiler->init(&profiler_context, 4242, &mask, "snapshot", 1, 1, 0, quiet_logger), ncclSuccess);
-  CHECK_EQ_INT(tuner->init(&tuner_context, 4242, 1, 1, quiet_logger, NULL, NULL), ncclSuccess);
-  dccl_comm* comm = tuner_context;
-  CHECK(comm != NULL && comm == profiler_context && comm->costs != NULL);
+  void *profiler_context, *tuner_context;
+  dccl_comm* comm = open_paired_comm(4242, "snapshot", &profiler_context, &tuner_context);
+  CHECK(comm != NULL && comm->costs != NULL);
   if (comm == NULL || comm->costs == NULL) return;
   const int shapes[2][2] = {{10, 2}, {10, 4}}; /* algorithms x protocols */
   int cells[2];
@@ -458,10 +477,47 @@ static void test_cost_snapshot_of_a_larger_table(void) {
   }
   for (int c = 0; c < DCCL_TABLE_CELLS; c++)
     if (c != cells[0] && c != cells[1]) CHECK_MSG(atomic_load(&comm->costs->ready[c]) == 0, "cell %d marked ready", c);
-  tuner->finalize(tuner_context);
-  profiler->finalize(profiler_context);
+  close_paired_comm(profiler_context, tuner_context);
   unlink(path);
   unsetenv("DYNAMICCL_POLICY_FILE");
+}
+
+/* The seed the agents of a fresh learning communicator (id 4343, rank 0) are given, with
+ * DYNAMICCL_SEED set to `seed` (NULL: unset). */
+static void agents_seeds(const char* seed, uint64_t* agent_seed, uint64_t* trigger_seed) {
+  learn_environment();
+  if (seed != NULL) setenv("DYNAMICCL_SEED", seed, 1);
+  else unsetenv("DYNAMICCL_SEED");
+  void *profiler_context, *tuner_context;
+  dccl_comm* comm = open_paired_comm(4343, "seed", &profiler_context, &tuner_context);
+  CHECK(comm != NULL && comm->learner != NULL);
+  *agent_seed = *trigger_seed = 12345;
+  if (comm != NULL && comm->learner != NULL) {
+    *agent_seed = comm->learner->options.agent.seed;
+    *trigger_seed = comm->learner->options.trigger_options.seed;
+  }
+  close_paired_comm(profiler_context, tuner_context);
+  unsetenv("DYNAMICCL_SEED");
+}
+
+/* DYNAMICCL_SEED=0 seeds the agents with 0 (not the seed derived from the communicator id, as when it
+ * is unset), and a generator seeded with 0 is not degenerate. */
+static void test_explicit_seed_zero_reaches_the_agents(void) {
+  uint64_t agent_seed, trigger_seed;
+  agents_seeds("0", &agent_seed, &trigger_seed);
+  CHECK(agent_seed == 0 && trigger_seed == 0);
+  agents_seeds("77", &agent_seed, &trigger_seed);
+  CHECK(agent_seed == 77 && trigger_seed == 77);
+  agents_seeds(NULL, &agent_seed, &trigger_seed);
+  CHECK(agent_seed == dccl_mix64(4343) && trigger_seed == agent_seed);
+  dccl_rng rng;
+  dccl_rng_seed(&rng, 0);
+  uint64_t draws[8];
+  for (int i = 0; i < 8; i++) {
+    draws[i] = dccl_rng_next(&rng);
+    CHECK(draws[i] != 0);
+    for (int j = 0; j < i; j++) CHECK(draws[i] != draws[j]);
+  }
 }
 
 int main(void) {
@@ -483,6 +539,7 @@ int main(void) {
   RUN(test_multirank_without_coordination_runs_frozen);
   RUN(test_memory_per_communicator);
   RUN(test_cost_snapshot_of_a_larger_table);
+  RUN(test_explicit_seed_zero_reaches_the_agents);
   dccl_registry_set_manual(0);
   RUN(test_shared_library_learns_with_its_thread);
   unlink(policy_path);

@@ -168,6 +168,32 @@ static void test_log_stderr_read_whole(void) {
   clear_environment();
 }
 
+/* DYNAMICCL_SEED=0 is a seed like any other; unset or malformed (reported), the seed is derived. */
+static void test_seed_zero_is_explicit(void) {
+  clear_environment();
+  dccl_settings s;
+  dccl_settings_load(&s, NULL);
+  CHECK_EQ_INT(s.seed_given, 0);
+  setenv("DYNAMICCL_SEED", "0", 1);
+  dccl_settings_load(&s, NULL);
+  CHECK_EQ_INT(s.seed_given, 1);
+  CHECK(s.seed == 0);
+  setenv("DYNAMICCL_SEED", "9223372036854775807", 1);
+  dccl_settings_load(&s, NULL);
+  CHECK(s.seed_given == 1 && s.seed == 9223372036854775807ULL);
+  const char* bad_seeds[] = {"-1", "7x", "9223372036854775808"};
+  for (size_t i = 0; i < sizeof(bad_seeds) / sizeof(bad_seeds[0]); i++) {
+    setenv("DYNAMICCL_SEED", bad_seeds[i], 1);
+    load_capturing_log(&s);
+    CHECK_MSG(s.seed_given == 0, "DYNAMICCL_SEED='%s' taken as a seed", bad_seeds[i]);
+    char reported[96];
+    snprintf(reported, sizeof(reported), "DYNAMICCL_SEED='%s' is not an integer", bad_seeds[i]);
+    CHECK_MSG(strstr(test_log_buffer, reported) != NULL && strstr(test_log_buffer, "the seed is derived") != NULL,
+              "not reported: %s", test_log_buffer);
+  }
+  clear_environment();
+}
+
 static void test_overlong_path_ignored(void) {
   clear_environment();
   static char long_path[DCCL_PATH_MAX + 10];
@@ -206,6 +232,7 @@ int main(void) {
   RUN(test_nccl_buffer_sizes);
   RUN(test_registry_from_master_port);
   RUN(test_log_stderr_read_whole);
+  RUN(test_seed_zero_is_explicit);
   RUN(test_overlong_path_ignored);
   RUN(test_readme_documents_every_setting);
   TEST_SUMMARY();
