@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,22 @@ int dccl_algo_proto_allowed(int coll, int algo, int proto, int n_ranks, int n_no
     if (algo == DCCL_ALGO_PAT) return 0;
     if (algo == DCCL_ALGO_NVLS_TREE) return n_nodes > 1;
     return 1;
+  }
+  return 0;
+}
+
+int dccl_algo_proto_possible(int coll, int algo, int proto, int n_ranks, int n_nodes) {
+  /* dccl_algo_proto_allowed asks only whether there are several nodes and whether every node holds one
+   * rank, so two values stand for each count left open: one node or several (as many as the ranks,
+   * when those are given), and one rank per node or more. */
+  int node_counts[2] = {1, n_ranks > 0 ? n_ranks : 2};
+  for (int i = 0; i < 2; i++) {
+    int nodes = n_nodes > 0 ? n_nodes : node_counts[i];
+    int rank_counts[2] = {nodes, nodes < INT_MAX ? nodes + 1 : nodes};
+    for (int j = 0; j < 2; j++) {
+      int ranks = n_ranks > 0 ? n_ranks : rank_counts[j];
+      if (ranks >= nodes && dccl_algo_proto_allowed(coll, algo, proto, ranks, nodes)) return 1;
+    }
   }
   return 0;
 }

@@ -48,6 +48,9 @@ int dccl_action_well_formed(dccl_action a);
  * ReduceScatter with one rank per node; NVLS, NVLS-tree and CollNet Simple only; NVLS-tree never on
  * one node. The cost table NCCL passes at each call (-1 = ignored) has the final word. */
 int dccl_algo_proto_allowed(int coll, int algo, int proto, int n_ranks, int n_nodes);
+/* Can the pair run the collective on some communicator of n_ranks ranks on n_nodes nodes, where -1
+ * leaves a count open (a rule file names both, either or neither)? Never with fewer ranks than nodes. */
+int dccl_algo_proto_possible(int coll, int algo, int proto, int n_ranks, int n_nodes);
 
 /* Which actions a learner or the oracle may choose among. */
 typedef struct dccl_action_space_options {

@@ -19,6 +19,16 @@ static int parse_int_field(const char* text, long long low, long long high, long
   return 0;
 }
 
+/* The counts a rule names, for messages: " on 2 nodes", " with 8 ranks", both, or "". */
+static void describe_shape(const dccl_rule* rule, char* out, size_t size) {
+  int length = 0;
+  out[0] = '\0';
+  if (rule->n_nodes > 0)
+    length = snprintf(out, size, " on %d node%s", rule->n_nodes, rule->n_nodes == 1 ? "" : "s");
+  if (rule->n_ranks > 0 && length >= 0 && (size_t)length < size)
+    snprintf(out + length, size - (size_t)length, " with %d rank%s", rule->n_ranks, rule->n_ranks == 1 ? "" : "s");
+}
+
 static int parse_rule_line(char* line, int line_number, dccl_rule* rule, char* why, size_t why_size) {
   char* fields[10];
   int count = dccl_split_fields(line, ',', fields, 10);
@@ -64,20 +74,18 @@ static int parse_rule_line(char* line, int line_number, dccl_rule* rule, char* w
   rule->n_ranks = (int)n_ranks;
   rule->num_pipe_ops = (int)pipe;
   rule->reg_buff = (int)reg;
-  /* A pin NCCL can never run is a mistake worth reporting, not a silent no-op. The node and rank
-   * counts are checked only where the rule names them. */
-  int check_ranks = rule->n_ranks > 0 ? rule->n_ranks : 0, check_nodes = rule->n_nodes > 0 ? rule->n_nodes : 0;
-  int structurally_possible = 0;
-  if (check_ranks && check_nodes) {
-    structurally_possible = dccl_algo_proto_allowed(rule->coll, rule->algo, rule->proto, check_ranks, check_nodes);
-  } else {
-    /* Unknown shape: possible if some shape allows it (PAT: one rank per node; NVLS-tree: 2+ nodes). */
-    structurally_possible = dccl_algo_proto_allowed(rule->coll, rule->algo, rule->proto, 2, 2) ||
-                            dccl_algo_proto_allowed(rule->coll, rule->algo, rule->proto, 8, 1);
+  /* A pin that can never apply is a mistake worth reporting, not a silent no-op: a shape no communicator
+   * has, or a pair NCCL cannot run on any communicator of the node and rank counts the rule names. */
+  if (rule->n_nodes > 0 && rule->n_ranks > 0 && rule->n_ranks < rule->n_nodes) {
+    snprintf(why, why_size, "nRanks %d is fewer than nNodes %d: no communicator has that shape", rule->n_ranks,
+             rule->n_nodes);
+    return -1;
   }
-  if (!structurally_possible) {
-    snprintf(why, why_size, "%s/%s can never run %s", dccl_algo_name(rule->algo), dccl_proto_name(rule->proto),
-             dccl_coll_name(rule->coll));
+  if (!dccl_algo_proto_possible(rule->coll, rule->algo, rule->proto, rule->n_ranks, rule->n_nodes)) {
+    char shape[64];
+    describe_shape(rule, shape, sizeof(shape));
+    snprintf(why, why_size, "%s/%s can never run %s%s", dccl_algo_name(rule->algo), dccl_proto_name(rule->proto),
+             dccl_coll_name(rule->coll), shape);
     return -1;
   }
   return 0;

@@ -1,5 +1,6 @@
 /* tests/test_rules.c: NCCL example-tuner CSV parsing, malformed-line reporting, and the compiled
- * per-cell index agreeing with a plain first-match scan. */
+ * per-cell index agreeing with a plain first-match scan; pins that no communicator of the node and rank
+ * counts they name can run are rejected. */
 #include "../core/rng.h"
 #include "../core/rules.h"
 #include "test.h"
@@ -54,6 +55,42 @@ static void test_malformed_lines_reported_with_line_numbers(void) {
   }
   CHECK(strstr(test_log_buffer, "bad.csv:1:") == NULL);
   CHECK(strstr(test_log_buffer, "tree/simple can never run broadcast") != NULL);
+}
+
+/* A pin is checked against the node and rank counts it names, and rejected with its line when no
+ * communicator of those counts can run it: NVLS-tree needs several nodes, PAT one rank per node. */
+static void test_pins_impossible_on_the_counts_they_name(void) {
+  const char* text =
+    "allreduce,0,-1,nvls_tree,simple,-1,1,-1\n"  /* 1: one node */
+    "allreduce,0,-1,nvls_tree,simple,-1,2,-1\n"  /* 2: fine */
+    "allreduce,0,-1,nvls_tree,simple,-1,-1,1\n"  /* 3: one rank, so one node */
+    "allreduce,0,-1,nvls_tree,simple,-1,-1,16\n" /* 4: fine (16 ranks may span nodes) */
+    "allgather,0,-1,pat,simple,-1,1,-1\n"        /* 5: one node */
+    "allgather,0,-1,pat,simple,-1,4,-1\n"        /* 6: fine (4 ranks on 4 nodes) */
+    "allgather,0,-1,pat,simple,-1,-1,8\n"        /* 7: fine (8 nodes of one rank) */
+    "allgather,0,-1,pat,simple,-1,2,8\n"         /* 8: 4 ranks per node */
+    "allgather,0,-1,pat,simple,-1,-1,-1\n"       /* 9: fine */
+    "allreduce,0,-1,nvls_tree,simple,-1,-1,-1\n" /* 10: fine */
+    "allreduce,0,-1,ring,simple,-1,4,2\n"        /* 11: fewer ranks than nodes */
+    "allreduce,0,-1,ring,ll,-1,1,-1\n";          /* 12: fine */
+  test_log_reset();
+  dccl_log_set_sink(test_log_capture);
+  CHECK_EQ_INT(dccl_rules_parse(text, "shape.csv", &rules, NULL), 5);
+  dccl_log_set_sink(NULL);
+  CHECK_EQ_INT(rules.count, 7);
+  const int rejected[] = {1, 3, 5, 8, 11};
+  for (int line = 1, r = 0; line <= 12; line++) {
+    char needle[32];
+    snprintf(needle, sizeof(needle), "shape.csv:%d:", line);
+    int expected = r < 5 && rejected[r] == line;
+    r += expected;
+    CHECK_MSG((strstr(test_log_buffer, needle) != NULL) == expected, "line %d %s in:\n%s", line,
+              expected ? "not reported" : "reported", test_log_buffer);
+  }
+  CHECK(strstr(test_log_buffer, "shape.csv:1: nvls_tree/simple can never run allreduce on 1 node;") != NULL);
+  CHECK(strstr(test_log_buffer, "shape.csv:3: nvls_tree/simple can never run allreduce with 1 rank;") != NULL);
+  CHECK(strstr(test_log_buffer, "shape.csv:8: pat/simple can never run allgather on 2 nodes with 8 ranks;") != NULL);
+  CHECK(strstr(test_log_buffer, "shape.csv:11: nRanks 2 is fewer than nNodes 4") != NULL);
 }
 
 static void test_unreadable_file(void) {
@@ -119,6 +156,7 @@ static void test_compiled_index_matches_linear_scan(void) {
 int main(void) {
   RUN(test_formats_of_8_9_10_fields);
   RUN(test_malformed_lines_reported_with_line_numbers);
+  RUN(test_pins_impossible_on_the_counts_they_name);
   RUN(test_unreadable_file);
   RUN(test_compiled_index_matches_linear_scan);
   TEST_SUMMARY();
