@@ -29,7 +29,7 @@ const dccl_setting_doc dccl_setting_docs[] = {
   {"DYNAMICCL_GUARD_PCT", "3", "a learned action slower than NCCL's own choice by more than this (percent, recent window) falls back to NCCL's"},
   {"DYNAMICCL_GAMMA", "0", "DQN discount (0..0.9); 0: the reward is immediate"},
   {"DYNAMICCL_EPSILON", "0.3", "initial exploration rate of a new decision cell (0..1)"},
-  {"DYNAMICCL_EPSILON_MIN", "0.01", "exploration rate floor (0..1)"},
+  {"DYNAMICCL_EPSILON_MIN", "0.01", "exploration rate floor (0..1, at most DYNAMICCL_EPSILON)"},
   {"DYNAMICCL_EXPLORE_BUDGET_PCT", "0", "when > 0, a decision cell (collective and size bin) explores only while its explored calls have cost, beyond the latency of the action it exploits, at most this percentage of the time its calls took so far (a challenger measured faster than what it runs is still raced); for short jobs whose rare, large collectives cannot repay exploration. 0: no limit"},
   {"DYNAMICCL_TRIGGER", "lstm", "congestion detector: `lstm` (LSTM forecast + CUSUM), `cusum` (plain CUSUM), `off`"},
   {"DYNAMICCL_CUSUM_K", "0.5", "CUSUM allowance, in standard deviations"},
@@ -214,6 +214,11 @@ void dccl_settings_load(dccl_settings* settings, const dccl_logger* logger) {
   settings->gamma = read_number("DYNAMICCL_GAMMA", 0, 0.9, 0, logger);
   settings->epsilon = read_number("DYNAMICCL_EPSILON", 0, 1, 0.3, logger);
   settings->epsilon_min = read_number("DYNAMICCL_EPSILON_MIN", 0, 1, 0.01, logger);
+  if (settings->epsilon_min > settings->epsilon) { /* a floor above the rate a cell starts from */
+    DCCL_WARN(logger, "DYNAMICCL_EPSILON_MIN=%g is above DYNAMICCL_EPSILON=%g, the initial exploration rate; using %g",
+              settings->epsilon_min, settings->epsilon, settings->epsilon);
+    settings->epsilon_min = settings->epsilon;
+  }
   settings->explore_budget_pct = read_number("DYNAMICCL_EXPLORE_BUDGET_PCT", 0, 100, 0, logger);
   settings->cusum_k = read_number("DYNAMICCL_CUSUM_K", 0, 10, 0.5, logger);
   settings->cusum_h = read_number("DYNAMICCL_CUSUM_H", 0.5, 1000, 12, logger);

@@ -194,6 +194,27 @@ static void test_seed_zero_is_explicit(void) {
   clear_environment();
 }
 
+/* The exploration floor cannot exceed the initial rate: DYNAMICCL_EPSILON=0 means no exploration
+ * (beyond races), not the default floor's 1%; a floor above the rate is reported and lowered to it. */
+static void test_epsilon_floor_at_most_epsilon(void) {
+  clear_environment();
+  setenv("DYNAMICCL_EPSILON", "0", 1);
+  dccl_settings s;
+  load_capturing_log(&s);
+  CHECK(s.epsilon == 0 && s.epsilon_min == 0);
+  CHECK(strstr(test_log_buffer, "DYNAMICCL_EPSILON_MIN=0.01 is above DYNAMICCL_EPSILON=0") != NULL);
+  setenv("DYNAMICCL_EPSILON", "0.2", 1);
+  setenv("DYNAMICCL_EPSILON_MIN", "0.5", 1);
+  load_capturing_log(&s);
+  CHECK(s.epsilon == 0.2 && s.epsilon_min == 0.2);
+  CHECK(strstr(test_log_buffer, "DYNAMICCL_EPSILON_MIN=0.5 is above DYNAMICCL_EPSILON=0.2") != NULL);
+  setenv("DYNAMICCL_EPSILON_MIN", "0.2", 1);
+  load_capturing_log(&s);
+  CHECK(s.epsilon == 0.2 && s.epsilon_min == 0.2);
+  CHECK_MSG(test_log_buffer[0] == '\0', "unexpected log: %s", test_log_buffer);
+  clear_environment();
+}
+
 static void test_overlong_path_ignored(void) {
   clear_environment();
   static char long_path[DCCL_PATH_MAX + 10];
@@ -233,6 +254,7 @@ int main(void) {
   RUN(test_registry_from_master_port);
   RUN(test_log_stderr_read_whole);
   RUN(test_seed_zero_is_explicit);
+  RUN(test_epsilon_floor_at_most_epsilon);
   RUN(test_overlong_path_ignored);
   RUN(test_readme_documents_every_setting);
   TEST_SUMMARY();
