@@ -15,9 +15,9 @@ const dccl_setting_doc dccl_setting_docs[] = {
   {"DYNAMICCL_RULES_FILE", "(none)", "NCCL example-tuner CSV rules, applied as hard pins over any policy"},
   {"DYNAMICCL_PROFILE", "auto", "`on`/`off`: subscribe to NCCL profiler events; `auto`: on when learning or when a trace file is set"},
   {"DYNAMICCL_TRACE_FILE", "(none)", "CSV of every measured collective; `%r` is replaced by the rank, `%p` by the pid"},
-  {"DYNAMICCL_QUEUE_CAPACITY", "4096", "measurements buffered per communicator for the background thread (64..1048576)"},
-  {"DYNAMICCL_EVENT_POOL", "1024", "collectives tracked in flight per communicator by the profiler half (64..65536)"},
-  {"DYNAMICCL_EPOCH_CALLS", "64", "getCollInfo calls per decision-table epoch; new tables apply from an epoch boundary (1..1048576)"},
+  {"DYNAMICCL_QUEUE_CAPACITY", "4096", "measurements buffered per communicator for the background thread (64..1048576, rounded up to a power of two)"},
+  {"DYNAMICCL_EVENT_POOL", "1024", "collectives tracked in flight per communicator by the profiler half (64..65536, rounded up to a power of two)"},
+  {"DYNAMICCL_EPOCH_CALLS", "64", "getCollInfo calls per decision-table epoch; new tables apply from an epoch boundary (1..1048576, rounded up to a power of two)"},
   {"DYNAMICCL_LOG_STDERR", "0", "`1`: also print log lines on stderr when NCCL gave no logger (tools, tests)"},
   {"DYNAMICCL_POLICY_DIR", "(none)", "folder of saved policies, one file per topology fingerprint (loaded at start, saved periodically and at exit)"},
   {"DYNAMICCL_POLICY_FILE", "(none)", "an explicit policy file; overrides DYNAMICCL_POLICY_DIR"},
@@ -102,10 +102,14 @@ static long long read_integer(const char* name, long long low, long long high, l
   return read_given_integer(name, low, high, instead, &value, logger) == 1 ? value : fallback;
 }
 
-static unsigned long long round_up_power_of_two(unsigned long long x) {
-  unsigned long long p = 1;
-  while (p < x) p <<= 1;
-  return p;
+/* Reads an integer in [low, high] (as read_integer) rounded up to a power of two, saying so in the log
+ * when that changes it. */
+static unsigned long long read_power_of_two(const char* name, long long low, long long high, long long fallback,
+                                            const dccl_logger* logger) {
+  unsigned long long value = (unsigned long long)read_integer(name, low, high, fallback, logger), rounded = 1;
+  while (rounded < value) rounded <<= 1;
+  if (rounded != value) DCCL_INIT_INFO(logger, "%s=%llu is rounded up to %llu, a power of two", name, value, rounded);
+  return rounded;
 }
 
 /* NCCL's own buffer sizes, which bound the chunk sizes worth trying (NCCL clamps a tuner's chunk to
@@ -200,11 +204,9 @@ void dccl_settings_load(dccl_settings* settings, const dccl_logger* logger) {
   if (dccl_log_stderr_setting(log_stderr) < 0)
     DCCL_WARN(logger, "DYNAMICCL_LOG_STDERR='%s' is not 0 or 1; using 0", log_stderr);
 
-  settings->queue_capacity =
-    (unsigned)round_up_power_of_two((unsigned long long)read_integer("DYNAMICCL_QUEUE_CAPACITY", 64, 1 << 20, 4096, logger));
-  settings->event_pool =
-    (unsigned)round_up_power_of_two((unsigned long long)read_integer("DYNAMICCL_EVENT_POOL", 64, 1 << 16, 1024, logger));
-  settings->epoch_calls = round_up_power_of_two((unsigned long long)read_integer("DYNAMICCL_EPOCH_CALLS", 1, 1 << 20, 64, logger));
+  settings->queue_capacity = (unsigned)read_power_of_two("DYNAMICCL_QUEUE_CAPACITY", 64, 1 << 20, 4096, logger);
+  settings->event_pool = (unsigned)read_power_of_two("DYNAMICCL_EVENT_POOL", 64, 1 << 16, 1024, logger);
+  settings->epoch_calls = read_power_of_two("DYNAMICCL_EPOCH_CALLS", 1, 1 << 20, 64, logger);
 
   copy_path("DYNAMICCL_POLICY_DIR", getenv("DYNAMICCL_POLICY_DIR"), settings->policy_dir, logger);
   copy_path("DYNAMICCL_POLICY_FILE", getenv("DYNAMICCL_POLICY_FILE"), settings->policy_file, logger);

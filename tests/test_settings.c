@@ -10,6 +10,14 @@ static void clear_environment(void) {
   for (const dccl_setting_doc* d = dccl_setting_docs; d->name != NULL; d++) unsetenv(d->name);
 }
 
+/* Loads the settings with the log captured in test_log_buffer (emptied first). */
+static void load_capturing_log(dccl_settings* s) {
+  test_log_reset();
+  dccl_log_set_sink(test_log_capture);
+  dccl_settings_load(s, NULL);
+  dccl_log_set_sink(NULL);
+}
+
 static void test_defaults(void) {
   clear_environment();
   dccl_settings s;
@@ -36,15 +44,11 @@ static void test_values_and_rounding(void) {
   CHECK_EQ_INT(s.profile, DCCL_PROFILE_OFF);
   CHECK_EQ_INT((int)s.queue_capacity, 1024); /* rounded up to a power of two */
   CHECK_EQ_INT((int)s.epoch_calls, 128);
+  load_capturing_log(&s); /* the rounding is said */
+  CHECK(strstr(test_log_buffer, "DYNAMICCL_QUEUE_CAPACITY=1000 is rounded up to 1024") != NULL);
+  CHECK(strstr(test_log_buffer, "DYNAMICCL_EPOCH_CALLS=100 is rounded up to 128") != NULL);
+  CHECK(strstr(test_log_buffer, "DYNAMICCL_EVENT_POOL") == NULL); /* the default, 1024, is one */
   clear_environment();
-}
-
-/* Loads the settings with the log captured in test_log_buffer (emptied first). */
-static void load_capturing_log(dccl_settings* s) {
-  test_log_reset();
-  dccl_log_set_sink(test_log_capture);
-  dccl_settings_load(s, NULL);
-  dccl_log_set_sink(NULL);
 }
 
 static void test_bad_values_reported_and_defaulted(void) {
