@@ -1,5 +1,5 @@
 /* tests/test_settings.c: environment parsing with defaults and reported bad values; the README's
- * settings table lists exactly the variables the code documents. */
+ * settings table holds exactly the rows the code documents. */
 #include <unistd.h>
 
 #include "../core/settings.h"
@@ -231,7 +231,8 @@ static void test_overlong_path_ignored(void) {
   clear_environment();
 }
 
-/* Every documented variable appears in the README's table, and the table names no other. */
+/* Every documented variable has its row in the README's table, with the same default and meaning, and
+ * the table names no other. */
 static void test_readme_documents_every_setting(void) {
   char error[256];
   char* readme = dccl_read_text_file(DYNAMICCL_SOURCE_DIR "/README.md", 1 << 20, error, sizeof(error));
@@ -239,9 +240,10 @@ static void test_readme_documents_every_setting(void) {
   if (readme == NULL) return;
   int documented = 0;
   for (const dccl_setting_doc* d = dccl_setting_docs; d->name != NULL; d++) {
-    char row[128];
-    snprintf(row, sizeof(row), "| `%s` |", d->name);
-    CHECK_MSG(strstr(readme, row) != NULL, "README lacks a settings row for %s", d->name);
+    char row[2048];
+    snprintf(row, sizeof(row), "| `%s` | %s | %s |\n", d->name, d->default_value, d->meaning);
+    CHECK_MSG(strstr(readme, row) != NULL, "README lacks the settings row for %s, or it differs from core/settings.c's:\n%s",
+              d->name, row);
     documented++;
   }
   int rows = 0;
