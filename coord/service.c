@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,8 +18,6 @@
 #include "transport.h"
 #include "wire.h"
 
-#define MAX_SESSIONS 256
-#define MAX_CONNECTIONS 256
 #define MAX_REGISTRY 1024
 #define IN_CAPACITY (DCCL_WIRE_HEADER_BYTES + DCCL_WIRE_MAX_PAYLOAD)
 #define OUT_CAPACITY (1u << 20)
@@ -31,6 +30,7 @@
 #define REGISTRY_BACKOFF_MAX_NS 1000000000ULL /* the registry's retry delay doubles from RETRY_NS to this */
 #define LEAVE_NS 2000000000ULL         /* a leaving leader waits this long for its workers */
 #define REREGISTER_NS 1000000000ULL    /* a leader the registry refused tries again after this long */
+#define ACCEPT_PAUSE_NS 50000000ULL    /* out of file descriptors: listeners rest this long between accepts */
 
 typedef struct connection {
   int fd;
@@ -97,10 +97,13 @@ static struct {
   pthread_cond_t changed;
   pthread_t thread;
   int running, stop;
-  dccl_coord_session* sessions[MAX_SESSIONS];
-  int session_count;
-  connection* connections[MAX_CONNECTIONS];
-  int connection_count;
+  /* Both tables grow on demand: connections up to what the process may open (RLIMIT_NOFILE). */
+  dccl_coord_session** sessions;
+  int session_count, session_capacity;
+  connection** connections;
+  int connection_count, connection_capacity;
+  int out_of_files_warned;
+  uint64_t accept_paused_until_ns; /* out of file descriptors: pending connections wait in the backlog */
   uint64_t process_key, secret;
   dccl_logger logger; /* process-wide messages: a copy of the first session's, which its communicator frees */
   int tcp_listener;
@@ -118,9 +121,46 @@ static struct {
 } service = {.lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER, .tcp_listener = -1,
              .registry_listener = -1};
 
+/* Makes room for `needed` elements of `size` bytes in `*array`, doubling its capacity; 0, or -1 when out
+ * of memory (the array unchanged). */
+static int reserve(void** array, int* capacity, int needed, size_t size) {
+  if (needed <= *capacity) return 0;
+  int grown = *capacity > 0 ? *capacity : 16;
+  while (grown < needed) grown *= 2;
+  void* bigger = realloc(*array, (size_t)grown * size);
+  if (bigger == NULL) return -1;
+  *array = bigger;
+  *capacity = grown;
+  return 0;
+}
+
+/* The process has no file descriptor left (RLIMIT_NOFILE, or the system's table): `what` failed. Warned
+ * once; the peers, or this process, try again and get through once descriptors are free. */
+static void warn_out_of_files(const char* what, int error) {
+  if (service.out_of_files_warned) return;
+  service.out_of_files_warned = 1;
+  struct rlimit limit = {0, 0};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  DCCL_WARN(&service.logger,
+            "coordination: %s: %s (open-file limit RLIMIT_NOFILE %llu, hard limit %llu; %d coordination connections "
+            "open); the ranks concerned retry until descriptors are free: raise the limit (ulimit -n) for "
+            "communicators of this many processes",
+            what, strerror(error), (unsigned long long)limit.rlim_cur, (unsigned long long)limit.rlim_max,
+            service.connection_count);
+}
+
+/* Whether a failed socket() or accept() ran out of file descriptors; warns once if so. */
+static int out_of_files(const char* what) {
+  int error = errno;
+  if (error != EMFILE && error != ENFILE) return 0;
+  warn_out_of_files(what, error);
+  return 1;
+}
+
 /* ---- connections ---- */
 static connection* add_connection(int fd, int initiated, int connecting) {
-  if (service.connection_count == MAX_CONNECTIONS) {
+  if (reserve((void**)&service.connections, &service.connection_capacity, service.connection_count + 1,
+              sizeof(connection*)) != 0) {
     close(fd);
     return NULL;
   }
@@ -574,6 +614,7 @@ static void ensure_registry(uint64_t now) {
   uint16_t port;
   if (dccl_transport_parse_address(service.registry, host, sizeof(host), &port) != 0) return;
   int fd = dccl_transport_connect_tcp(host, port);
+  if (fd < 0) out_of_files("cannot connect to the coordination registry");
   connection* c = fd >= 0 ? add_connection(fd, 1, 1) : NULL;
   if (c == NULL) {
     back_off_from_registry(now);
@@ -680,6 +721,7 @@ static void start_connection_to(dccl_coord_session* s, const dccl_wire_address* 
   }
   int fd = dccl_transport_connect_tcp(a->host, a->port);
   if (fd < 0) {
+    out_of_files("cannot connect to a leader");
     s->retry_at_ns = now + RETRY_NS;
     return;
   }
@@ -693,7 +735,8 @@ static void find_leader(dccl_coord_session* s, uint64_t now) {
   if (s->options.registry[0] == '\0') {
     int fd = dccl_transport_connect_local(s->local_name);
     if (fd < 0) {
-      s->retry_at_ns = now + RETRY_NS; /* nobody listens yet */
+      out_of_files("cannot connect to a leader");
+      s->retry_at_ns = now + RETRY_NS; /* nobody listens yet, or no file descriptor left */
       return;
     }
     connection* c = add_connection(fd, 1, 0);
@@ -765,10 +808,24 @@ static void worker_work(dccl_coord_session* s, uint64_t now) {
 }
 
 /* ---- the thread ---- */
+/* What the service thread polls: listeners and connections, and the connection of each (NULL: a listener). */
+typedef struct poll_set {
+  struct pollfd* fds;
+  connection** owners;
+  int count, fds_capacity, owners_capacity;
+} poll_set;
+
+static void poll_for(poll_set* set, int fd, short events, connection* owner) {
+  if (reserve((void**)&set->fds, &set->fds_capacity, set->count + 1, sizeof(struct pollfd)) != 0 ||
+      reserve((void**)&set->owners, &set->owners_capacity, set->count + 1, sizeof(connection*)) != 0)
+    return; /* out of memory: not polled this time */
+  set->fds[set->count] = (struct pollfd){fd, events, 0};
+  set->owners[set->count++] = owner;
+}
+
 static void* service_main(void* argument) {
   (void)argument;
-  struct pollfd fds[MAX_CONNECTIONS + MAX_SESSIONS + 2];
-  connection* owners[MAX_CONNECTIONS + MAX_SESSIONS + 2];
+  poll_set set = {NULL, NULL, 0, 0, 0};
   pthread_mutex_lock(&service.lock);
   while (!service.stop) {
     uint64_t now = dccl_monotonic_ns();
@@ -790,26 +847,22 @@ static void* service_main(void* argument) {
       if (c->closing) close_connection(c, now); /* removes it from the array */
       else i++;
     }
-    int n = 0;
-    for (int i = 0; i < service.session_count; i++)
-      if (service.sessions[i]->leader && service.sessions[i]->listener >= 0) {
-        fds[n] = (struct pollfd){service.sessions[i]->listener, POLLIN, 0};
-        owners[n++] = NULL;
-      }
-    if (service.tcp_listener >= 0) {
-      fds[n] = (struct pollfd){service.tcp_listener, POLLIN, 0};
-      owners[n++] = NULL;
-    }
-    if (service.registry_listener >= 0) {
-      fds[n] = (struct pollfd){service.registry_listener, POLLIN, 0};
-      owners[n++] = NULL;
+    set.count = 0;
+    if (now >= service.accept_paused_until_ns) {
+      for (int i = 0; i < service.session_count; i++)
+        if (service.sessions[i]->leader && service.sessions[i]->listener >= 0)
+          poll_for(&set, service.sessions[i]->listener, POLLIN, NULL);
+      if (service.tcp_listener >= 0) poll_for(&set, service.tcp_listener, POLLIN, NULL);
+      if (service.registry_listener >= 0) poll_for(&set, service.registry_listener, POLLIN, NULL);
     }
     for (int i = 0; i < service.connection_count; i++) {
       connection* c = service.connections[i];
       short events = (short)((c->in_length < IN_CAPACITY ? POLLIN : 0) | (c->out_length > 0 || c->connecting ? POLLOUT : 0));
-      fds[n] = (struct pollfd){c->fd, events, 0};
-      owners[n++] = c;
+      poll_for(&set, c->fd, events, c);
     }
+    struct pollfd* fds = set.fds;
+    connection** owners = set.owners;
+    int n = set.count;
     pthread_mutex_unlock(&service.lock);
     struct timespec period = {0, POLL_NS};
     int ready = ppoll(fds, (nfds_t)n, &period, NULL);
@@ -819,7 +872,10 @@ static void* service_main(void* argument) {
     for (int i = 0; i < n; i++) {
       if (fds[i].revents == 0) continue;
       if (owners[i] == NULL) { /* a listener */
-        for (int fd; (fd = dccl_transport_accept(fds[i].fd)) >= 0;) add_connection(fd, 0, 0);
+        int fd;
+        while ((fd = dccl_transport_accept(fds[i].fd)) >= 0) add_connection(fd, 0, 0);
+        if (out_of_files("cannot accept a connection"))
+          service.accept_paused_until_ns = now + ACCEPT_PAUSE_NS; /* rather than poll a readable listener in a loop */
         continue;
       }
       connection* c = owners[i];
@@ -831,6 +887,8 @@ static void* service_main(void* argument) {
     }
   }
   pthread_mutex_unlock(&service.lock);
+  free(set.fds);
+  free(set.owners);
   return NULL;
 }
 
@@ -897,8 +955,9 @@ static dccl_coord_session* new_session(const dccl_coord_options* o, int leader) 
 static int add_session(dccl_coord_session* s, char* error, size_t error_size) {
   pthread_mutex_lock(&service.lock);
   int rc = -1;
-  if (service.session_count == MAX_SESSIONS) {
-    snprintf(error, error_size, "too many coordinated communicators in this process (%d)", MAX_SESSIONS);
+  if (reserve((void**)&service.sessions, &service.session_capacity, service.session_count + 1,
+              sizeof(dccl_coord_session*)) != 0) {
+    snprintf(error, error_size, "out of memory for %d coordinated communicators", service.session_count + 1);
   } else if (s->options.registry[0] != '\0' && setup_tcp(&s->options, s->leader, error, error_size) != 0) {
   } else if (start_service(&s->options, error, error_size) == 0) {
     service.sessions[service.session_count++] = s;
@@ -1020,6 +1079,8 @@ void dccl_coord_leave(dccl_coord_session* s, dccl_coord_stats* stats) {
     service.registry[0] = '\0';
     service.registry_backoff_ns = service.registry_retry_at_ns = 0;
     service.registry_foreign_warned = 0;
+    service.out_of_files_warned = 0;
+    service.accept_paused_until_ns = 0;
     service.running = 0;
     pthread_mutex_unlock(&service.lock);
   }

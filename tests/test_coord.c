@@ -1,11 +1,14 @@
 /* tests/test_coord.c: coordination: the wire format and its parser, the leader's history, and
  * leaders and workers in one process over Unix and TCP sockets agreeing on every epoch's table. */
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -859,6 +862,351 @@ static void test_registry_backoff_from_a_foreign_peer(void) {
   watch_warnings(NULL);
 }
 
+
+/* ---- many ranks ---- */
+#define MANY_WORKERS 300
+
+/* Lets this process open `files` descriptors, raising its soft RLIMIT_NOFILE up to the hard limit if
+ * needed; 0 when the hard limit is lower. */
+static int allow_open_files(rlim_t files) {
+  struct rlimit limit;
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+  if (limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur >= files) return 1;
+  if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < files) return 0;
+  limit.rlim_cur = files;
+  return setrlimit(RLIMIT_NOFILE, &limit) == 0;
+}
+
+/* Whether this process may open the files that a service and MANY_WORKERS peers in it need (a note
+ * when not: the test is skipped). */
+static int may_open_files_for_many_workers(void) {
+  if (allow_open_files(2 * MANY_WORKERS + 256)) return 1;
+  printf("  skipped: the hard RLIMIT_NOFILE is below %d\n", 2 * MANY_WORKERS + 256);
+  return 0;
+}
+
+/* Options of a communicator of a leader and MANY_WORKERS workers, one call per epoch; 0 when this
+ * process may not open the files they need. */
+static int many_ranks_options(dccl_coord_options* o, uint64_t comm_id) {
+  if (!may_open_files_for_many_workers()) return 0;
+  memset(o, 0, sizeof(*o));
+  o->comm_id = comm_id;
+  o->n_ranks = MANY_WORKERS + 1;
+  o->epoch_calls = 1;
+  o->logger = &quiet;
+  return 1;
+}
+
+/* How many of `count` stores let their hot path run call 0 within `seconds` (all waited for together). */
+static int count_following(dccl_table_store* stores, int count, double seconds) {
+  int following = 0;
+  uint64_t deadline = dccl_monotonic_ns() + (uint64_t)(seconds * 1e9);
+  while (following < count && dccl_monotonic_ns() < deadline) {
+    following = 0;
+    for (int i = 0; i < count; i++) following += dccl_table_store_for_call(&stores[i], 0) != NULL;
+    if (following < count) nanosleep(&(struct timespec){0, 5000000}, NULL);
+  }
+  return following;
+}
+
+/* A leader and 300 worker sessions in one process (300 communicators' worth of sessions: a fixed
+ * table held 256): every worker gets the table of epoch 0. */
+static void test_three_hundred_worker_sessions_in_one_process(void) {
+  dccl_coord_options o;
+  if (!many_ranks_options(&o, 0x5E00)) return;
+  dccl_table_store* stores = calloc(MANY_WORKERS + 1, sizeof(dccl_table_store));
+  dccl_coord_session** sessions = calloc(MANY_WORKERS + 1, sizeof(dccl_coord_session*));
+  CHECK(stores != NULL && sessions != NULL);
+  if (stores == NULL || sessions == NULL) return;
+  char error[256];
+  int failed = 0;
+  for (int rank = 0; rank <= MANY_WORKERS; rank++) {
+    dccl_table_store_init(&stores[rank], 1);
+    if (rank == 0) dccl_table_set(dccl_table_store_initial(&stores[0]), 5, dccl_action_make(1, 2, 2, 0));
+    o.rank = rank;
+    o.store = &stores[rank];
+    sessions[rank] = rank == 0 ? dccl_coord_lead(&o, error, sizeof(error)) : dccl_coord_follow(&o, error, sizeof(error));
+    if (sessions[rank] == NULL && failed++ == 0) CHECK_MSG(0, "rank %d: %s", rank, error);
+  }
+  CHECK(sessions[0] != NULL && dccl_table_store_for_call(&stores[0], 0) != NULL);
+  int following = count_following(stores + 1, MANY_WORKERS, 30);
+  CHECK_MSG(following == MANY_WORKERS, "%d of %d workers follow", following, MANY_WORKERS);
+  int right = 0;
+  for (int rank = 1; rank <= MANY_WORKERS; rank++) {
+    const dccl_table* t = dccl_table_store_for_call(&stores[rank], 0);
+    right += t != NULL && dccl_table_get(t, 5) == dccl_action_make(1, 2, 2, 0);
+  }
+  CHECK_EQ_INT(right, following);
+  for (int rank = MANY_WORKERS; rank >= 0; rank--) dccl_coord_leave(sessions[rank], NULL);
+  free(sessions);
+  free(stores);
+}
+
+/* Stand-ins for the other processes of a large job: one raw connection each, speaking the protocol by
+ * hand with a process key of its own, so that the service under test holds one connection per peer. */
+typedef struct raw_peer {
+  int fd;
+  int done; /* 1: got what it waited for; -1: the connection closed first */
+  size_t length;
+  uint8_t in[4096];
+} raw_peer;
+
+/* What a raw peer waits for: 1 when `h` (with its payload) is it. */
+typedef int (*raw_peer_wants)(const raw_peer* peer, int index, const dccl_wire_header* h, const uint8_t* payload);
+
+/* Reads from every peer until each got what it waits for or `seconds` passed; the number that did. */
+static int raw_peers_await(raw_peer* peers, int count, raw_peer_wants wants, double seconds) {
+  struct pollfd* fds = calloc((size_t)count, sizeof(struct pollfd));
+  int* index = calloc((size_t)count, sizeof(int));
+  uint64_t deadline = dccl_monotonic_ns() + (uint64_t)(seconds * 1e9);
+  int done = 0;
+  while (fds != NULL && index != NULL && dccl_monotonic_ns() < deadline) {
+    int n = 0;
+    done = 0;
+    for (int i = 0; i < count; i++) {
+      done += peers[i].done == 1;
+      if (peers[i].done == 0) {
+        fds[n] = (struct pollfd){peers[i].fd, POLLIN, 0};
+        index[n++] = i;
+      }
+    }
+    if (n == 0) break;
+    if (poll(fds, (nfds_t)n, 100) <= 0) continue;
+    for (int k = 0; k < n; k++) {
+      if (fds[k].revents == 0) continue;
+      raw_peer* p = &peers[index[k]];
+      ssize_t got = recv(p->fd, p->in + p->length, sizeof(p->in) - p->length, MSG_DONTWAIT);
+      if (got <= 0) {
+        if (got == 0 || (errno != EAGAIN && errno != EINTR)) p->done = -1;
+        continue;
+      }
+      p->length += (size_t)got;
+      dccl_wire_header h;
+      char why[160];
+      while (p->done == 0 && dccl_wire_parse_header(p->in, p->length, &h, why, sizeof(why)) == 1 &&
+             p->length >= DCCL_WIRE_HEADER_BYTES + h.payload_bytes) {
+        if (wants(p, index[k], &h, p->in + DCCL_WIRE_HEADER_BYTES)) p->done = 1;
+        size_t used = DCCL_WIRE_HEADER_BYTES + h.payload_bytes;
+        memmove(p->in, p->in + used, p->length - used);
+        p->length -= used;
+      }
+      if (p->length == sizeof(p->in)) p->done = -1; /* a message larger than the stand-in takes */
+    }
+  }
+  free(fds);
+  free(index);
+  return done;
+}
+
+static void raw_peers_close(raw_peer* peers, int count) {
+  for (int i = 0; i < count; i++)
+    if (peers[i].fd >= 0) close(peers[i].fd);
+}
+
+/* The MANY_WORKERS stand-ins (`ready` of them set up) must each get what they want within 30 s; then
+ * they and the session serving them end. */
+static void expect_all_served(raw_peer* peers, int ready, raw_peer_wants wants, const char* what,
+                              dccl_coord_session* session) {
+  CHECK_EQ_INT(ready, MANY_WORKERS);
+  int served = peers != NULL ? raw_peers_await(peers, MANY_WORKERS, wants, 30) : 0;
+  CHECK_MSG(served == MANY_WORKERS, "%d of %d %s", served, MANY_WORKERS, what);
+  if (peers != NULL) raw_peers_close(peers, MANY_WORKERS);
+  free(peers);
+  dccl_coord_leave(session, NULL);
+}
+
+/* Connects to the leader of `comm_id` on this node (waiting while its backlog is full); -1 on failure. */
+static int connect_to_local_leader(uint64_t comm_id) {
+  char name[64];
+  dccl_transport_local_name(dccl_wire_token(comm_id, 0), name, sizeof(name));
+  for (int tries = 0; tries < 5000; tries++) {
+    int fd = dccl_transport_connect_local(name);
+    if (fd >= 0 && dccl_transport_connected(fd) == 1) return fd;
+    if (fd >= 0) close(fd);
+    nanosleep(&(struct timespec){0, 1000000}, NULL);
+  }
+  return -1;
+}
+
+static dccl_action many_workers_action(void) { return dccl_action_make(1, 2, 2, 0); }
+
+/* A worker stand-in follows once it has the table of epoch 0, with the leader's cell 5. */
+static int has_first_table(const raw_peer* peer, int index, const dccl_wire_header* h, const uint8_t* payload) {
+  (void)peer;
+  if (h->type != DCCL_MSG_DECISIONS || (int)h->rank != index + 1) return 0;
+  static dccl_table table; /* one peer at a time */
+  uint64_t decided = 0;
+  dccl_table_fill(&table, DCCL_ACTION_NCCL);
+  apply_payload(payload, h->payload_bytes, &table, &decided);
+  return decided >= 1 && dccl_table_get(&table, 5) == many_workers_action();
+}
+
+/* A leader whose communicator spans 300 other processes: it accepts a connection from each (a fixed
+ * table of 256 closed the rest, whose workers retried forever), and each gets the table of epoch 0. */
+static void test_leader_serves_three_hundred_processes(void) {
+  dccl_coord_options o;
+  if (!many_ranks_options(&o, 0x5E01)) return;
+  static dccl_table_store leader_store;
+  dccl_table_store_init(&leader_store, 1);
+  dccl_table_set(dccl_table_store_initial(&leader_store), 5, many_workers_action());
+  o.store = &leader_store;
+  char error[256];
+  dccl_coord_session* leader = dccl_coord_lead(&o, error, sizeof(error));
+  CHECK_MSG(leader != NULL, "%s", error);
+  if (leader == NULL) return;
+  CHECK(dccl_table_store_for_call(&leader_store, 0) != NULL);
+  raw_peer* peers = calloc(MANY_WORKERS, sizeof(raw_peer));
+  int connected = 0;
+  for (int i = 0; i < MANY_WORKERS && peers != NULL; i++) {
+    peers[i].fd = connect_to_local_leader(o.comm_id);
+    uint8_t buffer[128];
+    dccl_wire_writer w;
+    begin_with_hello(&w, buffer, sizeof(buffer), 0x7000 + (uint64_t)i);
+    uint32_t rank = (uint32_t)i + 1;
+    size_t at = dccl_wire_begin(&w, DCCL_MSG_JOIN, rank, o.comm_id, dccl_wire_token(o.comm_id, 0));
+    dccl_wire_join join = {rank, (uint32_t)o.n_ranks, 1, 0};
+    dccl_wire_put_join(&w, &join);
+    dccl_wire_end(&w, at);
+    if (peers[i].fd >= 0 && send_all(peers[i].fd, buffer, w.length) == 0) connected++;
+    else peers[i].done = -1;
+  }
+  expect_all_served(peers, connected, has_first_table, "worker processes got the table", leader);
+}
+
+/* A registry stand-in's lookup is answered: the leader is found. */
+static int leader_found(const raw_peer* peer, int index, const dccl_wire_header* h, const uint8_t* payload) {
+  (void)peer;
+  (void)index;
+  if (h->type != DCCL_MSG_ADDRESS) return 0;
+  dccl_wire_reader r;
+  dccl_wire_address a;
+  dccl_wire_reader_init(&r, payload, h->payload_bytes);
+  return dccl_wire_get_address(&r, &a) == 0 && a.found == 1;
+}
+
+/* Asks the registry on `fd` (after the hello) for the leader of `comm_id`; 0 when sent. */
+static int send_lookup(int fd, uint64_t comm_id) {
+  uint8_t buffer[DCCL_WIRE_HEADER_BYTES];
+  dccl_wire_writer w;
+  dccl_wire_writer_init(&w, buffer, sizeof(buffer));
+  size_t at = dccl_wire_begin(&w, DCCL_MSG_LOOKUP, 1, comm_id, dccl_wire_token(comm_id, 0));
+  dccl_wire_end(&w, at);
+  return send_all(fd, buffer, w.length);
+}
+
+/* Starts a leader of `comm_id` (of `n_ranks`) that hosts the registry at 127.0.0.1:port, and waits
+ * until it is registered there; NULL on failure. */
+static dccl_coord_session* lead_at_own_registry(int port, uint64_t comm_id, int n_ranks, dccl_table_store* store) {
+  dccl_table_store_init(store, 1);
+  dccl_coord_options o;
+  registry_options(&o, port);
+  o.comm_id = comm_id;
+  o.n_ranks = n_ranks;
+  o.store = store;
+  char error[256];
+  dccl_coord_session* leader = dccl_coord_lead(&o, error, sizeof(error));
+  CHECK_MSG(leader != NULL, "%s", error);
+  if (leader == NULL) return NULL;
+  int registered = 0;
+  int fd = registry_client(port);
+  for (int tries = 0; tries < 500 && fd >= 0 && registered != 1; tries++) {
+    registered = registry_knows(fd, comm_id);
+    if (registered != 1) nanosleep(&(struct timespec){0, 10000000}, NULL);
+  }
+  CHECK_EQ_INT(registered, 1);
+  if (fd >= 0) close(fd);
+  return leader;
+}
+
+/* The registry's host holds a connection from every process that looks a leader up: 300 at once are
+ * all answered (a fixed table of 256, shared with the host's own connections, closed the rest). */
+static void test_registry_answers_three_hundred_processes(void) {
+  if (!may_open_files_for_many_workers()) return;
+  static dccl_table_store leader_store;
+  int port = free_port();
+  uint64_t comm_id = 0x5E02;
+  dccl_coord_session* leader = lead_at_own_registry(port, comm_id, MANY_WORKERS + 1, &leader_store);
+  if (leader == NULL) return;
+  raw_peer* peers = calloc(MANY_WORKERS, sizeof(raw_peer));
+  int asked = 0;
+  for (int i = 0; i < MANY_WORKERS && peers != NULL; i++) {
+    peers[i].fd = registry_client(port);
+    if (peers[i].fd >= 0 && send_lookup(peers[i].fd, comm_id) == 0) asked++;
+    else peers[i].done = -1;
+  }
+  expect_all_served(peers, asked, leader_found, "lookups answered", leader);
+}
+
+/* The open-file limit that leaves this process exactly `spare` free descriptors (the lowest numbers
+ * not open), or 0 when unknown. */
+static rlim_t limit_leaving(int spare) {
+  enum { KNOWN = 1 << 16 };
+  static uint8_t open[KNOWN];
+  memset(open, 0, sizeof(open));
+  DIR* folder = opendir("/proc/self/fd");
+  if (folder == NULL) return 0;
+  for (struct dirent* entry; (entry = readdir(folder)) != NULL;) {
+    int fd = atoi(entry->d_name);
+    if (entry->d_name[0] != '.' && fd != dirfd(folder) && fd < KNOWN) open[fd] = 1;
+  }
+  closedir(folder);
+  int free_below = 0;
+  for (int limit = 0; limit < KNOWN; limit++) {
+    if (free_below == spare) return (rlim_t)limit;
+    free_below += !open[limit];
+  }
+  return 0;
+}
+
+/* The registry's host reaches its open-file limit while 40 processes connect: it warns once, naming
+ * the limit, and answers them all once descriptors are free again (here: the limit raised back). */
+static void test_open_file_limit_warns_once(void) {
+  static dccl_table_store leader_store;
+  int port = free_port();
+  uint64_t comm_id = 0x5E03;
+  dccl_coord_session* leader = lead_at_own_registry(port, comm_id, 2, &leader_store);
+  if (leader == NULL) return;
+  enum { PEERS = 40, SPARE = 8 };
+  raw_peer* peers = calloc(PEERS, sizeof(raw_peer));
+  for (int i = 0; i < PEERS && peers != NULL; i++) peers[i].fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct rlimit saved, lowered;
+  getrlimit(RLIMIT_NOFILE, &saved);
+  lowered = saved;
+  lowered.rlim_cur = limit_leaving(SPARE);
+  if (peers == NULL || lowered.rlim_cur == 0 || lowered.rlim_cur > saved.rlim_cur || setrlimit(RLIMIT_NOFILE, &lowered) != 0) {
+    printf("  skipped test_open_file_limit_warns_once: cannot lower RLIMIT_NOFILE to leave %d free descriptors\n", SPARE);
+    if (peers != NULL) raw_peers_close(peers, PEERS);
+    free(peers);
+    dccl_coord_leave(leader, NULL);
+    return;
+  }
+  watch_warnings("open-file limit RLIMIT_NOFILE");
+  struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int asked = 0;
+  for (int i = 0; i < PEERS; i++) {
+    uint8_t buffer[64];
+    dccl_wire_writer w;
+    begin_with_hello(&w, buffer, sizeof(buffer), 0x7100 + (uint64_t)i);
+    if (connect(peers[i].fd, (struct sockaddr*)&address, sizeof(address)) == 0 && send_all(peers[i].fd, buffer, w.length) == 0 &&
+        send_lookup(peers[i].fd, comm_id) == 0)
+      asked++;
+    else peers[i].done = -1;
+  }
+  CHECK_EQ_INT(asked, PEERS);
+  for (int tries = 0; tries < 10000 && atomic_load(&watched_warnings) == 0; tries++)
+    nanosleep(&(struct timespec){0, 1000000}, NULL);
+  CHECK_EQ_INT(atomic_load(&watched_warnings), 1);
+  setrlimit(RLIMIT_NOFILE, &saved);
+  int answered = raw_peers_await(peers, PEERS, leader_found, 30);
+  CHECK_MSG(answered == PEERS, "%d of %d lookups answered once the limit was raised", answered, PEERS);
+  CHECK_EQ_INT(atomic_load(&watched_warnings), 1); /* once */
+  watch_warnings(NULL);
+  raw_peers_close(peers, PEERS);
+  free(peers);
+  dccl_coord_leave(leader, NULL);
+}
+
 int main(void) {
   dccl_log_set_sink(quiet_sink);
   RUN(test_wire_round_trip);
@@ -875,5 +1223,9 @@ int main(void) {
   RUN(test_registry_forgets_a_leader_that_left);
   RUN(test_refused_registration_is_retried);
   RUN(test_registry_backoff_from_a_foreign_peer);
+  RUN(test_three_hundred_worker_sessions_in_one_process);
+  RUN(test_leader_serves_three_hundred_processes);
+  RUN(test_registry_answers_three_hundred_processes);
+  RUN(test_open_file_limit_warns_once);
   TEST_SUMMARY();
 }
