@@ -64,5 +64,7 @@ size_t dccl_coord_memory_bytes(const dccl_coord_session* session);
 
 /* Tests: connections (all sessions) the service has accepted or made, and rejected messages. */
 void dccl_coord_service_counters(uint64_t* connections, uint64_t* rejected);
+/* Tests: connections the service holds open now. */
+int dccl_coord_service_open_connections(void);
 
 #endif

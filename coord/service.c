@@ -31,6 +31,7 @@
 #define LEAVE_NS 2000000000ULL         /* a leaving leader waits this long for its workers */
 #define REREGISTER_NS 1000000000ULL    /* a leader the registry refused tries again after this long */
 #define ACCEPT_PAUSE_NS 50000000ULL    /* out of file descriptors: listeners rest this long between accepts */
+#define REGISTRY_LINGER_NS 1000000000ULL /* a registry connection nothing needs closes after this long */
 
 typedef struct connection {
   int fd;
@@ -38,6 +39,7 @@ typedef struct connection {
   int initiated;  /* we connected (else accepted) */
   int to_registry;
   int closing;
+  int released; /* closed on purpose: nothing in this process needs it any more */
   uint64_t peer_key; /* 0 until the peer's HELLO */
   uint8_t* in;
   size_t in_length;
@@ -105,6 +107,7 @@ static struct {
   int out_of_files_warned;
   uint64_t accept_paused_until_ns; /* out of file descriptors: pending connections wait in the backlog */
   uint64_t process_key, secret;
+  pid_t key_pid; /* the process the key was made for (a forked child makes its own) */
   dccl_logger logger; /* process-wide messages: a copy of the first session's, which its communicator frees */
   int tcp_listener;
   uint16_t tcp_port;
@@ -112,6 +115,7 @@ static struct {
   int registry_listener;
   connection* registry_conn;
   uint64_t registry_retry_at_ns, registry_backoff_ns;
+  uint64_t registry_needed_at_ns; /* when something in this process last needed the registry connection */
   int registry_foreign_warned; /* something at the registry's address that does not speak the protocol */
   registry_entry registry_entries[MAX_REGISTRY];
   int registry_count;
@@ -197,6 +201,10 @@ static void back_off_from_registry(uint64_t now) {
 
 static void registry_connection_closed(const connection* c, uint64_t now) {
   service.registry_conn = NULL;
+  if (c->released) { /* the next need connects at once */
+    service.registry_retry_at_ns = 0;
+    return;
+  }
   back_off_from_registry(now);
   /* Connected, then closed (or sent garbage) without a hello: not a DynamICCL registry. */
   if (!c->connecting && c->peer_key == 0 && !service.stop && !service.registry_foreign_warned) {
@@ -622,7 +630,36 @@ static void ensure_registry(uint64_t now) {
   }
   c->to_registry = 1;
   service.registry_conn = c;
+  service.registry_needed_at_ns = now;
   send_hello(c);
+}
+
+/* Whether this process needs its registry connection: a leader keeps its registration there (the
+ * registry forgets the leaders of a connection that closes), a worker looks its leader up there until
+ * it has joined it. */
+static int registry_needed(void) {
+  for (int i = 0; i < service.session_count; i++) {
+    const dccl_coord_session* s = service.sessions[i];
+    if (s->options.registry[0] == '\0') continue;
+    if (s->leader ? !s->done : !s->leader_gone && (!s->joined || s->looking_up)) return 1;
+  }
+  return 0;
+}
+
+/* A process that leads nothing through the registry closes its registry connection once its workers
+ * have joined their leaders (after REGISTRY_LINGER_NS, for communicators created in a row): else the
+ * registry's host holds a connection from every process of the job for the job's whole life. A worker
+ * that loses its leader connects to the registry again. */
+static void release_registry_if_unneeded(uint64_t now) {
+  connection* rc = service.registry_conn;
+  if (rc == NULL) return;
+  if (registry_needed() || rc->connecting || rc->peer_key == 0 || rc->out_length > 0) {
+    service.registry_needed_at_ns = now;
+    return;
+  }
+  if (now - service.registry_needed_at_ns < REGISTRY_LINGER_NS) return;
+  rc->released = 1;
+  rc->closing = 1;
 }
 
 /* Leader: tells the registry where it listens (`found` 1), or that it left (0). */
@@ -833,6 +870,7 @@ static void* service_main(void* argument) {
       if (service.sessions[i]->leader) leader_work(service.sessions[i], now);
       else worker_work(service.sessions[i], now);
     }
+    release_registry_if_unneeded(now);
     for (int i = 0; i < service.connection_count;) {
       connection* c = service.connections[i];
       if (c->connecting) {
@@ -895,7 +933,8 @@ static void* service_main(void* argument) {
 /* Called with the lock held. */
 static int start_service(const dccl_coord_options* o, char* error, size_t error_size) {
   if (service.running) return 0;
-  if (service.process_key == 0) {
+  if (service.process_key == 0 || service.key_pid != getpid()) {
+    service.key_pid = getpid();
     dccl_rng_seed(&service.rng, dccl_mix64((uint64_t)getpid() ^ dccl_monotonic_ns()));
     service.process_key = dccl_mix64(dccl_monotonic_ns() ^ ((uint64_t)getpid() << 32)) | 1;
   }
@@ -1107,4 +1146,11 @@ void dccl_coord_service_counters(uint64_t* connections, uint64_t* rejected) {
   *connections = service.connections_made;
   *rejected = service.rejected;
   pthread_mutex_unlock(&service.lock);
+}
+
+int dccl_coord_service_open_connections(void) {
+  pthread_mutex_lock(&service.lock);
+  int open = service.connection_count;
+  pthread_mutex_unlock(&service.lock);
+  return open;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1207,6 +1208,68 @@ static void test_open_file_limit_warns_once(void) {
   dccl_coord_leave(leader, NULL);
 }
 
+/* A worker process needs the registry only to find its leader: once it has joined it, it closes its
+ * registry connection (the registry's host held one from every process of the job for the job's whole
+ * life), while a leader keeps its own (closing it would make the registry forget the leader). This
+ * process hosts the registry and a worker; a child process leads. */
+static void test_worker_leaves_the_registry_once_joined(void) {
+  int port = free_port();
+  uint64_t comm_id = 0x2D00;
+  int go[2];
+  CHECK(pipe(go) == 0);
+  pid_t child = fork();
+  if (child == 0) { /* the leader's process: leads once the registry is up, until the pipe closes */
+    close(go[1]);
+    char byte;
+    if (read(go[0], &byte, 1) != 1) _exit(2);
+    static dccl_table_store store;
+    dccl_table_store_init(&store, 1);
+    dccl_coord_options o;
+    registry_options(&o, port);
+    o.comm_id = comm_id;
+    o.store = &store;
+    char error[256];
+    dccl_coord_session* leader = dccl_coord_lead(&o, error, sizeof(error));
+    if (leader == NULL || dccl_table_store_for_call(&store, 0) == NULL) _exit(3);
+    while (read(go[0], &byte, 1) > 0) continue;
+    dccl_coord_leave(leader, NULL);
+    _exit(0);
+  }
+  close(go[0]);
+  static dccl_table_store worker_store;
+  dccl_table_store_init(&worker_store, 1);
+  dccl_coord_options o;
+  registry_options(&o, port);
+  o.comm_id = comm_id;
+  o.rank = 1;
+  o.store = &worker_store;
+  char error[256];
+  dccl_coord_session* worker = dccl_coord_follow(&o, error, sizeof(error)); /* hosts the registry */
+  CHECK(worker != NULL);
+  CHECK(write(go[1], "g", 1) == 1);
+  CHECK(follows_within(&worker_store, 20));
+  /* Left: the child's registry connection (its leader's registration) and the connection to its
+   * leader, or that one connection for both (one per pair of processes, when this process's key is the
+   * lower); not this process's own registry connection (both ends of it). */
+  int open = -1;
+  for (int tries = 0; tries < 10000 && !(open >= 1 && open <= 2); tries++) {
+    open = dccl_coord_service_open_connections();
+    if (!(open >= 1 && open <= 2)) nanosleep(&(struct timespec){0, 1000000}, NULL);
+  }
+  CHECK_MSG(open >= 1 && open <= 2, "%d connections open", open);
+  nanosleep(&(struct timespec){1, 500000000}, NULL); /* and it stays so */
+  open = dccl_coord_service_open_connections();
+  CHECK_MSG(open >= 1 && open <= 2, "%d connections open", open);
+  CHECK(dccl_table_store_for_call(&worker_store, 0) != NULL);
+  int fd = registry_client(port);
+  CHECK(fd >= 0 && registry_knows(fd, comm_id) == 1); /* the leader kept its registration */
+  if (fd >= 0) close(fd);
+  close(go[1]);
+  int status = -1;
+  CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  dccl_coord_leave(worker, NULL);
+}
+
 int main(void) {
   dccl_log_set_sink(quiet_sink);
   RUN(test_wire_round_trip);
@@ -1227,5 +1290,6 @@ int main(void) {
   RUN(test_leader_serves_three_hundred_processes);
   RUN(test_registry_answers_three_hundred_processes);
   RUN(test_open_file_limit_warns_once);
+  RUN(test_worker_leaves_the_registry_once_joined);
   TEST_SUMMARY();
 }
