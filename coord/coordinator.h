@@ -66,5 +66,8 @@ size_t dccl_coord_memory_bytes(const dccl_coord_session* session);
 void dccl_coord_service_counters(uint64_t* connections, uint64_t* rejected);
 /* Tests: connections the service holds open now. */
 int dccl_coord_service_open_connections(void);
+/* Tests: how long a peer may stay silent on a new connection before its hello (default 5 s; 0: the
+ * default). */
+void dccl_coord_service_set_hello_timeout(double seconds);
 
 #endif

@@ -32,6 +32,7 @@
 #define REREGISTER_NS 1000000000ULL    /* a leader the registry refused tries again after this long */
 #define ACCEPT_PAUSE_NS 50000000ULL    /* out of file descriptors: listeners rest this long between accepts */
 #define REGISTRY_LINGER_NS 1000000000ULL /* a registry connection nothing needs closes after this long */
+#define HELLO_TIMEOUT_NS 5000000000ULL /* a connection whose peer has not said hello by then is closed */
 
 typedef struct connection {
   int fd;
@@ -40,7 +41,9 @@ typedef struct connection {
   int to_registry;
   int closing;
   int released; /* closed on purpose: nothing in this process needs it any more */
+  int silent;   /* closed because its peer said no hello in time */
   uint64_t peer_key; /* 0 until the peer's HELLO */
+  uint64_t opened_ns; /* when it was made or accepted: the peer's HELLO is due within the hello timeout */
   uint8_t* in;
   size_t in_length;
   uint8_t* out;
@@ -105,6 +108,8 @@ static struct {
   connection** connections;
   int connection_count, connection_capacity;
   int out_of_files_warned;
+  uint64_t hello_timeout_ns; /* HELLO_TIMEOUT_NS unless a test set another */
+  int silent_peer_warned;
   uint64_t accept_paused_until_ns; /* out of file descriptors: pending connections wait in the backlog */
   uint64_t process_key, secret;
   pid_t key_pid; /* the process the key was made for (a forked child makes its own) */
@@ -185,6 +190,7 @@ static connection* add_connection(int fd, int initiated, int connecting) {
   c->fd = fd;
   c->initiated = initiated;
   c->connecting = connecting;
+  c->opened_ns = dccl_monotonic_ns();
   service.connections[service.connection_count++] = c;
   service.connections_made++;
   return c;
@@ -206,15 +212,43 @@ static void registry_connection_closed(const connection* c, uint64_t now) {
     return;
   }
   back_off_from_registry(now);
-  /* Connected, then closed (or sent garbage) without a hello: not a DynamICCL registry. */
+  /* Connected, then closed, sent garbage or stayed silent without a hello: not a DynamICCL registry. */
   if (!c->connecting && c->peer_key == 0 && !service.stop && !service.registry_foreign_warned) {
     service.registry_foreign_warned = 1;
     DCCL_WARN(&service.logger,
-              "coordination: %s accepts connections but does not speak DynamICCL's protocol (another service on "
-              "that port? DYNAMICCL_COORD or MASTER_PORT+1 must name a free port on the registry's host); retrying "
-              "with backoff up to %.0f s",
-              service.registry, REGISTRY_BACKOFF_MAX_NS / 1e9);
+              "coordination: %s accepts connections but %s: it does not speak DynamICCL's protocol (another service "
+              "on that port? DYNAMICCL_COORD or MASTER_PORT+1 must name a free port on the registry's host)%s; "
+              "retrying with backoff up to %.0f s",
+              service.registry, c->silent ? "says nothing" : "answered no hello",
+              c->silent ? ", or the process hosting the registry hangs" : "", REGISTRY_BACKOFF_MAX_NS / 1e9);
   }
+}
+
+/* A peer that has not said hello by the deadline (something else at that address, a port scanner, or a
+ * process that hangs) would hold its connection, and on the registry's address this process's only
+ * registry connection, forever: the connection is closed, and the peers this process needs are tried
+ * again. A peer that connected here and stays silent is warned about once; a silent registry gets the
+ * registry's own warning; a leader's process that does not answer (stopped, or stalled by a loaded
+ * machine) only an INFO line: its waiting workers say so through their wait error. */
+static void close_if_silent(connection* c, uint64_t now) {
+  uint64_t timeout = service.hello_timeout_ns != 0 ? service.hello_timeout_ns : HELLO_TIMEOUT_NS;
+  if (c->peer_key != 0 || c->closing || now < c->opened_ns + timeout) return; /* (`now` may predate c) */
+  c->closing = 1;
+  c->silent = 1;
+  if (c->to_registry) return;
+  char peer[DCCL_WIRE_HOST_MAX + 16];
+  dccl_transport_peer_name(c->fd, peer, sizeof(peer));
+  if (c->initiated) {
+    DCCL_INFO(&service.logger, "coordination: a leader's process (%s) said no hello within %.1f s; connecting again",
+              peer, timeout / 1e9);
+    return;
+  }
+  if (service.silent_peer_warned) return;
+  service.silent_peer_warned = 1;
+  DCCL_WARN(&service.logger,
+            "coordination: closed a connection from %s that said no hello within %.1f s (not a DynamICCL process, or "
+            "one that hangs); further such connections are closed without a warning",
+            peer, timeout / 1e9);
 }
 
 /* Registry: the entries connection `c` registered, all of them (it closed) or `comm_id`'s (its leader
@@ -882,6 +916,7 @@ static void* service_main(void* argument) {
         handle_input(c, now); /* messages left waiting for room */
         flush(c);
       }
+      close_if_silent(c, now);
       if (c->closing) close_connection(c, now); /* removes it from the array */
       else i++;
     }
@@ -1119,6 +1154,7 @@ void dccl_coord_leave(dccl_coord_session* s, dccl_coord_stats* stats) {
     service.registry_backoff_ns = service.registry_retry_at_ns = 0;
     service.registry_foreign_warned = 0;
     service.out_of_files_warned = 0;
+    service.silent_peer_warned = 0;
     service.accept_paused_until_ns = 0;
     service.running = 0;
     pthread_mutex_unlock(&service.lock);
@@ -1153,4 +1189,10 @@ int dccl_coord_service_open_connections(void) {
   int open = service.connection_count;
   pthread_mutex_unlock(&service.lock);
   return open;
+}
+
+void dccl_coord_service_set_hello_timeout(double seconds) {
+  pthread_mutex_lock(&service.lock);
+  service.hello_timeout_ns = seconds > 0 ? (uint64_t)(seconds * 1e9) : 0;
+  pthread_mutex_unlock(&service.lock);
 }

@@ -148,6 +148,20 @@ int dccl_transport_local_address(int fd, char* host, size_t size) {
   return inet_ntop(AF_INET, &address.sin_addr, host, (socklen_t)size) != NULL ? 0 : -1;
 }
 
+void dccl_transport_peer_name(int fd, char* text, size_t size) {
+  struct sockaddr_storage peer;
+  socklen_t length = sizeof(peer);
+  char host[NI_MAXHOST], port[NI_MAXSERV];
+  if (getpeername(fd, (struct sockaddr*)&peer, &length) != 0)
+    snprintf(text, size, "an unreachable peer");
+  else if (peer.ss_family == AF_UNIX)
+    snprintf(text, size, "a process on this node");
+  else if (getnameinfo((struct sockaddr*)&peer, length, host, sizeof(host), port, sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV) == 0)
+    snprintf(text, size, peer.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, port);
+  else
+    snprintf(text, size, "an unknown peer");
+}
+
 int dccl_transport_accept(int listener) {
   int fd = accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
   if (fd >= 0) {

@@ -27,6 +27,9 @@ int dccl_transport_connect_tcp(const char* host, uint16_t port);
 int dccl_transport_connected(int fd);
 /* The local IPv4 address of a connected TCP socket, as text. */
 int dccl_transport_local_address(int fd, char* host, size_t size);
+/* Who is at the other end of a socket, for log lines: "host:port", "a process on this node" (Unix
+ * sockets), or "an unreachable peer" (not connected). */
+void dccl_transport_peer_name(int fd, char* text, size_t size);
 /* Accepts one connection (non-blocking); -1 when none. */
 int dccl_transport_accept(int listener);
 

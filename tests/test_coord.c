@@ -823,24 +823,34 @@ static void test_refused_registration_is_retried(void) {
   dccl_coord_leave(leader, NULL);
 }
 
+/* Another service holds the registry's port: it listens on 127.0.0.1 (*foreign, -1 on failure) and a
+ * worker of `comm_id` takes it for the registry; the warning that it does not speak the protocol is
+ * watched. */
+static dccl_coord_session* follow_at_a_foreign_registry(uint64_t comm_id, dccl_table_store* store, int* foreign) {
+  int port = free_port();
+  *foreign = dccl_transport_listen_tcp("127.0.0.1", (uint16_t)port, NULL);
+  CHECK(*foreign >= 0);
+  if (*foreign < 0) return NULL;
+  watch_warnings("does not speak DynamICCL's protocol");
+  dccl_coord_options o;
+  registry_options(&o, port);
+  o.comm_id = comm_id;
+  o.rank = 1;
+  dccl_table_store_init(store, 1);
+  o.store = store;
+  char error[256];
+  dccl_coord_session* worker = dccl_coord_follow(&o, error, sizeof(error));
+  CHECK(worker != NULL);
+  return worker;
+}
+
 /* Another service holds the registry's port: it accepts, reads the hello and closes. The service
  * backs off (5 ms doubling to 1 s) instead of reconnecting every loop, and warns once. */
 static void test_registry_backoff_from_a_foreign_peer(void) {
   static dccl_table_store worker_store;
-  int port = free_port();
-  int foreign = dccl_transport_listen_tcp("127.0.0.1", (uint16_t)port, NULL);
-  CHECK(foreign >= 0);
+  int foreign;
+  dccl_coord_session* worker = follow_at_a_foreign_registry(0x2C00, &worker_store, &foreign);
   if (foreign < 0) return;
-  watch_warnings("does not speak DynamICCL's protocol");
-  dccl_coord_options o;
-  registry_options(&o, port);
-  o.comm_id = 0x2C00;
-  o.rank = 1;
-  dccl_table_store_init(&worker_store, 1);
-  o.store = &worker_store;
-  char error[256];
-  dccl_coord_session* worker = dccl_coord_follow(&o, error, sizeof(error));
-  CHECK(worker != NULL);
   int accepted = 0;
   uint64_t start = dccl_monotonic_ns();
   while (dccl_monotonic_ns() - start < 1000000000ULL) {
@@ -1270,6 +1280,98 @@ static void test_worker_leaves_the_registry_once_joined(void) {
   dccl_coord_leave(worker, NULL);
 }
 
+/* Whether the other end closes `fd` within `seconds` (what arrives meanwhile is read and dropped). */
+static int closed_within(int fd, double seconds) {
+  uint8_t sink[256];
+  uint64_t deadline = dccl_monotonic_ns() + (uint64_t)(seconds * 1e9);
+  while (dccl_monotonic_ns() < deadline) {
+    struct pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, 100) != 1) continue;
+    ssize_t n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return 1;
+  }
+  return 0;
+}
+
+/* Connects to 127.0.0.1:port with a plain socket, which says nothing; -1 on failure. */
+static int connect_silently(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && connect(fd, (struct sockaddr*)&address, sizeof(address)) == 0) return fd;
+  if (fd >= 0) close(fd);
+  return -1;
+}
+
+/* A peer that connects to a leader or to the registry and never says hello is closed after the hello
+ * timeout (here 0.3 s instead of 5 s), with one warning, instead of holding its connection for ever;
+ * the leader still serves its workers. */
+static void test_silent_peers_are_closed(void) {
+  dccl_coord_service_set_hello_timeout(0.3);
+  static dccl_table_store registry_leader_store, leader_store, worker_store;
+  int port = free_port();
+  dccl_coord_session* registry_leader = lead_at_own_registry(port, 0x2E00, 2, &registry_leader_store);
+  dccl_table_store_init(&leader_store, 1);
+  dccl_coord_options o;
+  memset(&o, 0, sizeof(o));
+  o.comm_id = 0x2E01;
+  o.n_ranks = 2;
+  o.epoch_calls = 1;
+  o.logger = &quiet;
+  o.store = &leader_store;
+  char error[256];
+  dccl_coord_session* leader = dccl_coord_lead(&o, error, sizeof(error)); /* on a Unix socket */
+  CHECK(registry_leader != NULL && leader != NULL);
+  watch_warnings("said no hello");
+  int at_leader = connect_to_local_leader(o.comm_id), at_registry = connect_silently(port);
+  CHECK(at_leader >= 0 && at_registry >= 0);
+  CHECK_MSG(closed_within(at_leader, 10), "a silent peer of a leader kept its connection");
+  CHECK_MSG(closed_within(at_registry, 10), "a silent peer of the registry kept its connection");
+  CHECK_EQ_INT(atomic_load(&watched_warnings), 1);
+  watch_warnings(NULL);
+  close(at_leader);
+  close(at_registry);
+  dccl_table_store_init(&worker_store, 1);
+  o.rank = 1;
+  o.store = &worker_store;
+  dccl_coord_session* worker = dccl_coord_follow(&o, error, sizeof(error));
+  CHECK(dccl_table_store_for_call(&leader_store, 0) != NULL);
+  CHECK(worker != NULL && follows_within(&worker_store, 10));
+  dccl_coord_leave(worker, NULL);
+  dccl_coord_leave(leader, NULL);
+  dccl_coord_leave(registry_leader, NULL);
+  dccl_coord_service_set_hello_timeout(0);
+}
+
+/* Something at the registry's address accepts and never speaks (a service that waits for its client
+ * to talk first): the process leaves it after the hello timeout, warns once that it does not speak the
+ * protocol, and tries again with backoff, instead of waiting on that connection for ever. */
+static void test_silent_registry_is_left(void) {
+  dccl_coord_service_set_hello_timeout(0.3);
+  static dccl_table_store worker_store;
+  int foreign;
+  dccl_coord_session* worker = follow_at_a_foreign_registry(0x2E02, &worker_store, &foreign);
+  if (foreign < 0) {
+    dccl_coord_service_set_hello_timeout(0);
+    return;
+  }
+  enum { HELD = 64 };
+  int held[HELD], accepted = 0;
+  uint64_t start = dccl_monotonic_ns();
+  while (accepted < 3 && dccl_monotonic_ns() - start < 20000000000ULL) {
+    int fd = dccl_transport_accept(foreign);
+    if (fd >= 0) held[accepted++] = fd; /* held open, silent */
+    else nanosleep(&(struct timespec){0, 1000000}, NULL);
+  }
+  CHECK_MSG(accepted >= 3, "%d connections: the silent registry's connection was kept", accepted);
+  dccl_coord_leave(worker, NULL);
+  for (int i = 0; i < accepted; i++) close(held[i]);
+  close(foreign);
+  CHECK_EQ_INT(atomic_load(&watched_warnings), 1);
+  watch_warnings(NULL);
+  dccl_coord_service_set_hello_timeout(0);
+}
+
 int main(void) {
   dccl_log_set_sink(quiet_sink);
   RUN(test_wire_round_trip);
@@ -1291,5 +1393,7 @@ int main(void) {
   RUN(test_registry_answers_three_hundred_processes);
   RUN(test_open_file_limit_warns_once);
   RUN(test_worker_leaves_the_registry_once_joined);
+  RUN(test_silent_peers_are_closed);
+  RUN(test_silent_registry_is_left);
   TEST_SUMMARY();
 }
