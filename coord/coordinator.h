@@ -28,7 +28,7 @@ typedef struct dccl_coord_options {
   uint64_t epoch_calls;
   dccl_table_store* store;
   const dccl_logger* logger;
-  char registry[288];      /* "host:port": TCP through this registry; "": Unix sockets on this node */
+  char registry[288];      /* "host:port" or "[IPv6 address]:port": TCP through this registry; "": Unix sockets here */
   uint64_t secret;         /* mixed into the token (DYNAMICCL_COORD_SECRET); 0: none */
   double drop_probability; /* testing: a worker drops its connection after a message with this chance */
   /* Leader of a frozen policy: the table of epoch 0 never changes. Once a worker has it, the worker is

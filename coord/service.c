@@ -13,6 +13,7 @@
 
 #include "../core/clock.h"
 #include "../core/rng.h"
+#include "../core/settings.h"
 #include "coordinator.h"
 #include "history.h"
 #include "transport.h"
@@ -654,7 +655,7 @@ static void ensure_registry(uint64_t now) {
   if (service.registry_conn != NULL || now < service.registry_retry_at_ns) return;
   char host[DCCL_WIRE_HOST_MAX + 1];
   uint16_t port;
-  if (dccl_transport_parse_address(service.registry, host, sizeof(host), &port) != 0) return;
+  if (dccl_parse_host_port(service.registry, host, sizeof(host), &port) != 0) return;
   int fd = dccl_transport_connect_tcp(host, port);
   if (fd < 0) out_of_files("cannot connect to the coordination registry");
   connection* c = fd >= 0 ? add_connection(fd, 1, 1) : NULL;
@@ -991,8 +992,8 @@ static int setup_tcp(const dccl_coord_options* o, int leader, char* error, size_
   if (service.registry_listener < 0 && service.registry_conn == NULL) {
     char host[DCCL_WIRE_HOST_MAX + 1];
     uint16_t port;
-    if (dccl_transport_parse_address(o->registry, host, sizeof(host), &port) != 0) {
-      snprintf(error, error_size, "coordinator address '%s' is not host:port", o->registry);
+    if (dccl_parse_host_port(o->registry, host, sizeof(host), &port) != 0) {
+      snprintf(error, error_size, "coordinator address '%s' is not host:port or [IPv6 address]:port", o->registry);
       return -1;
     }
     service.registry_listener = dccl_transport_listen_tcp(host, port, NULL); /* fails unless ours and free */

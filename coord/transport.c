@@ -55,75 +55,92 @@ int dccl_transport_connect_local(const char* name) {
   return fd;
 }
 
-int dccl_transport_parse_address(const char* text, char* host, size_t host_size, uint16_t* port) {
-  const char* colon = strrchr(text, ':');
-  if (colon == NULL || colon == text || (size_t)(colon - text) >= host_size) return -1;
-  char* end;
-  long value = strtol(colon + 1, &end, 10);
-  if (*end != '\0' || end == colon + 1 || value <= 0 || value > 65535) return -1;
-  memcpy(host, text, (size_t)(colon - text));
-  host[colon - text] = '\0';
-  *port = (uint16_t)value;
-  return 0;
-}
-
-static int resolve(const char* host, uint16_t port, struct sockaddr_in* address) {
-  memset(address, 0, sizeof(*address));
-  address->sin_family = AF_INET;
-  address->sin_port = htons(port);
-  if (host == NULL || host[0] == '\0') {
-    address->sin_addr.s_addr = htonl(INADDR_ANY);
-    return 0;
-  }
-  if (inet_pton(AF_INET, host, &address->sin_addr) == 1) return 0;
+/* The addresses of `host` (a name, or an IPv4 or IPv6 address) for TCP, both families; NULL on failure. */
+static struct addrinfo* resolve(const char* host, uint16_t port) {
   struct addrinfo hints, *found = NULL;
   memset(&hints, 0, sizeof(hints));
-  hints.ai_family = AF_INET;
+  hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
-  if (getaddrinfo(host, NULL, &hints, &found) != 0 || found == NULL) return -1;
-  address->sin_addr = ((struct sockaddr_in*)found->ai_addr)->sin_addr;
-  freeaddrinfo(found);
-  return 0;
+  hints.ai_flags = AI_NUMERICSERV;
+  char service[8];
+  snprintf(service, sizeof(service), "%u", port);
+  return getaddrinfo(host, service, &hints, &found) == 0 ? found : NULL;
 }
 
-int dccl_transport_listen_tcp(const char* host, uint16_t port, uint16_t* bound_port) {
-  struct sockaddr_in address;
-  if (resolve(host, port, &address) != 0) {
-    errno = EADDRNOTAVAIL;
-    return -1;
-  }
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+/* A listening socket bound to `address`; -1 with errno set. An IPv6 wildcard also takes IPv4 peers. */
+static int listen_at(const struct sockaddr* address, socklen_t length) {
+  int fd = socket(address->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
-  int one = 1;
+  int one = 1, zero = 0;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (bind(fd, (struct sockaddr*)&address, sizeof(address)) != 0 || listen(fd, 128) != 0) {
+  if (address->sa_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+  if (bind(fd, address, length) != 0 || listen(fd, 128) != 0) {
     int saved = errno;
     close(fd);
     errno = saved;
     return -1;
   }
+  return fd;
+}
+
+static uint16_t port_of(const struct sockaddr_storage* address) {
+  return ntohs(address->ss_family == AF_INET6 ? ((const struct sockaddr_in6*)address)->sin6_port
+                                              : ((const struct sockaddr_in*)address)->sin_port);
+}
+
+/* The port a socket is bound to. */
+static uint16_t bound_port_of(int fd) {
+  struct sockaddr_storage address;
   socklen_t length = sizeof(address);
-  getsockname(fd, (struct sockaddr*)&address, &length);
-  if (bound_port != NULL) *bound_port = ntohs(address.sin_port);
+  return getsockname(fd, (struct sockaddr*)&address, &length) == 0 ? port_of(&address) : 0;
+}
+
+int dccl_transport_listen_tcp(const char* host, uint16_t port, uint16_t* bound_port) {
+  int fd;
+  if (host == NULL || host[0] == '\0') { /* every interface: IPv6 and IPv4 on one socket, or IPv4 alone */
+    struct sockaddr_in6 any6 = {.sin6_family = AF_INET6, .sin6_port = htons(port), .sin6_addr = IN6ADDR_ANY_INIT};
+    fd = listen_at((struct sockaddr*)&any6, sizeof(any6));
+    if (fd < 0 && (errno == EAFNOSUPPORT || errno == EADDRNOTAVAIL)) {
+      struct sockaddr_in any4 = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr = {htonl(INADDR_ANY)}};
+      fd = listen_at((struct sockaddr*)&any4, sizeof(any4));
+    }
+  } else {
+    struct addrinfo* found = resolve(host, port);
+    if (found == NULL) {
+      errno = EADDRNOTAVAIL;
+      return -1;
+    }
+    fd = listen_at(found->ai_addr, found->ai_addrlen);
+    int saved = errno;
+    freeaddrinfo(found);
+    errno = saved;
+  }
+  if (fd >= 0 && bound_port != NULL) *bound_port = bound_port_of(fd);
   return fd;
 }
 
 int dccl_transport_connect_tcp(const char* host, uint16_t port) {
-  struct sockaddr_in address;
-  if (resolve(host, port, &address) != 0) {
+  struct addrinfo* found = resolve(host, port);
+  if (found == NULL) {
     errno = EHOSTUNREACH;
     return -1;
   }
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  if (connect(fd, (struct sockaddr*)&address, sizeof(address)) != 0 && errno != EINPROGRESS) {
-    int saved = errno;
-    close(fd);
-    errno = saved;
-    return -1;
+  int fd = -1;
+  for (struct addrinfo* a = found; a != NULL && fd < 0; a = a->ai_next) { /* the first that does not fail at once */
+    fd = socket(a->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) continue;
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (connect(fd, a->ai_addr, a->ai_addrlen) != 0 && errno != EINPROGRESS) {
+      int saved = errno;
+      close(fd);
+      errno = saved;
+      fd = -1;
+    }
   }
+  int saved = errno;
+  freeaddrinfo(found);
+  errno = saved;
   return fd;
 }
 
@@ -141,23 +158,41 @@ int dccl_transport_connected(int fd) {
   return getpeername(fd, (struct sockaddr*)&peer, &length) == 0 ? 1 : 0;
 }
 
+/* The numeric host of a TCP address ("::ffff:10.0.0.1", an IPv4 peer of an IPv6 socket, as "10.0.0.1").
+ * Returns its family, or -1. */
+static int numeric_host(const struct sockaddr_storage* address, socklen_t length, char* host, size_t size) {
+  if (address->ss_family == AF_INET6) {
+    const struct sockaddr_in6* a6 = (const struct sockaddr_in6*)address;
+    if (IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr)) {
+      struct in_addr v4;
+      memcpy(&v4, a6->sin6_addr.s6_addr + 12, sizeof(v4));
+      return inet_ntop(AF_INET, &v4, host, (socklen_t)size) != NULL ? AF_INET : -1;
+    }
+  } else if (address->ss_family != AF_INET) {
+    return -1;
+  }
+  if (getnameinfo((const struct sockaddr*)address, length, host, (socklen_t)size, NULL, 0, NI_NUMERICHOST) != 0) return -1;
+  return address->ss_family;
+}
+
 int dccl_transport_local_address(int fd, char* host, size_t size) {
-  struct sockaddr_in address;
+  struct sockaddr_storage address;
   socklen_t length = sizeof(address);
-  if (getsockname(fd, (struct sockaddr*)&address, &length) != 0 || address.sin_family != AF_INET) return -1;
-  return inet_ntop(AF_INET, &address.sin_addr, host, (socklen_t)size) != NULL ? 0 : -1;
+  if (getsockname(fd, (struct sockaddr*)&address, &length) != 0) return -1;
+  return numeric_host(&address, length, host, size) >= 0 ? 0 : -1;
 }
 
 void dccl_transport_peer_name(int fd, char* text, size_t size) {
   struct sockaddr_storage peer;
   socklen_t length = sizeof(peer);
-  char host[NI_MAXHOST], port[NI_MAXSERV];
+  char host[NI_MAXHOST];
+  int family = -1;
   if (getpeername(fd, (struct sockaddr*)&peer, &length) != 0)
     snprintf(text, size, "an unreachable peer");
   else if (peer.ss_family == AF_UNIX)
     snprintf(text, size, "a process on this node");
-  else if (getnameinfo((struct sockaddr*)&peer, length, host, sizeof(host), port, sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV) == 0)
-    snprintf(text, size, peer.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, port);
+  else if ((family = numeric_host(&peer, length, host, sizeof(host))) >= 0)
+    snprintf(text, size, family == AF_INET6 ? "[%s]:%u" : "%s:%u", host, port_of(&peer));
   else
     snprintf(text, size, "an unknown peer");
 }

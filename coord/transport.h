@@ -15,17 +15,19 @@ int dccl_transport_listen_local(const char* name);
  * ENOENT-like when nobody listens yet). */
 int dccl_transport_connect_local(const char* name);
 
-/* Parses "host:port" (host may be a name or an IPv4 address). Returns 0 or -1. */
-int dccl_transport_parse_address(const char* text, char* host, size_t host_size, uint16_t* port);
-/* Listens on TCP: on `host` (NULL: every interface) and `port` (0: any). Returns the fd or -1; the
- * port chosen in *bound_port. */
+/* TCP, IPv4 and IPv6 alike: hosts are names or numeric addresses of either family (without brackets;
+ * "host:port" and "[IPv6 address]:port" are parsed by dccl_parse_host_port, core/settings.h). */
+/* Listens on TCP: on `host` (its first address; NULL: every interface, IPv6 and IPv4 on one socket
+ * where the machine has IPv6, else IPv4) and `port` (0: any). Returns the fd or -1; the port chosen in
+ * *bound_port. */
 int dccl_transport_listen_tcp(const char* host, uint16_t port, uint16_t* bound_port);
-/* Starts a TCP connection; returns the fd or -1. Completion shows as writability (check with
- * dccl_transport_connected). */
+/* Starts a TCP connection to the first address of `host` that does not fail at once; returns the fd or
+ * -1. Completion shows as writability (check with dccl_transport_connected). */
 int dccl_transport_connect_tcp(const char* host, uint16_t port);
 /* 1 when a connection has completed, 0 while in progress, -1 when it failed. */
 int dccl_transport_connected(int fd);
-/* The local IPv4 address of a connected TCP socket, as text. */
+/* The local address of a connected TCP socket, as numeric text (an IPv4 peer of an IPv6 socket in its
+ * IPv4 form; a link-local IPv6 address with its "%interface"). */
 int dccl_transport_local_address(int fd, char* host, size_t size);
 /* Who is at the other end of a socket, for log lines: "host:port", "a process on this node" (Unix
  * sockets), or "an unreachable peer" (not connected). */

@@ -84,7 +84,7 @@ typedef struct dccl_wire_address {
   uint32_t found;
   uint16_t port;
   uint64_t process_key;
-  char host[DCCL_WIRE_HOST_MAX + 1];
+  char host[DCCL_WIRE_HOST_MAX + 1]; /* a numeric IPv4 or IPv6 address, without brackets (a name would do) */
 } dccl_wire_address;
 
 /* ---- writing: a growable-free byte sink over a caller's buffer ---- */

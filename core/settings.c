@@ -22,7 +22,7 @@ const dccl_setting_doc dccl_setting_docs[] = {
   {"DYNAMICCL_POLICY_DIR", "(none)", "folder of saved policies, one file per topology fingerprint (loaded at start, saved periodically and at exit)"},
   {"DYNAMICCL_POLICY_FILE", "(none)", "an explicit policy file; overrides DYNAMICCL_POLICY_DIR"},
   {"DYNAMICCL_SAVE_SECONDS", "300", "seconds between periodic policy saves in `learn` mode (0: only at exit)"},
-  {"DYNAMICCL_COORD", "auto", "How ranks of a communicator agree in `learn` and `frozen` modes. `auto`: rank 0 learns (or loads the saved policy) and the other ranks follow its tables, over Unix sockets on one node, or across nodes over TCP through the registry at `MASTER_ADDR`:(`MASTER_PORT`+1) when torchrun's variables are set (else NCCL's choices, with a warning); `host:port`: across nodes, through the registry at that address (hosted by the process that can bind it); `off`: multi-rank communicators run `frozen`, each rank from its own policy file (they must be the same); `solo`: every process tunes alone (single-process simulations only)"},
+  {"DYNAMICCL_COORD", "auto", "How ranks of a communicator agree in `learn` and `frozen` modes. `auto`: rank 0 learns (or loads the saved policy) and the other ranks follow its tables, over Unix sockets on one node, or across nodes over TCP through the registry at `MASTER_ADDR`:(`MASTER_PORT`+1) when torchrun's variables are set (else NCCL's choices, with a warning); `host:port` (or `[IPv6 address]:port`): across nodes, through the registry at that address (hosted by the process that can bind it); `off`: multi-rank communicators run `frozen`, each rank from its own policy file (they must be the same); `solo`: every process tunes alone (single-process simulations only)"},
   {"DYNAMICCL_COORD_TIMEOUT_S", "30", "A worker waiting this long for the leader's table logs an error naming the leader (and again every as long; it keeps waiting: switching without the table could hang NCCL)"},
   {"DYNAMICCL_COORD_SECRET", "(none)", "Mixed into the token every coordination message carries, so that only processes sharing it can take part"},
   {"DYNAMICCL_COORD_DROP", "0", "Testing only: probability that a worker drops its connection after a message (it reconnects and resumes)"},
@@ -131,22 +131,47 @@ static void read_nccl_buffers(dccl_settings* settings, const dccl_logger* logger
   }
 }
 
+int dccl_parse_host_port(const char* text, char* host, size_t host_size, uint16_t* port) {
+  const char *first = text, *last, *colon;
+  if (text[0] == '[') { /* [IPv6]:port */
+    first = text + 1;
+    last = strchr(first, ']');
+    if (last == NULL || last[1] != ':') return -1;
+    colon = last + 1;
+  } else {
+    colon = last = strchr(text, ':');
+    if (colon == NULL || strchr(colon + 1, ':') != NULL) return -1; /* none, or an IPv6 address without brackets */
+  }
+  size_t length = (size_t)(last - first);
+  if (length == 0 || length >= host_size) return -1;
+  char* end;
+  errno = 0;
+  long value = strtol(colon + 1, &end, 10);
+  if (errno != 0 || *end != '\0' || end == colon + 1 || colon[1] == '-' || colon[1] == '+' || value <= 0 || value > 65535)
+    return -1;
+  memcpy(host, first, length);
+  host[length] = '\0';
+  *port = (uint16_t)value;
+  return 0;
+}
+
 /* DYNAMICCL_COORD, or torchrun's MASTER_ADDR and MASTER_PORT, and the other coordination settings. */
 static void read_coordination(dccl_settings* settings, const dccl_logger* logger) {
   strcpy(settings->coordination, "auto");
   settings->coord_registry[0] = '\0';
   const char* coordination = getenv("DYNAMICCL_COORD");
+  char host[sizeof(settings->coord_registry)];
+  uint16_t registry_port;
   if (coordination != NULL && coordination[0] != '\0') {
-    const char* colon = strrchr(coordination, ':');
-    char* end = NULL;
-    long port = colon != NULL ? strtol(colon + 1, &end, 10) : 0;
     if (strcmp(coordination, "solo") == 0 || strcmp(coordination, "off") == 0 || strcmp(coordination, "auto") == 0) {
       snprintf(settings->coordination, sizeof(settings->coordination), "%s", coordination);
-    } else if (colon != NULL && colon != coordination && end != NULL && *end == '\0' && port > 0 && port < 65536 &&
+    } else if (dccl_parse_host_port(coordination, host, sizeof(host), &registry_port) == 0 &&
                strlen(coordination) < sizeof(settings->coord_registry)) {
       snprintf(settings->coord_registry, sizeof(settings->coord_registry), "%s", coordination);
     } else {
-      DCCL_WARN(logger, "DYNAMICCL_COORD='%s' is not auto, off, solo or host:port; using auto", coordination);
+      DCCL_WARN(logger,
+                "DYNAMICCL_COORD='%s' is not auto, off, solo, host:port or [IPv6 address]:port; using auto",
+                coordination);
     }
   }
   /* torchrun's rendezvous address; the registry listens on the port after MASTER_PORT. */
@@ -154,6 +179,8 @@ static void read_coordination(dccl_settings* settings, const dccl_logger* logger
   const char* master_port = getenv("MASTER_PORT");
   if (settings->coord_registry[0] == '\0' && master_addr != NULL && master_addr[0] != '\0' && master_port != NULL) {
     long long port;
+    /* An IPv6 address (torchrun takes it with or without brackets) gets them: [address]:port. */
+    int bracket = strchr(master_addr, ':') != NULL && master_addr[0] != '[';
     if (parse_integer(master_port, 10, 1, 65534, &port) != 0)
       DCCL_WARN(logger,
                 "MASTER_PORT='%s' is not a port in [1, 65534] (the coordination registry listens on MASTER_PORT+1); "
@@ -164,7 +191,8 @@ static void read_coordination(dccl_settings* settings, const dccl_logger* logger
                 "MASTER_ADDR is longer than 255 characters; no coordination registry is derived from "
                 "MASTER_ADDR/MASTER_PORT (learning across nodes needs DYNAMICCL_COORD=host:port)");
     else
-      snprintf(settings->coord_registry, sizeof(settings->coord_registry), "%s:%lld", master_addr, port + 1);
+      snprintf(settings->coord_registry, sizeof(settings->coord_registry), bracket ? "[%s]:%lld" : "%s:%lld",
+               master_addr, port + 1);
   }
   settings->coord_timeout_seconds = read_number("DYNAMICCL_COORD_TIMEOUT_S", 0.1, 1e6, 30, logger);
   settings->coord_drop = read_number("DYNAMICCL_COORD_DROP", 0, 0.5, 0, logger);

@@ -3,6 +3,7 @@
 #ifndef DYNAMICCL_CORE_SETTINGS_H
 #define DYNAMICCL_CORE_SETTINGS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "log.h"
@@ -33,7 +34,7 @@ typedef struct dccl_settings {
   char policy_dir[DCCL_PATH_MAX];
   char policy_file[DCCL_PATH_MAX];
   char coordination[16];   /* "auto", "off" or "solo" (DYNAMICCL_COORD) */
-  char coord_registry[288]; /* "host:port" of the registry for multi-node coordination, or "" */
+  char coord_registry[288]; /* "host:port" or "[IPv6]:port" of the registry for multi-node coordination, or "" */
   double coord_timeout_seconds;
   double coord_drop;        /* testing: connection drop probability */
   uint64_t coord_secret;
@@ -59,6 +60,11 @@ typedef struct dccl_settings {
 void dccl_settings_load(dccl_settings* settings, const dccl_logger* logger);
 
 const char* dccl_mode_name(dccl_mode mode);
+
+/* Parses a network address "host:port" (a name or an IPv4 address) or "[IPv6 address]:port"; an IPv6
+ * address without brackets is refused (its last colon is ambiguous). The host is written without the
+ * brackets. Returns 0, or -1 when malformed, the port is not in 1..65535 or the host does not fit. */
+int dccl_parse_host_port(const char* text, char* host, size_t host_size, uint16_t* port);
 
 /* One row of the documentation table (README "Settings"); the array ends with a NULL name. */
 typedef struct dccl_setting_doc {

@@ -1,6 +1,7 @@
 /* tests/test_coord.c: coordination: the wire format and its parser, the leader's history, and
  * leaders and workers in one process over Unix and TCP sockets agreeing on every epoch's table. */
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <dirent.h>
 #include <errno.h>
 #include <poll.h>
@@ -623,12 +624,18 @@ static int receive_all(int fd, uint8_t* bytes, size_t length) {
   return 0;
 }
 
-/* Connects to the registry at 127.0.0.1:port and says hello. */
-static int registry_client(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd < 0 || connect(fd, (struct sockaddr*)&address, sizeof(address)) != 0) {
+/* Connects to the registry at host:port (a numeric IPv4 or IPv6 address) and says hello. */
+static int registry_client_at(const char* host, int port) {
+  struct addrinfo hints = {.ai_flags = AI_NUMERICHOST, .ai_socktype = SOCK_STREAM}, *found = NULL;
+  if (getaddrinfo(host, NULL, &hints, &found) != 0) return -1;
+  struct sockaddr_storage address;
+  memcpy(&address, found->ai_addr, found->ai_addrlen);
+  socklen_t length = found->ai_addrlen;
+  freeaddrinfo(found);
+  if (address.ss_family == AF_INET6) ((struct sockaddr_in6*)&address)->sin6_port = htons((uint16_t)port);
+  else ((struct sockaddr_in*)&address)->sin_port = htons((uint16_t)port);
+  int fd = socket(address.ss_family, SOCK_STREAM, 0);
+  if (fd < 0 || connect(fd, (struct sockaddr*)&address, length) != 0) {
     if (fd >= 0) close(fd);
     return -1;
   }
@@ -641,6 +648,8 @@ static int registry_client(int port) {
   }
   return fd;
 }
+
+static int registry_client(int port) { return registry_client_at("127.0.0.1", port); }
 
 /* Registers `count` made-up leaders, comm ids first_comm_id on. */
 static int register_made_up_leaders(int fd, uint64_t first_comm_id, int count) {
@@ -657,8 +666,8 @@ static int register_made_up_leaders(int fd, uint64_t first_comm_id, int count) {
   return w.overflow ? -1 : send_all(fd, buffer, w.length);
 }
 
-/* Asks the registry for the leader of `comm_id`: 1 found, 0 not, -1 no answer. */
-static int registry_knows(int fd, uint64_t comm_id) {
+/* Asks the registry for the leader of `comm_id`: 1 found (its address in *a), 0 not, -1 no answer. */
+static int registry_lookup(int fd, uint64_t comm_id, dccl_wire_address* a) {
   uint8_t buffer[DCCL_WIRE_HEADER_BYTES + 512];
   dccl_wire_writer w;
   dccl_wire_writer_init(&w, buffer, sizeof(buffer));
@@ -675,10 +684,14 @@ static int registry_knows(int fd, uint64_t comm_id) {
       return -1;
     if (h.type != DCCL_MSG_ADDRESS || h.comm_id != comm_id) continue;
     dccl_wire_reader r;
-    dccl_wire_address a;
     dccl_wire_reader_init(&r, buffer + DCCL_WIRE_HEADER_BYTES, h.payload_bytes);
-    return dccl_wire_get_address(&r, &a) == 0 ? (int)a.found : -1;
+    return dccl_wire_get_address(&r, a) == 0 ? (int)a->found : -1;
   }
+}
+
+static int registry_knows(int fd, uint64_t comm_id) {
+  dccl_wire_address a;
+  return registry_lookup(fd, comm_id, &a);
 }
 
 /* Whether the worker's hot path gets the table of epoch 0 within `seconds`. */
@@ -1372,6 +1385,54 @@ static void test_silent_registry_is_left(void) {
   dccl_coord_service_set_hello_timeout(0);
 }
 
+/* A free TCP port on the IPv6 loopback, or 0 when the machine has none. */
+static int free_ipv6_loopback_port(void) {
+  struct sockaddr_in6 address = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+  socklen_t length = sizeof(address);
+  int fd = socket(AF_INET6, SOCK_STREAM, 0), port = 0;
+  if (fd >= 0 && bind(fd, (struct sockaddr*)&address, length) == 0 && getsockname(fd, (struct sockaddr*)&address, &length) == 0)
+    port = ntohs(address.sin6_port);
+  if (fd >= 0) close(fd);
+  return port;
+}
+
+/* The registry at [::1]:port (IPv4-only before: the registry never started, and its workers waited
+ * silently): the leader registers its IPv6 address, its worker finds it there and follows. */
+static void test_registry_over_ipv6(void) {
+  int port = free_ipv6_loopback_port();
+  if (port == 0) {
+    printf("  skipped test_registry_over_ipv6: this machine has no IPv6 loopback (::1)\n");
+    return;
+  }
+  static dccl_table_store leader_store, worker_store;
+  dccl_table_store_init(&leader_store, 1);
+  dccl_table_store_init(&worker_store, 1);
+  dccl_table_set(dccl_table_store_initial(&leader_store), 5, many_workers_action());
+  dccl_coord_options o;
+  registry_options(&o, port);
+  snprintf(o.registry, sizeof(o.registry), "[::1]:%d", port);
+  o.comm_id = 0x2F00;
+  o.store = &leader_store;
+  char error[256];
+  dccl_coord_session* leader = dccl_coord_lead(&o, error, sizeof(error)); /* hosts the registry */
+  CHECK_MSG(leader != NULL, "%s", error);
+  o.rank = 1;
+  o.store = &worker_store;
+  dccl_coord_session* worker = dccl_coord_follow(&o, error, sizeof(error));
+  CHECK_MSG(worker != NULL, "%s", error);
+  if (leader == NULL || worker == NULL) return;
+  CHECK(dccl_table_store_for_call(&leader_store, 0) != NULL);
+  CHECK(follows_within(&worker_store, 10));
+  const dccl_table* t = dccl_table_store_for_call(&worker_store, 0);
+  CHECK(t != NULL && dccl_table_get(t, 5) == many_workers_action());
+  int fd = registry_client_at("::1", port);
+  dccl_wire_address a;
+  CHECK(fd >= 0 && registry_lookup(fd, o.comm_id, &a) == 1 && strcmp(a.host, "::1") == 0);
+  if (fd >= 0) close(fd);
+  dccl_coord_leave(worker, NULL);
+  dccl_coord_leave(leader, NULL);
+}
+
 int main(void) {
   dccl_log_set_sink(quiet_sink);
   RUN(test_wire_round_trip);
@@ -1395,5 +1456,6 @@ int main(void) {
   RUN(test_worker_leaves_the_registry_once_joined);
   RUN(test_silent_peers_are_closed);
   RUN(test_silent_registry_is_left);
+  RUN(test_registry_over_ipv6);
   TEST_SUMMARY();
 }

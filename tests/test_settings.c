@@ -252,6 +252,50 @@ static void test_readme_documents_every_setting(void) {
   free(readme);
 }
 
+/* Registry addresses: host:port, or [IPv6 address]:port; an IPv6 address without brackets is
+ * ambiguous and refused. */
+static void test_host_port_addresses(void) {
+  char host[64];
+  uint16_t port = 0;
+  CHECK(dccl_parse_host_port("node-1:29501", host, sizeof(host), &port) == 0 && strcmp(host, "node-1") == 0 && port == 29501);
+  CHECK(dccl_parse_host_port("10.0.0.1:80", host, sizeof(host), &port) == 0 && strcmp(host, "10.0.0.1") == 0 && port == 80);
+  CHECK(dccl_parse_host_port("[::1]:29501", host, sizeof(host), &port) == 0 && strcmp(host, "::1") == 0 && port == 29501);
+  CHECK(dccl_parse_host_port("[fe80::1%eth0]:7", host, sizeof(host), &port) == 0 && strcmp(host, "fe80::1%eth0") == 0);
+  const char* refused[] = {"::1:29501", "[::1]", "[::1]29501", "[]:80", ":80", "host", "host:", "host:0", "host:65536",
+                           "host:-1", "host:+80", "host:80x", "[::1:80", NULL};
+  for (int i = 0; refused[i] != NULL; i++)
+    CHECK_MSG(dccl_parse_host_port(refused[i], host, sizeof(host), &port) != 0, "'%s' accepted", refused[i]);
+  CHECK(dccl_parse_host_port("a-rather-long-host-name:80", host, 8, &port) != 0); /* does not fit */
+}
+
+/* DYNAMICCL_COORD takes [IPv6 address]:port (and refuses the ambiguous form with a warning); an IPv6
+ * MASTER_ADDR, with brackets or without, makes [address]:(MASTER_PORT+1). */
+static void test_ipv6_registry_settings(void) {
+  clear_environment();
+  unsetenv("MASTER_ADDR");
+  unsetenv("MASTER_PORT");
+  dccl_settings s;
+  setenv("DYNAMICCL_COORD", "[::1]:29500", 1);
+  load_capturing_log(&s);
+  CHECK(strcmp(s.coord_registry, "[::1]:29500") == 0 && test_log_buffer[0] == '\0');
+  setenv("DYNAMICCL_COORD", "fd00::2:29500", 1);
+  load_capturing_log(&s);
+  CHECK(s.coord_registry[0] == '\0' && strcmp(s.coordination, "auto") == 0);
+  CHECK(strstr(test_log_buffer, "[IPv6 address]:port") != NULL);
+  unsetenv("DYNAMICCL_COORD");
+  setenv("MASTER_PORT", "29500", 1);
+  const char* addresses[][2] = {{"::1", "[::1]:29501"}, {"[fd00::2]", "[fd00::2]:29501"}, {"10.0.0.1", "10.0.0.1:29501"},
+                                {"node-1", "node-1:29501"}};
+  for (int i = 0; i < 4; i++) {
+    setenv("MASTER_ADDR", addresses[i][0], 1);
+    dccl_settings_load(&s, NULL);
+    CHECK_MSG(strcmp(s.coord_registry, addresses[i][1]) == 0, "MASTER_ADDR=%s: '%s'", addresses[i][0], s.coord_registry);
+  }
+  unsetenv("MASTER_ADDR");
+  unsetenv("MASTER_PORT");
+  clear_environment();
+}
+
 int main(void) {
   RUN(test_defaults);
   RUN(test_values_and_rounding);
@@ -262,6 +306,8 @@ int main(void) {
   RUN(test_seed_zero_is_explicit);
   RUN(test_epsilon_floor_at_most_epsilon);
   RUN(test_overlong_path_ignored);
+  RUN(test_host_port_addresses);
+  RUN(test_ipv6_registry_settings);
   RUN(test_readme_documents_every_setting);
   TEST_SUMMARY();
 }
