@@ -996,9 +996,11 @@ static int setup_tcp(const dccl_coord_options* o, int leader, char* error, size_
       snprintf(error, error_size, "coordinator address '%s' is not host:port or [IPv6 address]:port", o->registry);
       return -1;
     }
-    service.registry_listener = dccl_transport_listen_tcp(host, port, NULL); /* fails unless ours and free */
+    int every_interface;
+    service.registry_listener = dccl_transport_listen_registry(host, port, &every_interface); /* fails unless ours and free */
     if (service.registry_listener >= 0)
-      DCCL_INFO(o->logger, "coordination registry listening at %s", o->registry);
+      DCCL_INFO(o->logger, "coordination registry listening at %s%s", o->registry,
+                every_interface ? " (on every interface: that name is this machine)" : "");
   }
   if (leader && service.tcp_listener < 0) {
     service.tcp_listener = dccl_transport_listen_tcp(NULL, 0, &service.tcp_port);

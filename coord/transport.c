@@ -119,6 +119,36 @@ int dccl_transport_listen_tcp(const char* host, uint16_t port, uint16_t* bound_p
   return fd;
 }
 
+/* Whether `address` is one of this machine's: a socket binds to it. */
+static int is_local(const struct addrinfo* address) {
+  int fd = socket(address->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  struct sockaddr_storage any_port;
+  memcpy(&any_port, address->ai_addr, address->ai_addrlen);
+  if (any_port.ss_family == AF_INET6) ((struct sockaddr_in6*)&any_port)->sin6_port = 0;
+  else ((struct sockaddr_in*)&any_port)->sin_port = 0;
+  int local = bind(fd, (struct sockaddr*)&any_port, address->ai_addrlen) == 0;
+  close(fd);
+  return local;
+}
+
+int dccl_transport_listen_registry(const char* host, uint16_t port, int* every_interface) {
+  *every_interface = 0;
+  struct in6_addr numeric;
+  if (inet_pton(AF_INET, host, &numeric) == 1 || inet_pton(AF_INET6, host, &numeric) == 1)
+    return dccl_transport_listen_tcp(host, port, NULL);
+  struct addrinfo* found = resolve(host, port);
+  int local = 0;
+  for (struct addrinfo* a = found; a != NULL && !local; a = a->ai_next) local = is_local(a);
+  if (found != NULL) freeaddrinfo(found);
+  if (!local) {
+    errno = EADDRNOTAVAIL; /* another machine's name: a process there hosts the registry */
+    return -1;
+  }
+  *every_interface = 1;
+  return dccl_transport_listen_tcp(NULL, port, NULL);
+}
+
 int dccl_transport_connect_tcp(const char* host, uint16_t port) {
   struct addrinfo* found = resolve(host, port);
   if (found == NULL) {

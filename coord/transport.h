@@ -21,6 +21,12 @@ int dccl_transport_connect_local(const char* name);
  * where the machine has IPv6, else IPv4) and `port` (0: any). Returns the fd or -1; the port chosen in
  * *bound_port. */
 int dccl_transport_listen_tcp(const char* host, uint16_t port, uint16_t* bound_port);
+/* Listens for the registry at host:port. A numeric address is bound as it is. A name that resolves
+ * to an address of this machine binds every interface (as listen_tcp with no host), so that peers
+ * reaching this machine by any of its addresses get through: the name may resolve differently here
+ * (Debian's /etc/hosts maps the machine's own name to 127.0.1.1) than on the other nodes. Another
+ * machine's name: -1, errno EADDRNOTAVAIL. *every_interface says which was done. */
+int dccl_transport_listen_registry(const char* host, uint16_t port, int* every_interface);
 /* Starts a TCP connection to the first address of `host` that does not fail at once; returns the fd or
  * -1. Completion shows as writability (check with dccl_transport_connected). */
 int dccl_transport_connect_tcp(const char* host, uint16_t port);

@@ -1,6 +1,8 @@
 /* tests/test_coord.c: coordination: the wire format and its parser, the leader's history, and
  * leaders and workers in one process over Unix and TCP sockets agreeing on every epoch's table. */
 #include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <dirent.h>
 #include <errno.h>
@@ -1118,12 +1120,14 @@ static int send_lookup(int fd, uint64_t comm_id) {
   return send_all(fd, buffer, w.length);
 }
 
-/* Starts a leader of `comm_id` (of `n_ranks`) that hosts the registry at 127.0.0.1:port, and waits
- * until it is registered there; NULL on failure. */
-static dccl_coord_session* lead_at_own_registry(int port, uint64_t comm_id, int n_ranks, dccl_table_store* store) {
+/* Starts a leader of `comm_id` (of `n_ranks`) that hosts the registry at host:port, and waits until
+ * it is registered there (asking at 127.0.0.1); NULL on failure. */
+static dccl_coord_session* lead_at_registry_named(const char* host, int port, uint64_t comm_id, int n_ranks,
+                                                  dccl_table_store* store) {
   dccl_table_store_init(store, 1);
   dccl_coord_options o;
   registry_options(&o, port);
+  snprintf(o.registry, sizeof(o.registry), "%s:%d", host, port);
   o.comm_id = comm_id;
   o.n_ranks = n_ranks;
   o.store = store;
@@ -1140,6 +1144,10 @@ static dccl_coord_session* lead_at_own_registry(int port, uint64_t comm_id, int 
   CHECK_EQ_INT(registered, 1);
   if (fd >= 0) close(fd);
   return leader;
+}
+
+static dccl_coord_session* lead_at_own_registry(int port, uint64_t comm_id, int n_ranks, dccl_table_store* store) {
+  return lead_at_registry_named("127.0.0.1", port, comm_id, n_ranks, store);
 }
 
 /* The registry's host holds a connection from every process that looks a leader up: 300 at once are
@@ -1433,6 +1441,48 @@ static void test_registry_over_ipv6(void) {
   dccl_coord_leave(leader, NULL);
 }
 
+/* This machine's IPv4 and IPv6 addresses as numeric text (link-local IPv6 ones left out: they need an
+ * interface named); how many. */
+static int local_addresses(char addresses[][INET6_ADDRSTRLEN], int max) {
+  struct ifaddrs* interfaces = NULL;
+  if (getifaddrs(&interfaces) != 0) return 0;
+  int count = 0;
+  for (struct ifaddrs* i = interfaces; i != NULL && count < max; i = i->ifa_next) {
+    if (i->ifa_addr == NULL || !(i->ifa_flags & IFF_UP)) continue;
+    if (i->ifa_addr->sa_family == AF_INET)
+      inet_ntop(AF_INET, &((struct sockaddr_in*)i->ifa_addr)->sin_addr, addresses[count++], INET6_ADDRSTRLEN);
+    else if (i->ifa_addr->sa_family == AF_INET6 && !IN6_IS_ADDR_LINKLOCAL(&((struct sockaddr_in6*)i->ifa_addr)->sin6_addr))
+      inet_ntop(AF_INET6, &((struct sockaddr_in6*)i->ifa_addr)->sin6_addr, addresses[count++], INET6_ADDRSTRLEN);
+  }
+  freeifaddrs(interfaces);
+  return count;
+}
+
+/* The registry named by a name of this machine ("localhost" here; the machine's own name on Debian,
+ * which its /etc/hosts maps to 127.0.1.1) listens on every interface, so that peers reaching this
+ * machine by any of its addresses get through; before, only by the address the name resolves to here. */
+static void test_registry_named_here_listens_everywhere(void) {
+  static dccl_table_store leader_store;
+  int port = free_port();
+  uint64_t comm_id = 0x2F10;
+  dccl_coord_session* leader = lead_at_registry_named("localhost", port, comm_id, 2, &leader_store);
+  if (leader == NULL) return;
+  char addresses[32][INET6_ADDRSTRLEN];
+  int count = local_addresses(addresses, 32), others = 0;
+  for (int i = 0; i < count; i++) {
+    int probe = dccl_transport_listen_tcp(addresses[i], 0, NULL); /* an address in use (not one being set up) */
+    if (probe < 0) continue;
+    close(probe);
+    int fd = registry_client_at(addresses[i], port);
+    CHECK_MSG(fd >= 0 && registry_knows(fd, comm_id) == 1, "the registry at localhost:%d is not reached via %s", port,
+              addresses[i]);
+    if (fd >= 0) close(fd);
+    others += strcmp(addresses[i], "127.0.0.1") != 0;
+  }
+  if (others == 0) printf("  test_registry_named_here_listens_everywhere: no address but 127.0.0.1 to try\n");
+  dccl_coord_leave(leader, NULL);
+}
+
 int main(void) {
   dccl_log_set_sink(quiet_sink);
   RUN(test_wire_round_trip);
@@ -1457,5 +1507,6 @@ int main(void) {
   RUN(test_silent_peers_are_closed);
   RUN(test_silent_registry_is_left);
   RUN(test_registry_over_ipv6);
+  RUN(test_registry_named_here_listens_everywhere);
   TEST_SUMMARY();
 }
