@@ -500,6 +500,14 @@ static void on_lookup(connection* c, const dccl_wire_header* h) {
   memset(&answer, 0, sizeof(answer));
   for (int i = 0; i < service.registry_count; i++)
     if (service.registry_entries[i].comm_id == h->comm_id) answer = service.registry_entries[i].address;
+  /* A leader that reached the registry over loopback runs on the registry's machine and registered a
+   * loopback address, which no other machine reaches (a registry named by the machine's own name,
+   * 127.0.1.1 on Debian): the asker gets the address it reached the registry at, an address of the
+   * same machine, where the leader listens too (on every interface). */
+  if (answer.found && dccl_transport_is_loopback(answer.host)) {
+    char reached[sizeof(answer.host)];
+    if (dccl_transport_local_address(c->fd, reached, sizeof(reached)) == 0) memcpy(answer.host, reached, sizeof(reached));
+  }
   send_simple(c, DCCL_MSG_ADDRESS, h->rank, h->comm_id, &answer, NULL);
 }
 

@@ -205,6 +205,14 @@ static int numeric_host(const struct sockaddr_storage* address, socklen_t length
   return address->ss_family;
 }
 
+int dccl_transport_is_loopback(const char* host) {
+  struct in_addr v4;
+  struct in6_addr v6;
+  if (inet_pton(AF_INET, host, &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  if (inet_pton(AF_INET6, host, &v6) != 1) return 0;
+  return IN6_IS_ADDR_LOOPBACK(&v6) || (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127);
+}
+
 int dccl_transport_local_address(int fd, char* host, size_t size) {
   struct sockaddr_storage address;
   socklen_t length = sizeof(address);

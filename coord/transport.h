@@ -32,6 +32,8 @@ int dccl_transport_listen_registry(const char* host, uint16_t port, int* every_i
 int dccl_transport_connect_tcp(const char* host, uint16_t port);
 /* 1 when a connection has completed, 0 while in progress, -1 when it failed. */
 int dccl_transport_connected(int fd);
+/* Whether `host` is a numeric loopback address (127.0.0.0/8, ::1). */
+int dccl_transport_is_loopback(const char* host);
 /* The local address of a connected TCP socket, as numeric text (an IPv4 peer of an IPv6 socket in its
  * IPv4 form; a link-local IPv6 address with its "%interface"). */
 int dccl_transport_local_address(int fd, char* host, size_t size);

@@ -1441,8 +1441,15 @@ static void test_registry_over_ipv6(void) {
   dccl_coord_leave(leader, NULL);
 }
 
-/* This machine's IPv4 and IPv6 addresses as numeric text (link-local IPv6 ones left out: they need an
- * interface named); how many. */
+/* Whether this machine's address `host` is in use (not one being set up). */
+static int address_in_use(const char* host) {
+  int probe = dccl_transport_listen_tcp(host, 0, NULL);
+  if (probe >= 0) close(probe);
+  return probe >= 0;
+}
+
+/* This machine's IPv4 and IPv6 addresses in use, as numeric text (link-local IPv6 ones left out: they
+ * need an interface named); how many. */
 static int local_addresses(char addresses[][INET6_ADDRSTRLEN], int max) {
   struct ifaddrs* interfaces = NULL;
   if (getifaddrs(&interfaces) != 0) return 0;
@@ -1450,37 +1457,82 @@ static int local_addresses(char addresses[][INET6_ADDRSTRLEN], int max) {
   for (struct ifaddrs* i = interfaces; i != NULL && count < max; i = i->ifa_next) {
     if (i->ifa_addr == NULL || !(i->ifa_flags & IFF_UP)) continue;
     if (i->ifa_addr->sa_family == AF_INET)
-      inet_ntop(AF_INET, &((struct sockaddr_in*)i->ifa_addr)->sin_addr, addresses[count++], INET6_ADDRSTRLEN);
+      inet_ntop(AF_INET, &((struct sockaddr_in*)i->ifa_addr)->sin_addr, addresses[count], INET6_ADDRSTRLEN);
     else if (i->ifa_addr->sa_family == AF_INET6 && !IN6_IS_ADDR_LINKLOCAL(&((struct sockaddr_in6*)i->ifa_addr)->sin6_addr))
-      inet_ntop(AF_INET6, &((struct sockaddr_in6*)i->ifa_addr)->sin6_addr, addresses[count++], INET6_ADDRSTRLEN);
+      inet_ntop(AF_INET6, &((struct sockaddr_in6*)i->ifa_addr)->sin6_addr, addresses[count], INET6_ADDRSTRLEN);
+    else
+      continue;
+    count += address_in_use(addresses[count]);
   }
   freeifaddrs(interfaces);
   return count;
 }
 
-/* The registry named by a name of this machine ("localhost" here; the machine's own name on Debian,
- * which its /etc/hosts maps to 127.0.1.1) listens on every interface, so that peers reaching this
- * machine by any of its addresses get through; before, only by the address the name resolves to here. */
-static void test_registry_named_here_listens_everywhere(void) {
+/* Asks the registry named "localhost" (a name of this machine, like the machine's own name that
+ * Debian's /etc/hosts maps to 127.0.1.1), hosted by a leader of `comm_id` registered there, through
+ * every address of this machine in use: `check` for each. Returns how many were not loopback, or -1
+ * when the leader could not start. */
+typedef void (*address_check)(const char* address, int port, uint64_t comm_id);
+static int ask_localhost_registry_through_every_address(uint64_t comm_id, address_check check) {
   static dccl_table_store leader_store;
   int port = free_port();
-  uint64_t comm_id = 0x2F10;
   dccl_coord_session* leader = lead_at_registry_named("localhost", port, comm_id, 2, &leader_store);
-  if (leader == NULL) return;
+  if (leader == NULL) return -1;
   char addresses[32][INET6_ADDRSTRLEN];
   int count = local_addresses(addresses, 32), others = 0;
   for (int i = 0; i < count; i++) {
-    int probe = dccl_transport_listen_tcp(addresses[i], 0, NULL); /* an address in use (not one being set up) */
-    if (probe < 0) continue;
-    close(probe);
-    int fd = registry_client_at(addresses[i], port);
-    CHECK_MSG(fd >= 0 && registry_knows(fd, comm_id) == 1, "the registry at localhost:%d is not reached via %s", port,
-              addresses[i]);
-    if (fd >= 0) close(fd);
-    others += strcmp(addresses[i], "127.0.0.1") != 0;
+    check(addresses[i], port, comm_id);
+    others += !dccl_transport_is_loopback(addresses[i]);
   }
-  if (others == 0) printf("  test_registry_named_here_listens_everywhere: no address but 127.0.0.1 to try\n");
   dccl_coord_leave(leader, NULL);
+  return others;
+}
+
+static void registry_reached_via(const char* address, int port, uint64_t comm_id) {
+  int fd = registry_client_at(address, port);
+  CHECK_MSG(fd >= 0 && registry_knows(fd, comm_id) == 1, "the registry at localhost:%d is not reached via %s", port, address);
+  if (fd >= 0) close(fd);
+}
+
+/* The registry named by a name of this machine listens on every interface, so that peers reaching
+ * this machine by any of its addresses get through; before, only by the address the name resolves to
+ * here. */
+static void test_registry_named_here_listens_everywhere(void) {
+  if (ask_localhost_registry_through_every_address(0x2F10, registry_reached_via) == 0)
+    printf("  test_registry_named_here_listens_everywhere: no address but loopback to try\n");
+}
+
+/* Whether the peer on `fd` says hello (within 2 s). */
+static int says_hello(int fd) {
+  uint8_t header[DCCL_WIRE_HEADER_BYTES];
+  dccl_wire_header h;
+  char why[160];
+  return receive_all(fd, header, sizeof(header)) == 0 &&
+         dccl_wire_parse_header(header, sizeof(header), &h, why, sizeof(why)) == 1 && h.type == DCCL_MSG_HELLO;
+}
+
+/* Asked through an address that is not loopback, the registry names that address for a leader
+ * beside it, and the leader answers there. */
+static void leader_found_via(const char* address, int port, uint64_t comm_id) {
+  if (dccl_transport_is_loopback(address)) return;
+  int fd = registry_client_at(address, port);
+  dccl_wire_address a;
+  CHECK_MSG(fd >= 0 && registry_lookup(fd, comm_id, &a) == 1 && strcmp(a.host, address) == 0, "asked via %s, told %s",
+            address, fd >= 0 ? a.host : "nothing");
+  if (fd >= 0) close(fd);
+  int at_leader = registry_client_at(a.host, a.port); /* says hello */
+  CHECK_MSG(at_leader >= 0 && says_hello(at_leader), "the leader is not reached at %s:%u", a.host, a.port);
+  if (at_leader >= 0) close(at_leader);
+}
+
+/* A leader on the registry's machine reaches the registry over loopback (a registry named by the
+ * machine's own name: 127.0.1.1 on Debian) and registers a loopback address, which no other machine
+ * reaches: a process that asks through another address of the machine is told that address (before:
+ * the loopback address), and reaches the leader there. */
+static void test_leader_beside_the_registry_is_found_at_the_address_asked(void) {
+  CHECK(dccl_transport_is_loopback("127.0.1.1") && dccl_transport_is_loopback("::1") && !dccl_transport_is_loopback("10.0.0.1"));
+  if (ask_localhost_registry_through_every_address(0x2F20, leader_found_via) == 0)
+    printf("  test_leader_beside_the_registry_is_found_at_the_address_asked: no address but loopback to try\n");
 }
 
 int main(void) {
@@ -1508,5 +1560,6 @@ int main(void) {
   RUN(test_silent_registry_is_left);
   RUN(test_registry_over_ipv6);
   RUN(test_registry_named_here_listens_everywhere);
+  RUN(test_leader_beside_the_registry_is_found_at_the_address_asked);
   TEST_SUMMARY();
 }
