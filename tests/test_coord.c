@@ -433,7 +433,9 @@ static void test_drops_and_reconnects(void) {
   uint64_t after;
   dccl_coord_service_counters(&after, &rejected);
   CHECK_EQ_INT(mismatches, 0);
-  CHECK_MSG(after - before > 20, "only %llu connections: the drops did not happen", (unsigned long long)(after - before));
+  /* 6 connections without drops (3 workers, counted at both ends); about 130 on an idle machine, fewer when
+   * a loaded one sends fewer, larger messages (18 seen): a few reconnections are what this test needs. */
+  CHECK_MSG(after - before > 10, "only %llu connections: the drops did not happen", (unsigned long long)(after - before));
 }
 
 static int free_port(void) {
