@@ -155,8 +155,20 @@ int dccl_transport_connect_tcp(const char* host, uint16_t port) {
     errno = EHOSTUNREACH;
     return -1;
   }
+  int fd = dccl_transport_connect_first(found);
+  int saved = errno;
+  freeaddrinfo(found);
+  errno = saved;
+  return fd;
+}
+
+int dccl_transport_connect_first(const struct addrinfo* found) {
   int fd = -1;
-  for (struct addrinfo* a = found; a != NULL && fd < 0; a = a->ai_next) { /* the first that does not fail at once */
+  /* The first address that does not fail at once, IPv4 ones first: a name with both kinds where IPv6 is
+   * not routed between the nodes fails only later, asynchronously, and would be retried on IPv6 for ever. */
+  for (int ipv4_pass = 1; ipv4_pass >= 0 && fd < 0; ipv4_pass--)
+  for (const struct addrinfo* a = found; a != NULL && fd < 0; a = a->ai_next) {
+    if ((a->ai_family == AF_INET) != ipv4_pass) continue;
     fd = socket(a->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) continue;
     int one = 1;
@@ -168,9 +180,6 @@ int dccl_transport_connect_tcp(const char* host, uint16_t port) {
       fd = -1;
     }
   }
-  int saved = errno;
-  freeaddrinfo(found);
-  errno = saved;
   return fd;
 }
 

@@ -27,9 +27,12 @@ int dccl_transport_listen_tcp(const char* host, uint16_t port, uint16_t* bound_p
  * (Debian's /etc/hosts maps the machine's own name to 127.0.1.1) than on the other nodes. Another
  * machine's name: -1, errno EADDRNOTAVAIL. *every_interface says which was done. */
 int dccl_transport_listen_registry(const char* host, uint16_t port, int* every_interface);
-/* Starts a TCP connection to the first address of `host` that does not fail at once; returns the fd or
- * -1. Completion shows as writability (check with dccl_transport_connected). */
+/* Starts a TCP connection to the first address of `host` that does not fail at once, IPv4 addresses
+ * first; returns the fd or -1. Completion shows as writability (check with dccl_transport_connected). */
 int dccl_transport_connect_tcp(const char* host, uint16_t port);
+/* The same over resolved addresses (tests give their own list). */
+struct addrinfo;
+int dccl_transport_connect_first(const struct addrinfo* addresses);
 /* 1 when a connection has completed, 0 while in progress, -1 when it failed. */
 int dccl_transport_connected(int fd);
 /* Whether `host` is a numeric loopback address (127.0.0.0/8, ::1). */

@@ -1406,6 +1406,38 @@ static int free_ipv6_loopback_port(void) {
   return port;
 }
 
+/* A name with both kinds of address is reached over IPv4 first: where IPv6 is not routed between the
+ * nodes the connection fails only later, asynchronously, and was retried on IPv6 for ever. The list
+ * puts ::1 first (as getaddrinfo does for many dual-stack names); a dual-stack listener takes both. */
+static void test_dual_stack_name_connects_over_ipv4_first(void) {
+  uint16_t port = 0;
+  int listener = dccl_transport_listen_tcp(NULL, 0, &port); /* every interface, both families */
+  if (listener < 0 || free_ipv6_loopback_port() == 0) {
+    printf("  skipped test_dual_stack_name_connects_over_ipv4_first: no dual-stack loopback here\n");
+    if (listener >= 0) close(listener);
+    return;
+  }
+  struct sockaddr_in6 six = {.sin6_family = AF_INET6, .sin6_port = htons(port), .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+  struct sockaddr_in four = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  struct addrinfo second = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM, .ai_addr = (struct sockaddr*)&four,
+                            .ai_addrlen = sizeof(four)};
+  struct addrinfo first = {.ai_family = AF_INET6, .ai_socktype = SOCK_STREAM, .ai_addr = (struct sockaddr*)&six,
+                           .ai_addrlen = sizeof(six), .ai_next = &second};
+  int fd = dccl_transport_connect_first(&first);
+  CHECK(fd >= 0);
+  struct sockaddr_storage peer;
+  socklen_t length = sizeof(peer);
+  CHECK(fd >= 0 && getsockname(fd, (struct sockaddr*)&peer, &length) == 0);
+  CHECK_MSG(peer.ss_family == AF_INET, "connected over family %d, not IPv4", peer.ss_family);
+  if (fd >= 0) close(fd);
+  /* An IPv6-only list still connects. */
+  first.ai_next = NULL;
+  fd = dccl_transport_connect_first(&first);
+  CHECK(fd >= 0);
+  if (fd >= 0) close(fd);
+  close(listener);
+}
+
 /* The registry at [::1]:port (IPv4-only before: the registry never started, and its workers waited
  * silently): the leader registers its IPv6 address, its worker finds it there and follows. */
 static void test_registry_over_ipv6(void) {
@@ -1561,6 +1593,7 @@ int main(void) {
   RUN(test_silent_peers_are_closed);
   RUN(test_silent_registry_is_left);
   RUN(test_registry_over_ipv6);
+  RUN(test_dual_stack_name_connects_over_ipv4_first);
   RUN(test_registry_named_here_listens_everywhere);
   RUN(test_leader_beside_the_registry_is_found_at_the_address_asked);
   TEST_SUMMARY();
