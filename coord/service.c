@@ -994,6 +994,8 @@ static int start_service(const dccl_coord_options* o, char* error, size_t error_
   return 0;
 }
 
+_Static_assert(DCCL_WIRE_HOST_MAX == DCCL_HOST_MAX, "the settings accept the registry hosts the service can use");
+
 /* Called with the lock held: TCP listener for a leader, registry if this process can host it. */
 static int setup_tcp(const dccl_coord_options* o, int leader, char* error, size_t error_size) {
   if (service.registry[0] == '\0') snprintf(service.registry, sizeof(service.registry), "%s", o->registry);

@@ -1,6 +1,7 @@
 /* core/settings.c: parses DYNAMICCL_* environment variables into dccl_settings. */
 #include "settings.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,11 +144,9 @@ int dccl_parse_host_port(const char* text, char* host, size_t host_size, uint16_
     if (colon == NULL || strchr(colon + 1, ':') != NULL) return -1; /* none, or an IPv6 address without brackets */
   }
   size_t length = (size_t)(last - first);
-  if (length == 0 || length >= host_size) return -1;
-  char* end;
-  errno = 0;
-  long value = strtol(colon + 1, &end, 10);
-  if (errno != 0 || *end != '\0' || end == colon + 1 || colon[1] == '-' || colon[1] == '+' || value <= 0 || value > 65535)
+  long long value;
+  if (length == 0 || length >= host_size || !isdigit((unsigned char)colon[1]) ||
+      parse_integer(colon + 1, 10, 1, 65535, &value) != 0)
     return -1;
   memcpy(host, first, length);
   host[length] = '\0';
@@ -160,7 +159,7 @@ static void read_coordination(dccl_settings* settings, const dccl_logger* logger
   strcpy(settings->coordination, "auto");
   settings->coord_registry[0] = '\0';
   const char* coordination = getenv("DYNAMICCL_COORD");
-  char host[sizeof(settings->coord_registry)];
+  char host[DCCL_HOST_MAX + 1];
   uint16_t registry_port;
   if (coordination != NULL && coordination[0] != '\0') {
     if (strcmp(coordination, "solo") == 0 || strcmp(coordination, "off") == 0 || strcmp(coordination, "auto") == 0) {
@@ -193,6 +192,15 @@ static void read_coordination(dccl_settings* settings, const dccl_logger* logger
     else
       snprintf(settings->coord_registry, sizeof(settings->coord_registry), bracket ? "[%s]:%lld" : "%s:%lld",
                master_addr, port + 1);
+    /* Checked as DYNAMICCL_COORD is, so that the service never gets an address it cannot parse. */
+    if (settings->coord_registry[0] != '\0' &&
+        dccl_parse_host_port(settings->coord_registry, host, sizeof(host), &registry_port) != 0) {
+      DCCL_WARN(logger,
+                "MASTER_ADDR='%s' makes no registry address ('%s' is not host:port or [IPv6 address]:port); no "
+                "registry is derived from MASTER_ADDR/MASTER_PORT (learning across nodes needs DYNAMICCL_COORD=host:port)",
+                master_addr, settings->coord_registry);
+      settings->coord_registry[0] = '\0';
+    }
   }
   settings->coord_timeout_seconds = read_number("DYNAMICCL_COORD_TIMEOUT_S", 0.1, 1e6, 30, logger);
   settings->coord_drop = read_number("DYNAMICCL_COORD_DROP", 0, 0.5, 0, logger);

@@ -61,6 +61,9 @@ void dccl_settings_load(dccl_settings* settings, const dccl_logger* logger);
 
 const char* dccl_mode_name(dccl_mode mode);
 
+/* The longest registry host: a DNS name's limit, and what the coordination wire format carries. */
+#define DCCL_HOST_MAX 255
+
 /* Parses a network address "host:port" (a name or an IPv4 address) or "[IPv6 address]:port"; an IPv6
  * address without brackets is refused (its last colon is ambiguous). The host is written without the
  * brackets. Returns 0, or -1 when malformed, the port is not in 1..65535 or the host does not fit. */

@@ -296,6 +296,38 @@ static void test_ipv6_registry_settings(void) {
   clear_environment();
 }
 
+/* The settings refuse what the coordination service could not parse: a host longer than DCCL_HOST_MAX in
+ * DYNAMICCL_COORD (it fitted the settings' own buffer), and a MASTER_ADDR making a malformed address. */
+static void test_registry_address_fits_the_service(void) {
+  clear_environment();
+  unsetenv("MASTER_ADDR");
+  unsetenv("MASTER_PORT");
+  dccl_settings s;
+  char address[DCCL_HOST_MAX + 16], host[DCCL_HOST_MAX + 1];
+  uint16_t port;
+  memset(address, 'h', DCCL_HOST_MAX + 1);
+  snprintf(address + DCCL_HOST_MAX + 1, sizeof(address) - DCCL_HOST_MAX - 1, ":80");
+  CHECK(strlen(address) < sizeof(s.coord_registry));
+  setenv("DYNAMICCL_COORD", address, 1);
+  load_capturing_log(&s);
+  CHECK_MSG(s.coord_registry[0] == '\0', "a %d-character host accepted", DCCL_HOST_MAX + 1);
+  address[DCCL_HOST_MAX] = ':'; /* DCCL_HOST_MAX characters: accepted, and parsed as the service does */
+  snprintf(address + DCCL_HOST_MAX + 1, sizeof(address) - DCCL_HOST_MAX - 1, "80");
+  setenv("DYNAMICCL_COORD", address, 1);
+  load_capturing_log(&s);
+  CHECK(strcmp(s.coord_registry, address) == 0);
+  CHECK(dccl_parse_host_port(s.coord_registry, host, sizeof(host), &port) == 0 && port == 80);
+  unsetenv("DYNAMICCL_COORD");
+  setenv("MASTER_ADDR", "[::1", 1);
+  setenv("MASTER_PORT", "29500", 1);
+  load_capturing_log(&s);
+  CHECK_MSG(s.coord_registry[0] == '\0', "MASTER_ADDR=[::1 made '%s'", s.coord_registry);
+  CHECK(strstr(test_log_buffer, "makes no registry address") != NULL);
+  unsetenv("MASTER_ADDR");
+  unsetenv("MASTER_PORT");
+  clear_environment();
+}
+
 int main(void) {
   RUN(test_defaults);
   RUN(test_values_and_rounding);
@@ -308,6 +340,7 @@ int main(void) {
   RUN(test_overlong_path_ignored);
   RUN(test_host_port_addresses);
   RUN(test_ipv6_registry_settings);
+  RUN(test_registry_address_fits_the_service);
   RUN(test_readme_documents_every_setting);
   TEST_SUMMARY();
 }
