@@ -254,12 +254,74 @@ static coordination_role coordination_role_of(dccl_comm* comm, dccl_mode* mode, 
   return comm->rank > 0 ? RUN_WORKER : RUN_LEADER;
 }
 
+/* Sets up the agents: learning (returns 1, the learner ready but not yet learning), or a frozen policy
+ * published (or NCCL's choices when there is none or the agents cannot be set up; returns 0). */
+static int start_agents(dccl_comm* comm, dccl_mode mode, int downgraded) {
+  const dccl_settings* s = &comm->settings;
+  dccl_learner_options o;
+  memset(&o, 0, sizeof(o));
+  o.trigger = s->agent == DCCL_STRATEGY_AUTOCCL ? DCCL_TRIGGER_OFF : (int)s->trigger; /* AutoCCL holds: no trigger */
+  dccl_agent_default_options(&o.agent);
+  o.agent.learning = mode == DCCL_MODE_LEARN;
+  o.agent.epsilon_start = s->epsilon;
+  o.agent.epsilon_restart = s->epsilon / 2;
+  o.agent.epsilon_min = s->epsilon_min;
+  o.agent.explore_budget = s->explore_budget_pct / 100.0;
+  o.agent.guard = s->guard_pct / 100.0;
+  o.agent.hold_after = s->learn_for;
+  o.agent.q.gamma = s->gamma;
+  o.agent.space.max_channels = s->max_channels;
+  o.agent.space.tune_chunk = comm->tuner_abi >= 6;
+  _Static_assert(sizeof(o.agent.space.buffer_bytes) == sizeof(s->nccl_buffer_bytes), "one buffer size per protocol");
+  memcpy(o.agent.space.buffer_bytes, s->nccl_buffer_bytes, sizeof(o.agent.space.buffer_bytes));
+  o.agent.n_ranks = comm->n_ranks;
+  o.agent.n_nodes = comm->n_nodes;
+  o.agent.batch_size = s->batch_size;
+  o.agent.model_intensity = s->model_intensity;
+  uint64_t seed = s->seed_given ? s->seed : dccl_mix64(comm->comm_id ^ ((uint64_t)(uint32_t)comm->rank << 32));
+  o.agent.seed = seed;
+  o.agent.strategy = (dccl_strategy)s->agent;
+  dccl_trigger_default_options(&o.trigger_options);
+  o.trigger_options.k = s->cusum_k;
+  o.trigger_options.h = s->cusum_h;
+  o.trigger_options.seed = seed;
+  comm->learner = malloc(sizeof(dccl_learner));
+  if (comm->learner == NULL || dccl_learner_init(comm->learner, &o) != 0) {
+    free(comm->learner);
+    comm->learner = NULL;
+    DCCL_WARN(&comm->logger, "out of memory for the agents; using NCCL's choices");
+    return 0;
+  }
+  int loaded = comm->policy_path[0] != '\0' && warm_start(comm, mode == DCCL_MODE_LEARN);
+  if (mode == DCCL_MODE_FROZEN) {
+    if (loaded) {
+      dccl_learner_publish_initial(comm->learner, &comm->tables);
+      comm->policy_active = 1;
+      DCCL_INIT_INFO(&comm->logger, "frozen policy in force");
+    } else if (downgraded) {
+      DCCL_INIT_INFO(&comm->logger, "no saved policy to run frozen; using NCCL's choices");
+    } else {
+      DCCL_WARN(&comm->logger, "frozen mode without a usable saved policy; using NCCL's choices");
+    }
+    free_learning(comm);
+    return 0;
+  }
+  comm->call_log = calloc(1, sizeof(dccl_call_log));
+  comm->costs = calloc(1, sizeof(dccl_cost_snapshots));
+  if (comm->call_log == NULL || comm->costs == NULL) {
+    free_learning(comm);
+    DCCL_WARN(&comm->logger, "out of memory for the agents; using NCCL's choices");
+    return 0;
+  }
+  if (loaded) dccl_learner_publish_initial(comm->learner, &comm->tables);
+  return 1;
+}
+
 static void setup_learning(dccl_comm* comm) {
   const dccl_settings* s = &comm->settings;
   dccl_mode mode = s->mode;
   int downgraded = 0; /* learn -> frozen: already warned */
-  int tune_chunk = comm->tuner_abi >= 6;
-  comm->fingerprint = dccl_policy_fingerprint(comm->n_ranks, comm->n_nodes, s->max_channels, tune_chunk);
+  comm->fingerprint = dccl_policy_fingerprint(comm->n_ranks, comm->n_nodes, s->max_channels, comm->tuner_abi >= 6);
   if (s->policy_file[0] != '\0') {
     snprintf(comm->policy_path, sizeof(comm->policy_path), "%s", s->policy_file);
   } else if (s->policy_dir[0] != '\0') {
@@ -282,69 +344,13 @@ static void setup_learning(dccl_comm* comm) {
     mode = DCCL_MODE_FROZEN;
     downgraded = 1;
   }
-  dccl_learner_options o;
-  memset(&o, 0, sizeof(o));
-  o.trigger = s->agent == DCCL_STRATEGY_AUTOCCL ? DCCL_TRIGGER_OFF : (int)s->trigger; /* AutoCCL holds: no trigger */
-  dccl_agent_default_options(&o.agent);
-  o.agent.learning = mode == DCCL_MODE_LEARN;
-  o.agent.epsilon_start = s->epsilon;
-  o.agent.epsilon_restart = s->epsilon / 2;
-  o.agent.epsilon_min = s->epsilon_min;
-  o.agent.explore_budget = s->explore_budget_pct / 100.0;
-  o.agent.guard = s->guard_pct / 100.0;
-  o.agent.hold_after = s->learn_for;
-  o.agent.q.gamma = s->gamma;
-  o.agent.space.max_channels = s->max_channels;
-  o.agent.space.tune_chunk = tune_chunk;
-  _Static_assert(sizeof(o.agent.space.buffer_bytes) == sizeof(s->nccl_buffer_bytes), "one buffer size per protocol");
-  memcpy(o.agent.space.buffer_bytes, s->nccl_buffer_bytes, sizeof(o.agent.space.buffer_bytes));
-  o.agent.n_ranks = comm->n_ranks;
-  o.agent.n_nodes = comm->n_nodes;
-  o.agent.batch_size = s->batch_size;
-  o.agent.model_intensity = s->model_intensity;
-  uint64_t seed = s->seed_given ? s->seed : dccl_mix64(comm->comm_id ^ ((uint64_t)(uint32_t)comm->rank << 32));
-  o.agent.seed = seed;
-  o.agent.strategy = (dccl_strategy)s->agent;
-  dccl_trigger_default_options(&o.trigger_options);
-  o.trigger_options.k = s->cusum_k;
-  o.trigger_options.h = s->cusum_h;
-  o.trigger_options.seed = seed;
-  comm->learner = malloc(sizeof(dccl_learner));
-  if (comm->learner == NULL || dccl_learner_init(comm->learner, &o) != 0) {
-    free(comm->learner);
-    comm->learner = NULL;
-    DCCL_WARN(&comm->logger, "out of memory for the agents; using NCCL's choices");
-    if (role == RUN_LEADER) lead(comm, 0); /* the workers wait for rank 0's table: NCCL's choices */
+  /* Rank 0 leads whatever start_agents made of it: the workers wait for its table. */
+  int learning = start_agents(comm, mode, downgraded);
+  if (role == RUN_LEADER && lead(comm, learning) != 0) {
+    if (learning) free_learning(comm);
     return;
   }
-  int loaded = comm->policy_path[0] != '\0' && warm_start(comm, mode == DCCL_MODE_LEARN);
-  if (mode == DCCL_MODE_FROZEN) {
-    if (loaded) {
-      dccl_learner_publish_initial(comm->learner, &comm->tables);
-      comm->policy_active = 1;
-      DCCL_INIT_INFO(&comm->logger, "frozen policy in force");
-    } else if (downgraded) {
-      DCCL_INIT_INFO(&comm->logger, "no saved policy to run frozen; using NCCL's choices");
-    } else {
-      DCCL_WARN(&comm->logger, "frozen mode without a usable saved policy; using NCCL's choices");
-    }
-    free_learning(comm);
-    if (role == RUN_LEADER) lead(comm, 0);
-    return;
-  }
-  comm->call_log = calloc(1, sizeof(dccl_call_log));
-  comm->costs = calloc(1, sizeof(dccl_cost_snapshots));
-  if (comm->call_log == NULL || comm->costs == NULL) {
-    free_learning(comm);
-    DCCL_WARN(&comm->logger, "out of memory for the agents; using NCCL's choices");
-    if (role == RUN_LEADER) lead(comm, 0);
-    return;
-  }
-  if (loaded) dccl_learner_publish_initial(comm->learner, &comm->tables);
-  if (role == RUN_LEADER && lead(comm, 1) != 0) {
-    free_learning(comm);
-    return;
-  }
+  if (!learning) return;
   comm->policy_active = 1;
   comm->last_save_seconds = dccl_monotonic_seconds();
   atomic_store_explicit(&comm->learning, 1, memory_order_release);
