@@ -231,9 +231,13 @@ static void registry_connection_closed(const connection* c, uint64_t now) {
  * again. A peer that connected here and stays silent is warned about once; a silent registry gets the
  * registry's own warning; a leader's process that does not answer (stopped, or stalled by a loaded
  * machine) only an INFO line: its waiting workers say so through their wait error. */
+static void read_input(connection* c, uint64_t now);
+
 static void close_if_silent(connection* c, uint64_t now) {
   uint64_t timeout = service.hello_timeout_ns != 0 ? service.hello_timeout_ns : HELLO_TIMEOUT_NS;
   if (c->peer_key != 0 || c->closing || now < c->opened_ns + timeout) return; /* (`now` may predate c) */
+  if (!c->connecting) read_input(c, now); /* a hello that arrived since the last poll counts */
+  if (c->peer_key != 0 || c->closing) return;
   c->closing = 1;
   c->silent = 1;
   if (c->to_registry) return;
