@@ -162,24 +162,29 @@ int dccl_transport_connect_tcp(const char* host, uint16_t port) {
   return fd;
 }
 
-int dccl_transport_connect_first(const struct addrinfo* found) {
-  int fd = -1;
-  /* The first address that does not fail at once, IPv4 ones first: a name with both kinds where IPv6 is
-   * not routed between the nodes fails only later, asynchronously, and would be retried on IPv6 for ever. */
-  for (int ipv4_pass = 1; ipv4_pass >= 0 && fd < 0; ipv4_pass--)
-  for (const struct addrinfo* a = found; a != NULL && fd < 0; a = a->ai_next) {
-    if ((a->ai_family == AF_INET) != ipv4_pass) continue;
-    fd = socket(a->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) continue;
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (connect(fd, a->ai_addr, a->ai_addrlen) != 0 && errno != EINPROGRESS) {
-      int saved = errno;
-      close(fd);
-      errno = saved;
-      fd = -1;
-    }
+/* Starts a non-blocking connection to one address; the fd, or -1 when it fails at once. */
+static int start_connect(const struct addrinfo* a) {
+  int fd = socket(a->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  if (connect(fd, a->ai_addr, a->ai_addrlen) != 0 && errno != EINPROGRESS) {
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
   }
+  return fd;
+}
+
+int dccl_transport_connect_first(const struct addrinfo* found) {
+  /* IPv4 addresses first: a name with both kinds where IPv6 is not routed between the nodes fails only
+   * later, asynchronously, and would be retried on IPv6 for ever. */
+  int fd = -1;
+  for (const struct addrinfo* a = found; a != NULL && fd < 0; a = a->ai_next)
+    if (a->ai_family == AF_INET) fd = start_connect(a);
+  for (const struct addrinfo* a = found; a != NULL && fd < 0; a = a->ai_next)
+    if (a->ai_family != AF_INET) fd = start_connect(a);
   return fd;
 }
 
