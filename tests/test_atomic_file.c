@@ -10,24 +10,17 @@
 #include <unistd.h>
 
 #include "../persist/atomic_file.h"
-#include "../core/text_file.h"
 #include "test.h"
+#include "test_files.h"
 
 static char directory[64];
 
 static void path_in(char* out, size_t size, const char* name) { snprintf(out, size, "%s/%s", directory, name); }
 
-/* The whole file (NULL when it cannot be read). */
-static uint8_t* read_all(const char* path, size_t* size) {
-  char error[256];
-  *size = 0;
-  return (uint8_t*)dccl_read_file(path, (size_t)1 << 30, size, error, sizeof(error));
-}
-
 /* The file holds exactly `text`. */
 static int holds_text(const char* path, const char* text) {
   size_t size;
-  uint8_t* data = read_all(path, &size);
+  uint8_t* data = test_read_file(path, &size);
   int same = data != NULL && size == strlen(text) && memcmp(data, text, size) == 0;
   free(data);
   return same;
@@ -36,20 +29,14 @@ static int holds_text(const char* path, const char* text) {
 /* The file is `size` bytes, all of them `byte`. */
 static int holds_only(const char* path, size_t size, uint8_t byte) {
   size_t n;
-  uint8_t* data = read_all(path, &n);
+  uint8_t* data = test_read_file(path, &n);
   int ok = data != NULL && n == size;
   for (size_t i = 0; ok && i < n; i++) ok = data[i] == byte;
   free(data);
   return ok;
 }
 
-static int write_text(const char* path, const char* text) {
-  FILE* f = fopen(path, "wb");
-  if (f == NULL) return -1;
-  size_t n = strlen(text);
-  size_t wrote = fwrite(text, 1, n, f);
-  return fclose(f) == 0 && wrote == n ? 0 : -1;
-}
+static int write_text(const char* path, const char* text) { return test_write_file(path, text, strlen(text)); }
 
 /* Entries of the test folder but `name`. */
 static int others_in_directory(const char* name) {

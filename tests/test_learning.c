@@ -21,8 +21,8 @@
 #include "../plugin/comm.h"
 #include "../plugin/registry.h"
 #include "../core/rng.h"
-#include "../core/text_file.h"
 #include "test.h"
+#include "test_files.h"
 
 static char temp_dir[64];
 static char policy_path[128];
@@ -179,24 +179,11 @@ static void test_warm_start_and_frozen(void) {
   unsetenv("DYNAMICCL_POLICY_FILE");
 }
 
-/* The whole file (NULL when it cannot be read). */
-static uint8_t* read_bytes(const char* path, size_t* size) {
-  char error[256];
-  *size = 0;
-  return (uint8_t*)dccl_read_file(path, (size_t)1 << 30, size, error, sizeof(error));
-}
-
-static int write_bytes(const char* path, const void* data, size_t size) {
-  FILE* f = fopen(path, "wb");
-  if (f == NULL) return -1;
-  size_t wrote = fwrite(data, 1, size, f);
-  return fclose(f) == 0 && wrote == size ? 0 : -1;
-}
 
 /* The file at `path` holds exactly `size` bytes `data`. */
 static int holds(const char* path, const uint8_t* data, size_t size) {
   size_t n;
-  uint8_t* now = read_bytes(path, &n);
+  uint8_t* now = test_read_file(path, &n);
   int same = now != NULL && n == size && memcmp(now, data, size) == 0;
   free(now);
   return same;
@@ -220,10 +207,10 @@ static void test_unusable_policy_is_set_aside(void) {
   CHECK_EQ_INT(r.plugin_warnings, 0);
   unsetenv("DYNAMICCL_MAX_CHANNELS");
   size_t size;
-  uint8_t* other_topology = read_bytes(policy_path, &size);
+  uint8_t* other_topology = test_read_file(policy_path, &size);
   CHECK_MSG(other_topology != NULL && size > 64, "no policy saved at %s", policy_path);
   if (other_topology == NULL || size <= 64) return;
-  CHECK(write_bytes(aside, "older rejected file", 19) == 0);
+  CHECK(test_write_file(aside, "older rejected file", 19) == 0);
 
   CHECK(run("pcie-8gpu", short_text, 1, 0, &r) == 0);
   CHECK_EQ_INT(r.plugin_warnings, 1);
@@ -236,7 +223,7 @@ static void test_unusable_policy_is_set_aside(void) {
 
   /* The policy just saved, turned into a file of format 1 (the checksum over the payload only). */
   size_t new_size;
-  uint8_t* older_format = read_bytes(policy_path, &new_size);
+  uint8_t* older_format = test_read_file(policy_path, &new_size);
   CHECK(older_format != NULL && new_size > 64);
   if (older_format != NULL && new_size > 64) {
     uint32_t version = 1;
@@ -244,7 +231,7 @@ static void test_unusable_policy_is_set_aside(void) {
     uint64_t h = 0xCBF29CE484222325ULL;
     for (size_t i = 64; i < new_size; i++) h = (h ^ older_format[i]) * 0x100000001B3ULL;
     memcpy(older_format + 32, &h, 8);
-    CHECK(write_bytes(policy_path, older_format, new_size) == 0);
+    CHECK(test_write_file(policy_path, older_format, new_size) == 0);
     CHECK(run("pcie-8gpu", short_text, 1, 0, &r) == 0);
     CHECK_EQ_INT(r.plugin_warnings, 1);
     CHECK_MSG(holds(aside, older_format, new_size), "the format-1 policy is not kept as %s", aside);
@@ -269,7 +256,7 @@ static void test_unreadable_policy_is_not_overwritten(void) {
   snprintf(path, sizeof(path), "%s/policy.bin", folder);
   snprintf(aside, sizeof(aside), "%s.rejected", path);
   static const char saved[] = "a good policy this job may not read";
-  CHECK(write_bytes(path, saved, sizeof(saved)) == 0);
+  CHECK(test_write_file(path, saved, sizeof(saved)) == 0);
   CHECK(chmod(path, 0) == 0);
   setenv("DYNAMICCL_POLICY_FILE", path, 1);
   fflush(NULL);

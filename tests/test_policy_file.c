@@ -14,8 +14,8 @@
 #include "../agents/config_agent.h"
 #include "../agents/trigger.h"
 #include "../persist/policy_file.h"
-#include "../core/text_file.h"
 #include "test.h"
+#include "test_files.h"
 
 #define N_CELLS 3
 #define HEADER_BYTES 64
@@ -143,19 +143,6 @@ static int save(const char* path, const dccl_config_agent* agent, const dccl_tri
 }
 
 /* ---- files ---- */
-/* The whole file (NULL when it cannot be read). */
-static uint8_t* read_all(const char* path, size_t* size) {
-  char reason[256];
-  *size = 0;
-  return (uint8_t*)dccl_read_file(path, (size_t)1 << 30, size, reason, sizeof(reason));
-}
-
-static int write_all(const char* path, const void* data, size_t size) {
-  FILE* f = fopen(path, "wb");
-  if (f == NULL) return -1;
-  size_t wrote = size > 0 ? fwrite(data, 1, size, f) : 0;
-  return fclose(f) == 0 && wrote == size ? 0 : -1;
-}
 
 
 static void put_u32_at(uint8_t* data, size_t offset, uint32_t v) { memcpy(data + offset, &v, 4); }
@@ -415,8 +402,8 @@ static void test_round_trip(void) {
   path_in(again, sizeof(again), "round_trip_again.bin");
   CHECK(save(again, &restored, &trigger_restored) == 0);
   size_t n1, n2;
-  uint8_t* d1 = read_all(path, &n1);
-  uint8_t* d2 = read_all(again, &n2);
+  uint8_t* d1 = test_read_file(path, &n1);
+  uint8_t* d2 = test_read_file(again, &n2);
   CHECK(d1 != NULL && d2 != NULL && n1 == n2 && n1 > HEADER_BYTES);
   /* Bytes 40..47 are the observation count, which comes from the saving agent's own statistics; bytes
    * 32..39 the checksum, which covers it. */
@@ -434,7 +421,7 @@ static void test_rejections(void) {
   path_in(bad, sizeof(bad), "bad.bin");
   CHECK(save(good, &trained_a, &trigger_a) == 0);
   size_t size;
-  uint8_t* data = read_all(good, &size);
+  uint8_t* data = test_read_file(good, &size);
   CHECK(data != NULL && size > HEADER_BYTES + 1000);
   if (data == NULL || size <= HEADER_BYTES + 1000) {
     free(data);
@@ -457,7 +444,7 @@ static void test_rejections(void) {
   const size_t cuts[] = {1, 7, 40, HEADER_BYTES - 1, HEADER_BYTES, HEADER_BYTES + 3, HEADER_BYTES + 8 + 401,
                          size / 2, size - 1};
   for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
-    CHECK(write_all(bad, data, cuts[i]) == 0);
+    CHECK(test_write_file(bad, data, cuts[i]) == 0);
     snprintf(what, sizeof(what), "truncated to %zu of %zu bytes", cuts[i], size);
     const char* keyword = cuts[i] < HEADER_BYTES ? "not a DynamICCL" : "truncated";
     if (cuts[i] == size / 2) expect_rejected_also_checking(what, bad, fp, &target, &trigger_target, keyword);
@@ -469,24 +456,24 @@ static void test_rejections(void) {
   for (size_t i = 0; i < sizeof(flips) / sizeof(flips[0]); i++) {
     memcpy(copy, data, size);
     copy[flips[i]] ^= 0x10;
-    CHECK(write_all(bad, copy, size) == 0);
+    CHECK(test_write_file(bad, copy, size) == 0);
     snprintf(what, sizeof(what), "byte %zu flipped", flips[i]);
     expect_rejected_also_checking(what, bad, fp, &target, &trigger_target, "checksum");
   }
 
   memcpy(copy, data, size);
   copy[0] = 'X';
-  CHECK(write_all(bad, copy, size) == 0);
+  CHECK(test_write_file(bad, copy, size) == 0);
   expect_rejected_also_checking("wrong magic", bad, fp, &target, &trigger_target, "not a DynamICCL");
 
   memcpy(copy, data, size);
   put_u32_at(copy, 8, DCCL_POLICY_VERSION + 1);
-  CHECK(write_all(bad, copy, size) == 0);
+  CHECK(test_write_file(bad, copy, size) == 0);
   expect_rejected_also_checking("newer version", bad, fp, &target, &trigger_target, "newer DynamICCL");
 
   memcpy(copy, data, size);
   put_u32_at(copy, 12, HEADER_BYTES + 8);
-  CHECK(write_all(bad, copy, size) == 0);
+  CHECK(test_write_file(bad, copy, size) == 0);
   expect_rejected("wrong header size", bad, fp, &target, &trigger_target, NULL);
 
   /* The right file, but another communicator's expectations. */
@@ -506,14 +493,14 @@ static void test_rejections(void) {
   CHECK(error[0] != '\0');
   check_untouched("agent of 16 ranks, its own fingerprint", &s, &wide, NULL);
 
-  CHECK(write_all(bad, data, 0) == 0);
+  CHECK(test_write_file(bad, data, 0) == 0);
   expect_rejected("empty file", bad, fp, &target, &trigger_target, NULL);
 
   memcpy(copy, data, size);
   memset(copy + size, 0, 64);
-  CHECK(write_all(bad, copy, size + 1) == 0);
+  CHECK(test_write_file(bad, copy, size + 1) == 0);
   expect_rejected_also_checking("padded by 1 byte", bad, fp, &target, &trigger_target, "padded");
-  CHECK(write_all(bad, copy, size + 64) == 0);
+  CHECK(test_write_file(bad, copy, size + 64) == 0);
   expect_rejected("padded by 64 bytes", bad, fp, &target, &trigger_target, "padded");
 
   /* Damage behind a valid header and checksum: the payload's own bounds and consistency checks must
@@ -531,7 +518,7 @@ static void test_rejections(void) {
   for (size_t i = 0; i < sizeof(sealed_cuts) / sizeof(sealed_cuts[0]); i++) {
     memcpy(copy, data, size);
     reseal(copy, sealed_cuts[i]);
-    CHECK(write_all(bad, copy, sealed_cuts[i]) == 0);
+    CHECK(test_write_file(bad, copy, sealed_cuts[i]) == 0);
     snprintf(what, sizeof(what), "payload cut at %zu, header resealed", sealed_cuts[i]);
     /* the last cut falls inside the last arm record, reported as inconsistent */
     expect_rejected_also_checking(what, bad, fp, &target, &trigger_target,
@@ -540,18 +527,18 @@ static void test_rejections(void) {
   memcpy(copy, data, size);
   put_u32_at(copy, HEADER_BYTES, 0x58585858u);
   reseal(copy, size);
-  CHECK(write_all(bad, copy, size) == 0);
+  CHECK(test_write_file(bad, copy, size) == 0);
   expect_rejected("unknown section, resealed", bad, fp, &target, &trigger_target, "section");
   memcpy(copy, data, size);
   float nan_weight = NAN;
   memcpy(copy + HEADER_BYTES + 8 + 4 * 5, &nan_weight, 4);
   reseal(copy, size);
-  CHECK(write_all(bad, copy, size) == 0);
+  CHECK(test_write_file(bad, copy, size) == 0);
   expect_rejected_also_checking("NaN weight, resealed", bad, fp, &target, &trigger_target, "finite");
   memcpy(copy, data, size);
   put_u32_at(copy, cells_at + 4, DCCL_AGENT_MAX_CELLS + 1);
   reseal(copy, size);
-  CHECK(write_all(bad, copy, size) == 0);
+  CHECK(test_write_file(bad, copy, size) == 0);
   expect_rejected("too many cells, resealed", bad, fp, &target, &trigger_target, "cells");
 
   /* And after all that, the good file still loads into the untouched agent. */
@@ -574,7 +561,7 @@ static void test_header_is_covered_and_consistent(void) {
   path_in(bad, sizeof(bad), "header-bad.bin");
   CHECK(save(good, &trained_a, &trigger_a) == 0);
   size_t size;
-  uint8_t* data = read_all(good, &size);
+  uint8_t* data = test_read_file(good, &size);
   uint8_t* copy = data != NULL ? malloc(size) : NULL;
   CHECK(data != NULL && copy != NULL && size > HEADER_BYTES);
   if (data == NULL || copy == NULL || size <= HEADER_BYTES) {
@@ -588,7 +575,7 @@ static void test_header_is_covered_and_consistent(void) {
   for (size_t bit = 0; bit < HEADER_BYTES * 8; bit++) {
     memcpy(copy, data, size);
     copy[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-    CHECK(write_all(bad, copy, size) == 0);
+    CHECK(test_write_file(bad, copy, size) == 0);
     memset(error, 0, sizeof(error));
     if (dccl_policy_load(bad, 0, NULL, NULL, NULL, error, sizeof(error)) != -1 || error[0] == '\0') {
       fprintf(stderr, "  header bit %zu (byte %zu) flipped: accepted\n", bit % 8, bit / 8);
@@ -598,7 +585,7 @@ static void test_header_is_covered_and_consistent(void) {
   CHECK_EQ_INT(accepted, 0);
   memcpy(copy, data, size);
   copy[40] ^= 1; /* the observation count */
-  CHECK(write_all(bad, copy, size) == 0);
+  CHECK(test_write_file(bad, copy, size) == 0);
   expect_rejected("observation count flipped", bad, fp, &target, &trigger_target, "checksum");
 
   /* Forged: each field changed and the checksum recomputed. */
@@ -625,7 +612,7 @@ static void test_header_is_covered_and_consistent(void) {
     if (forged[i].width == 4) put_u32_at(copy, forged[i].offset, (uint32_t)forged[i].value);
     else put_u64_at(copy, forged[i].offset, forged[i].value);
     reseal(copy, size);
-    CHECK(write_all(bad, copy, size) == 0);
+    CHECK(test_write_file(bad, copy, size) == 0);
     snprintf(what, sizeof(what), "forged header: %s", forged[i].what);
     expect_rejected_also_checking(what, bad, 0, &target, &trigger_target, forged[i].keyword);
     CHECK_MSG(strstr(error, "inconsistent header") != NULL, "%s: %s", what, error);
@@ -638,7 +625,7 @@ static void test_header_is_covered_and_consistent(void) {
   uint64_t h = 0xCBF29CE484222325ULL;
   for (size_t i = HEADER_BYTES; i < size; i++) h = (h ^ copy[i]) * 0x100000001B3ULL;
   put_u64_at(copy, 32, h);
-  CHECK(write_all(bad, copy, size) == 0);
+  CHECK(test_write_file(bad, copy, size) == 0);
   expect_rejected_also_checking("format 1", bad, fp, &target, &trigger_target, "older DynamICCL (policy format 1");
 
   /* An inconsistent header is not written. */
@@ -717,14 +704,14 @@ static void test_set_aside(void) {
   char path[128], older[160], aside[192];
   path_in(path, sizeof(path), "rejected-policy.bin");
   snprintf(older, sizeof(older), "%s.rejected", path);
-  CHECK(write_all(path, "rejected bytes", 14) == 0);
-  CHECK(write_all(older, "older rejected", 14) == 0);
+  CHECK(test_write_file(path, "rejected bytes", 14) == 0);
+  CHECK(test_write_file(older, "older rejected", 14) == 0);
   memset(error, 0, sizeof(error));
   CHECK_MSG(dccl_policy_set_aside(path, aside, sizeof(aside), error, sizeof(error)) == 0, "%s", error);
   CHECK(strcmp(aside, older) == 0);
   CHECK(access(path, F_OK) != 0);
   size_t size;
-  uint8_t* kept = read_all(older, &size);
+  uint8_t* kept = test_read_file(older, &size);
   CHECK(kept != NULL && size == 14 && memcmp(kept, "rejected bytes", 14) == 0);
   free(kept);
   CHECK_EQ_INT(dccl_policy_set_aside(path, aside, sizeof(aside), error, sizeof(error)), 0); /* gone already */
@@ -734,12 +721,12 @@ static void test_set_aside(void) {
   char inside[224];
   CHECK(mkdir(older, 0755) == 0);
   snprintf(inside, sizeof(inside), "%s/x", older);
-  CHECK(write_all(inside, "x", 1) == 0);
-  CHECK(write_all(path, "rejected bytes", 14) == 0);
+  CHECK(test_write_file(inside, "x", 1) == 0);
+  CHECK(test_write_file(path, "rejected bytes", 14) == 0);
   memset(error, 0, sizeof(error));
   CHECK_EQ_INT(dccl_policy_set_aside(path, aside, sizeof(aside), error, sizeof(error)), -1);
   CHECK(error[0] != '\0');
-  kept = read_all(path, &size);
+  kept = test_read_file(path, &size);
   CHECK(kept != NULL && size == 14 && memcmp(kept, "rejected bytes", 14) == 0);
   free(kept);
   unlink(inside);
@@ -808,7 +795,7 @@ static void test_corrupt_file_not_trusted(void) {
   dccl_rng rng;
   dccl_rng_seed(&rng, 4242);
   for (size_t i = 0; i < sizeof(garbage); i++) garbage[i] = (uint8_t)dccl_rng_next(&rng);
-  CHECK(write_all(path, garbage, sizeof(garbage)) == 0);
+  CHECK(test_write_file(path, garbage, sizeof(garbage)) == 0);
   expect_rejected_also_checking("random bytes", path, fp, &target, &trigger_target, NULL);
 
   /* Garbage behind a plausible header: right magic, version, header size and payload size. */
@@ -820,10 +807,10 @@ static void test_corrupt_file_not_trusted(void) {
   put_u64_at(garbage, 24, sizeof(garbage) - HEADER_BYTES);
   put_u32_at(garbage, 48, 8);
   put_u32_at(garbage, 52, 1);
-  CHECK(write_all(path, garbage, sizeof(garbage)) == 0);
+  CHECK(test_write_file(path, garbage, sizeof(garbage)) == 0);
   expect_rejected("garbage behind a plausible header", path, fp, &target, &trigger_target, NULL);
   reseal(garbage, sizeof(garbage));
-  CHECK(write_all(path, garbage, sizeof(garbage)) == 0);
+  CHECK(test_write_file(path, garbage, sizeof(garbage)) == 0);
   expect_rejected_also_checking("garbage behind a plausible, resealed header", path, fp, &target, &trigger_target, NULL);
 
   /* A good save replaces the corrupt file, which then loads. */

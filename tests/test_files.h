@@ -1,0 +1,25 @@
+/* tests/test_files.h: whole-file reads and writes for tests (reading is the project's dccl_read_file). */
+#ifndef DYNAMICCL_TESTS_TEST_FILES_H
+#define DYNAMICCL_TESTS_TEST_FILES_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../core/text_file.h"
+
+/* The whole file, up to 1 GiB (NULL when it cannot be read); free() it. */
+static inline uint8_t* test_read_file(const char* path, size_t* size) {
+  char error[256];
+  *size = 0;
+  return (uint8_t*)dccl_read_file(path, (size_t)1 << 30, size, error, sizeof(error));
+}
+
+/* Writes `size` bytes as the whole file; 0, or -1 when it could not. */
+static inline int test_write_file(const char* path, const void* data, size_t size) {
+  FILE* f = fopen(path, "wb");
+  if (f == NULL) return -1;
+  size_t wrote = size > 0 ? fwrite(data, 1, size, f) : 0;
+  return fclose(f) == 0 && wrote == size ? 0 : -1;
+}
+
+#endif
