@@ -154,6 +154,9 @@ int dccl_parse_host_port(const char* text, char* host, size_t host_size, uint16_
   return 0;
 }
 
+_Static_assert(sizeof(((dccl_settings*)0)->coord_registry) > DCCL_HOST_MAX + sizeof("[]:65535") - 1,
+               "every address dccl_parse_host_port accepts fits");
+
 /* DYNAMICCL_COORD, or torchrun's MASTER_ADDR and MASTER_PORT, and the other coordination settings. */
 static void read_coordination(dccl_settings* settings, const dccl_logger* logger) {
   strcpy(settings->coordination, "auto");
@@ -164,8 +167,7 @@ static void read_coordination(dccl_settings* settings, const dccl_logger* logger
   if (coordination != NULL && coordination[0] != '\0') {
     if (strcmp(coordination, "solo") == 0 || strcmp(coordination, "off") == 0 || strcmp(coordination, "auto") == 0) {
       snprintf(settings->coordination, sizeof(settings->coordination), "%s", coordination);
-    } else if (dccl_parse_host_port(coordination, host, sizeof(host), &registry_port) == 0 &&
-               strlen(coordination) < sizeof(settings->coord_registry)) {
+    } else if (dccl_parse_host_port(coordination, host, sizeof(host), &registry_port) == 0) {
       snprintf(settings->coord_registry, sizeof(settings->coord_registry), "%s", coordination);
     } else {
       DCCL_WARN(logger,
