@@ -55,8 +55,8 @@ typedef struct dccl_coord_stats {
   uint64_t epochs;        /* leader: epochs decided; worker: epochs received */
 } dccl_coord_stats;
 /* Ends the session and frees it, leaving its final statistics in `stats` (may be NULL). A leader
- * first sends every connected worker what it decided, then says goodbye (waiting at most two
- * seconds); a worker that was told goodbye runs its last table on. */
+ * first sends every worker what it decided, then says goodbye, waiting at most two seconds for that
+ * (and for workers that have not joined yet); a worker that was told goodbye runs its last table on. */
 void dccl_coord_leave(dccl_coord_session* session, dccl_coord_stats* stats);
 
 void dccl_coord_get_stats(dccl_coord_session* session, dccl_coord_stats* stats);

@@ -55,6 +55,7 @@ typedef struct worker_link { /* the leader's view of one worker rank */
   connection* conn;
   uint64_t sent, acked;
   int need_full;
+  int joined;   /* the worker has joined at least once */
   int released; /* frozen leader: the worker has the table and was told nothing changes any more */
 } worker_link;
 
@@ -375,7 +376,7 @@ static void on_join(connection* c, const dccl_wire_header* h, dccl_wire_reader* 
     return;
   }
   dccl_coord_session* s = find_session(1, h->comm_id, 0);
-  if (s == NULL || s->leaving) {
+  if (s == NULL || s->done) { /* a leader still leaving serves a late worker its last table */
     reject(c, h, "this process does not lead that communicator (any more)");
     return;
   }
@@ -392,6 +393,7 @@ static void on_join(connection* c, const dccl_wire_header* h, dccl_wire_reader* 
   link->sent = join.received;
   if (join.received > link->acked) link->acked = join.received;
   link->need_full = 1;
+  link->joined = 1;
   link->released = 0;
   s->stats.connections++;
 }
@@ -751,7 +753,9 @@ static void leader_work(dccl_coord_session* s, uint64_t now) {
     connection* c = link->conn;
     if (link->released) continue;
     if (c == NULL || c->closing || c->peer_key == 0) {
-      if (s->leaving && c != NULL) all_sent = 0;
+      /* A leaving leader waits (up to LEAVE_NS) for a worker still connecting, or one that has not
+       * joined yet: it would wait for the leader's table for ever. */
+      if (s->leaving && (c != NULL || !link->joined)) all_sent = 0;
       continue;
     }
     while (link->need_full || link->sent < decided) {

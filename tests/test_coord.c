@@ -765,6 +765,48 @@ static void test_frozen_leader_releases_its_workers(void) {
   }
 }
 
+static void* leave_in_thread(void* session) {
+  dccl_coord_leave(session, NULL);
+  return NULL;
+}
+
+/* A frozen leader that is told to leave before its worker joined (an emulated rank 0 running all its
+ * calls before another rank starts) still serves it: leaving waits up to two seconds for workers that
+ * have not joined. Before, the leader left at once and the worker waited for its table for ever. */
+static void test_leaving_leader_waits_for_a_worker_yet_to_join(void) {
+  static dccl_table_store leader_store, worker_store;
+  dccl_table_store_init(&leader_store, 1);
+  dccl_table_store_init(&worker_store, 1);
+  int cell = dccl_cell_for_call(DCCL_COLL_ALLGATHER, 1 << 16, 1, 0);
+  dccl_action ring_ll = dccl_action_make(1, 0, 2, 0);
+  dccl_table_set(dccl_table_store_initial(&leader_store), cell, ring_ll);
+  dccl_coord_options o;
+  memset(&o, 0, sizeof(o));
+  o.comm_id = 0x3F10;
+  o.n_ranks = 2;
+  o.epoch_calls = 1;
+  o.logger = &quiet;
+  o.frozen = 1;
+  o.store = &leader_store;
+  char error[256];
+  dccl_coord_session* leader = dccl_coord_lead(&o, error, sizeof(error));
+  CHECK(leader != NULL);
+  if (leader == NULL) return;
+  CHECK(dccl_table_store_for_call(&leader_store, 0) != NULL);
+  pthread_t leaving;
+  pthread_create(&leaving, NULL, leave_in_thread, leader);
+  nanosleep(&(struct timespec){0, 100000000}, NULL); /* the leader is leaving */
+  o.rank = 1;
+  o.store = &worker_store;
+  dccl_coord_session* worker = dccl_coord_follow(&o, error, sizeof(error));
+  CHECK(worker != NULL);
+  CHECK_MSG(follows_within(&worker_store, 5), "the worker never got the table of a leader that was leaving");
+  const dccl_table* t = dccl_table_store_for_call(&worker_store, 1000);
+  CHECK(t != NULL && dccl_table_get(t, cell) == ring_ll);
+  pthread_join(leaving, NULL);
+  if (worker != NULL) dccl_coord_leave(worker, NULL);
+}
+
 /* A leader that leaves is forgotten by the registry at once, not when its process's connection to
  * the registry closes (a long-lived process making and ending communicators filled the registry). */
 static void test_registry_forgets_a_leader_that_left(void) {
@@ -1582,6 +1624,7 @@ int main(void) {
   RUN(test_bad_peers_rejected);
   RUN(test_service_logger_outlives_first_session);
   RUN(test_frozen_leader_releases_its_workers);
+  RUN(test_leaving_leader_waits_for_a_worker_yet_to_join);
   RUN(test_registry_forgets_a_leader_that_left);
   RUN(test_refused_registration_is_retried);
   RUN(test_registry_backoff_from_a_foreign_peer);
