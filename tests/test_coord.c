@@ -40,6 +40,16 @@ static void watch_warnings(const char* text) {
 }
 static dccl_logger quiet = {0};
 
+/* Options of a two-rank communicator over Unix sockets (no registry), quiet, one call per epoch. */
+static void two_rank_options(dccl_coord_options* o, uint64_t comm_id, dccl_table_store* store) {
+  memset(o, 0, sizeof(*o));
+  o->comm_id = comm_id;
+  o->n_ranks = 2;
+  o->epoch_calls = 1;
+  o->logger = &quiet;
+  o->store = store;
+}
+
 static dccl_action some_action(dccl_rng* rng) {
   return dccl_action_make((int)dccl_rng_below(rng, 2), (int)dccl_rng_below(rng, 3), 1 + (int)dccl_rng_below(rng, 32), 0);
 }
@@ -471,12 +481,7 @@ static void test_bad_peers_rejected(void) {
   dccl_table_store_init(&leader_store, 1);
   dccl_table_store_init(&worker_store, 1);
   dccl_coord_options o;
-  memset(&o, 0, sizeof(o));
-  o.comm_id = 0xBADBADULL;
-  o.n_ranks = 2;
-  o.epoch_calls = 1;
-  o.logger = &quiet;
-  o.store = &leader_store;
+  two_rank_options(&o, 0xBADBADULL, &leader_store);
   char error[256];
   dccl_coord_session* leader = dccl_coord_lead(&o, error, sizeof(error));
   CHECK(leader != NULL);
@@ -708,10 +713,7 @@ static int follows_within(dccl_table_store* worker_store, double seconds) {
 }
 
 static void registry_options(dccl_coord_options* o, int port) {
-  memset(o, 0, sizeof(*o));
-  o->n_ranks = 2;
-  o->epoch_calls = 1;
-  o->logger = &quiet;
+  two_rank_options(o, 0, NULL);
   snprintf(o->registry, sizeof(o->registry), "127.0.0.1:%d", port);
 }
 
@@ -736,13 +738,8 @@ static void test_frozen_leader_releases_its_workers(void) {
     dccl_action ring_ll128 = dccl_action_make(1, 1, 4, 0);
     dccl_table_set(initial, cell, ring_ll128);
     dccl_coord_options o;
-    memset(&o, 0, sizeof(o));
-    o.comm_id = 0x3F00 + (uint64_t)frozen;
-    o.n_ranks = 2;
-    o.epoch_calls = 1;
-    o.logger = &quiet;
+    two_rank_options(&o, 0x3F00 + (uint64_t)frozen, &leader_store);
     o.frozen = frozen;
-    o.store = &leader_store;
     char error[256];
     dccl_coord_session* leader = dccl_coord_lead(&o, error, sizeof(error));
     o.rank = 1;
@@ -781,13 +778,8 @@ static void test_leaving_leader_waits_for_a_worker_yet_to_join(void) {
   dccl_action ring_ll = dccl_action_make(1, 0, 2, 0);
   dccl_table_set(dccl_table_store_initial(&leader_store), cell, ring_ll);
   dccl_coord_options o;
-  memset(&o, 0, sizeof(o));
-  o.comm_id = 0x3F10;
-  o.n_ranks = 2;
-  o.epoch_calls = 1;
-  o.logger = &quiet;
+  two_rank_options(&o, 0x3F10, &leader_store);
   o.frozen = 1;
-  o.store = &leader_store;
   char error[256];
   dccl_coord_session* leader = dccl_coord_lead(&o, error, sizeof(error));
   CHECK(leader != NULL);
@@ -1378,12 +1370,7 @@ static void test_silent_peers_are_closed(void) {
   dccl_coord_session* registry_leader = lead_at_own_registry(port, 0x2E00, 2, &registry_leader_store);
   dccl_table_store_init(&leader_store, 1);
   dccl_coord_options o;
-  memset(&o, 0, sizeof(o));
-  o.comm_id = 0x2E01;
-  o.n_ranks = 2;
-  o.epoch_calls = 1;
-  o.logger = &quiet;
-  o.store = &leader_store;
+  two_rank_options(&o, 0x2E01, &leader_store);
   char error[256];
   dccl_coord_session* leader = dccl_coord_lead(&o, error, sizeof(error)); /* on a Unix socket */
   CHECK(registry_leader != NULL && leader != NULL);
