@@ -21,6 +21,7 @@
 
 #include "../core/decision_table.h"
 #include "../core/log.h"
+#include "../core/rules.h"
 
 typedef struct dccl_coord_options {
   uint64_t comm_id;
@@ -34,6 +35,11 @@ typedef struct dccl_coord_options {
   /* Leader of a frozen policy: the table of epoch 0 never changes. Once a worker has it, the worker is
    * told so (BYE) and runs it on without waiting at epoch boundaries. */
   int frozen;
+  /* Rule pins (core/rules.h), which every rank must run alike: the leader sends its own to each worker
+   * before the first table; a worker's are put in place from them (compiled for n_nodes and n_ranks)
+   * before it may run any table, and must be empty until then. NULL: none (a worker's are then dropped). */
+  dccl_pin_set* pins;
+  int n_nodes;
 } dccl_coord_options;
 
 typedef struct dccl_coord_session dccl_coord_session;

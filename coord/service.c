@@ -57,6 +57,7 @@ typedef struct worker_link { /* the leader's view of one worker rank */
   int need_full;
   int joined;   /* the worker has joined at least once */
   int released; /* frozen leader: the worker has the table and was told nothing changes any more */
+  int rules_sent; /* the leader's pins are on their way to this worker (sent first on each join) */
 } worker_link;
 
 typedef struct inbox_entry {
@@ -87,6 +88,7 @@ struct dccl_coord_session {
   uint64_t retry_at_ns;
   uint64_t received;
   int leader_gone;
+  int rules_received; /* rank 0's pins are in force: its tables may be run */
   inbox_entry* inbox;
   uint32_t inbox_head, inbox_count;
   dccl_wire_cell* inbox_cells;
@@ -395,7 +397,52 @@ static void on_join(connection* c, const dccl_wire_header* h, dccl_wire_reader* 
   link->need_full = 1;
   link->joined = 1;
   link->released = 0;
+  link->rules_sent = 0;
   s->stats.connections++;
+}
+
+/* Leader: queues its pins for a worker; 0 when the output buffer has no room yet. */
+static int send_rules(dccl_coord_session* s, connection* c, int rank) {
+  const dccl_pin_set* pins = s->options.pins;
+  dccl_wire_writer w;
+  writer_for(c, &w);
+  size_t at = dccl_wire_begin(&w, DCCL_MSG_RULES, (uint32_t)rank, s->options.comm_id, s->token);
+  dccl_wire_put_rules(&w, pins != NULL ? pins->rules : NULL, pins != NULL ? pins->count : 0);
+  return dccl_wire_end(&w, at) == 0 && finish(c, &w, &s->stats) > 0;
+}
+
+/* Worker: rank 0's pins, which this rank runs instead of its own rule file, put in place before its
+ * first table may be run. Returns 0 when they cannot be taken yet (out of memory: the message stays in
+ * the input buffer and is tried again), 1 when taken or refused. */
+static int on_rules(connection* c, const dccl_wire_header* h, const uint8_t* payload) {
+  dccl_coord_session* s = find_session(0, h->comm_id, h->rank);
+  dccl_rule_list* list = malloc(sizeof(dccl_rule_list));
+  if (list == NULL) return 0;
+  dccl_wire_reader r;
+  dccl_wire_reader_init(&r, payload, h->payload_bytes);
+  char why[256] = "";
+  int valid = dccl_wire_get_rule_count(&r, &list->count) == 0;
+  if (!valid) snprintf(why, sizeof(why), "rules message of %u bytes malformed", h->payload_bytes);
+  for (int i = 0; valid && i < list->count; i++) valid = dccl_wire_get_rule(&r, &list->rules[i], why, sizeof(why)) == 0;
+  int taken = 1;
+  if (!valid) {
+    reject(c, h, why);
+    c->closing = 1;
+  } else if (s != NULL && s->conn == c && !s->rules_received) { /* the same rules again after a reconnection: kept */
+    dccl_pin_set* pins = s->options.pins;
+    if (pins == NULL || list->count == 0) {
+      s->rules_received = 1;
+    } else if (dccl_pins_compile(pins, list, s->options.n_nodes, s->options.n_ranks) == 0) {
+      s->rules_received = 1;
+      DCCL_INFO(s->options.logger, "coordination: rank %d runs rank 0's %d rule pin%s", s->options.rank, pins->count,
+                pins->count == 1 ? "" : "s");
+    } else {
+      taken = 0;
+    }
+    if (taken) s->stats.messages_received++;
+  }
+  free(list);
+  return taken;
 }
 
 static void on_ack(const dccl_wire_header* h, dccl_wire_reader* r) {
@@ -613,6 +660,9 @@ static void handle_input(connection* c, uint64_t now) {
       case DCCL_MSG_DECISIONS:
         if (!on_decisions(c, &h, payload)) goto stalled;
         break;
+      case DCCL_MSG_RULES:
+        if (!on_rules(c, &h, payload)) goto stalled;
+        break;
       case DCCL_MSG_BYE: {
         dccl_coord_session* s = find_session(0, h.comm_id, h.rank);
         uint64_t final_decided;
@@ -758,6 +808,10 @@ static void leader_work(dccl_coord_session* s, uint64_t now) {
       if (s->leaving && (c != NULL || !link->joined)) all_sent = 0;
       continue;
     }
+    if (!link->rules_sent && !(link->rules_sent = send_rules(s, c, rank))) { /* before any table */
+      all_sent = 0;
+      continue;
+    }
     while (link->need_full || link->sent < decided) {
       if (link->sent >= decided) break; /* a full table needs a decided epoch to describe */
       dccl_wire_writer w;
@@ -848,6 +902,7 @@ static void apply_cell(dccl_table* t, const dccl_wire_cell* c) {
 /* Moves what arrived into the store: the changed tables, each exactly at its epoch, and the limit up
  * to which the hot path may go on with the same table. */
 static void feed_store(dccl_coord_session* s) {
+  if (!s->rules_received) return; /* no table runs before rank 0's pins are in force */
   dccl_table_store* store = s->options.store;
   while (s->inbox_count > 0) {
     inbox_entry* e = &s->inbox[s->inbox_head];

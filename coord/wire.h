@@ -14,9 +14,10 @@
 #include <stdint.h>
 
 #include "../core/decision_table.h"
+#include "../core/rules.h"
 
 #define DCCL_WIRE_MAGIC 0x4F434344u /* "DCCO" */
-#define DCCL_WIRE_VERSION 1
+#define DCCL_WIRE_VERSION 2 /* 2: RULES */
 #define DCCL_WIRE_HEADER_BYTES 32
 #define DCCL_WIRE_MAX_PAYLOAD (256u * 1024u)
 #define DCCL_WIRE_HOST_MAX 255
@@ -31,7 +32,8 @@ typedef enum {
   DCCL_MSG_LOOKUP = 7,    /* worker -> registry: where is the leader of this communicator? */
   DCCL_MSG_ADDRESS = 8,   /* registry -> worker: the answer (found or not yet) */
   DCCL_MSG_REJECT = 9,    /* either side: why a request was refused (then the connection closes) */
-  DCCL_MSG_TYPES = 10
+  DCCL_MSG_RULES = 10,    /* leader -> worker, before its first table: the leader's rule pins */
+  DCCL_MSG_TYPES = 11
 } dccl_wire_type;
 
 typedef struct dccl_wire_header {
@@ -110,6 +112,9 @@ void dccl_wire_put_ack(dccl_wire_writer* w, const dccl_wire_ack* ack);
 void dccl_wire_put_entry_header(dccl_wire_writer* w, const dccl_wire_entry_header* entry);
 void dccl_wire_put_cell(dccl_wire_writer* w, const dccl_wire_cell* cell);
 void dccl_wire_put_address(dccl_wire_writer* w, const dccl_wire_address* address);
+/* RULES: a u32 count, then each rule's fields (collective, min and max bytes, algorithm, protocol,
+ * channels, nodes, ranks, pipelined ops, registration, line), -1 written as 0xFFFFFFFF. */
+void dccl_wire_put_rules(dccl_wire_writer* w, const dccl_rule* rules, int count);
 /* REJECT and REGISTER carry text / an address; BYE and DECISIONS start with `decided`. */
 void dccl_wire_put_text(dccl_wire_writer* w, const char* text);
 
@@ -133,6 +138,10 @@ int dccl_wire_get_text(dccl_wire_reader* r, char* text, size_t size);
  * (each checked: cell index in range, well-formed actions). */
 int dccl_wire_get_entry_header(dccl_wire_reader* r, dccl_wire_entry_header* entry);
 int dccl_wire_get_cell(dccl_wire_reader* r, dccl_wire_cell* cell);
+/* RULES, rule by rule: the count (at most DCCL_MAX_RULES, and that many rules' bytes left exactly), then
+ * each rule, checked as a rule file's lines are (dccl_rule_check; why says what is wrong). */
+int dccl_wire_get_rule_count(dccl_wire_reader* r, int* count);
+int dccl_wire_get_rule(dccl_wire_reader* r, dccl_rule* rule, char* why, size_t why_size);
 static inline int dccl_wire_at_end(const dccl_wire_reader* r) { return r->offset == r->length; }
 
 /* Validates a whole DECISIONS payload without applying it: entries in increasing epoch order below
@@ -146,5 +155,6 @@ int dccl_wire_parse_stream(const uint8_t* bytes, size_t size);
 
 #define DCCL_WIRE_CELL_BYTES 11
 #define DCCL_WIRE_ENTRY_BYTES 16
+#define DCCL_WIRE_RULE_BYTES 52
 
 #endif

@@ -2,6 +2,7 @@
 #include "rules.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,22 +52,19 @@ static int parse_rule_line(char* line, int line_number, dccl_rule* rule, char* w
   }
   rule->min_bytes = min_bytes < 0 ? 0 : (uint64_t)min_bytes;
   rule->max_bytes = max_bytes < 0 ? UINT64_MAX : (uint64_t)max_bytes;
-  if (rule->min_bytes > rule->max_bytes) {
-    snprintf(why, why_size, "min_bytes %lld is larger than max_bytes %lld", min_bytes, max_bytes);
-    return -1;
-  }
   rule->algo = dccl_algo_parse(fields[3]);
   rule->proto = dccl_proto_parse(fields[4]);
   if (rule->algo < 0 || rule->proto < 0) {
     snprintf(why, why_size, "unknown algorithm '%s' or protocol '%s'", fields[3], fields[4]);
     return -1;
   }
-  if (parse_int_field(fields[5], 1, DCCL_MAX_CHANNELS, &channels) != 0 ||
-      parse_int_field(fields[6], 1, 1 << 20, &n_nodes) != 0 || parse_int_field(fields[7], 1, 1 << 24, &n_ranks) != 0 ||
-      (count > 8 && parse_int_field(fields[8], 1, 1 << 20, &pipe) != 0) ||
-      (count > 9 && parse_int_field(fields[9], 0, 1, &reg) != 0)) {
-    snprintf(why, why_size, "channels (1..%d), nNodes, nRanks, numPipeOps must be -1 or positive, regBuff -1, 0 or 1",
-             DCCL_MAX_CHANNELS);
+  /* Ranges are dccl_rule_check's. */
+  if (parse_int_field(fields[5], INT_MIN, INT_MAX, &channels) != 0 ||
+      parse_int_field(fields[6], INT_MIN, INT_MAX, &n_nodes) != 0 ||
+      parse_int_field(fields[7], INT_MIN, INT_MAX, &n_ranks) != 0 ||
+      (count > 8 && parse_int_field(fields[8], INT_MIN, INT_MAX, &pipe) != 0) ||
+      (count > 9 && parse_int_field(fields[9], INT_MIN, INT_MAX, &reg) != 0)) {
+    snprintf(why, why_size, "channels, nNodes, nRanks, numPipeOps and regBuff must be integers");
     return -1;
   }
   rule->channels = (int)channels;
@@ -74,6 +72,30 @@ static int parse_rule_line(char* line, int line_number, dccl_rule* rule, char* w
   rule->n_ranks = (int)n_ranks;
   rule->num_pipe_ops = (int)pipe;
   rule->reg_buff = (int)reg;
+  return dccl_rule_check(rule, why, why_size);
+}
+
+int dccl_rule_check(const dccl_rule* rule, char* why, size_t why_size) {
+  if (rule->coll < 0 || rule->coll >= DCCL_NUM_COLLS || rule->algo < 0 || rule->algo >= DCCL_NUM_ALGOS ||
+      rule->proto < 0 || rule->proto >= DCCL_NUM_PROTOS) {
+    snprintf(why, why_size, "collective %d, algorithm %d or protocol %d out of range", rule->coll, rule->algo,
+             rule->proto);
+    return -1;
+  }
+  if (rule->min_bytes > rule->max_bytes) {
+    snprintf(why, why_size, "min_bytes %llu is larger than max_bytes %llu", (unsigned long long)rule->min_bytes,
+             (unsigned long long)rule->max_bytes);
+    return -1;
+  }
+  if (!(rule->channels == -1 || (rule->channels >= 1 && rule->channels <= DCCL_MAX_CHANNELS)) ||
+      !(rule->n_nodes == -1 || (rule->n_nodes >= 1 && rule->n_nodes <= 1 << 20)) ||
+      !(rule->n_ranks == -1 || (rule->n_ranks >= 1 && rule->n_ranks <= 1 << 24)) ||
+      !(rule->num_pipe_ops == -1 || (rule->num_pipe_ops >= 1 && rule->num_pipe_ops <= 1 << 20)) ||
+      rule->reg_buff < -1 || rule->reg_buff > 1) {
+    snprintf(why, why_size, "channels (1..%d), nNodes, nRanks, numPipeOps must be -1 or positive, regBuff -1, 0 or 1",
+             DCCL_MAX_CHANNELS);
+    return -1;
+  }
   /* A pin that can never apply is a mistake worth reporting, not a silent no-op: a shape no communicator
    * has, or a pair NCCL cannot run on any communicator of the node and rank counts the rule names. */
   if (rule->n_nodes > 0 && rule->n_ranks > 0 && rule->n_ranks < rule->n_nodes) {

@@ -40,6 +40,9 @@ typedef struct dccl_rule_list {
 /* Parses rule text. Malformed lines are reported through `logger` (with `source` and line number)
  * and skipped. Returns the number of lines rejected. */
 int dccl_rules_parse(const char* text, const char* source, dccl_rule_list* out, const dccl_logger* logger);
+/* Checks a decoded rule (fields in range, a shape some communicator has, a pair NCCL can run there):
+ * 0, or -1 with why. The parser applies it to every line; the coordination wire to rules it receives. */
+int dccl_rule_check(const dccl_rule* rule, char* why, size_t why_size);
 /* Reads and parses a file. Returns -1 when the file cannot be read (reported), else lines rejected. */
 int dccl_rules_load(const char* path, dccl_rule_list* out, const dccl_logger* logger);
 

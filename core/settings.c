@@ -12,8 +12,8 @@
 
 const dccl_setting_doc dccl_setting_docs[] = {
   {"DYNAMICCL_MODE", "default", "`default`: NCCL's own choice, cost table untouched; `fixed`: decisions from DYNAMICCL_TABLE_FILE; `learn`: the agents explore and learn online; `frozen`: exploit the saved policy only (same decisions on every rank, no feedback)"},
-  {"DYNAMICCL_TABLE_FILE", "(none)", "decision table for `fixed` mode (format: docs/formats.md)"},
-  {"DYNAMICCL_RULES_FILE", "(none)", "NCCL example-tuner CSV rules, applied as hard pins over any policy"},
+  {"DYNAMICCL_TABLE_FILE", "(none)", "decision table for `fixed` mode (format: docs/formats.md); rank 0's is run by every rank (see `DYNAMICCL_COORD`)"},
+  {"DYNAMICCL_RULES_FILE", "(none)", "NCCL example-tuner CSV rules, applied as hard pins over any policy; rank 0's are run by every rank (see `DYNAMICCL_COORD`)"},
   {"DYNAMICCL_PROFILE", "auto", "`on`/`off`: subscribe to NCCL profiler events; `auto`: on when learning or when a trace file is set"},
   {"DYNAMICCL_TRACE_FILE", "(none)", "CSV of every measured collective; `%r` is replaced by the rank, `%p` by the pid"},
   {"DYNAMICCL_QUEUE_CAPACITY", "4096", "measurements buffered per communicator for the background thread (64..1048576, rounded up to a power of two)"},
@@ -23,7 +23,7 @@ const dccl_setting_doc dccl_setting_docs[] = {
   {"DYNAMICCL_POLICY_DIR", "(none)", "folder of saved policies, one file per topology fingerprint (loaded at start, saved periodically and at exit)"},
   {"DYNAMICCL_POLICY_FILE", "(none)", "an explicit policy file; overrides DYNAMICCL_POLICY_DIR"},
   {"DYNAMICCL_SAVE_SECONDS", "300", "seconds between periodic policy saves in `learn` mode (0: only at exit)"},
-  {"DYNAMICCL_COORD", "auto", "How ranks of a communicator agree in `learn` and `frozen` modes. `auto`: rank 0 learns (or loads the saved policy) and the other ranks follow its tables, over Unix sockets on one node, or across nodes over TCP through the registry at `MASTER_ADDR`:(`MASTER_PORT`+1) when torchrun's variables are set (else NCCL's choices, with a warning); `host:port` (or `[IPv6 address]:port`): across nodes, through the registry at that address (hosted by the process that can bind it); `off`: multi-rank communicators run `frozen`, each rank from its own policy file (they must be the same); `solo`: every process tunes alone (single-process simulations only)"},
+  {"DYNAMICCL_COORD", "auto", "How ranks of a communicator agree on a policy (`learn`, `frozen`, `fixed`, or rule pins). `auto`: rank 0 learns (or loads the saved policy, the fixed table and the rules) and the other ranks follow its tables and pins, over Unix sockets on one node, or across nodes over TCP through the registry at `MASTER_ADDR`:(`MASTER_PORT`+1) when torchrun's variables are set (else NCCL's choices, with a warning, while a fixed table and rules are read by each rank); `host:port` (or `[IPv6 address]:port`): across nodes, through the registry at that address (hosted by the process that can bind it); `off`: multi-rank communicators run `frozen`, each rank from its own policy, table and rule files (they must be the same); `solo`: every process tunes alone (single-process simulations only)"},
   {"DYNAMICCL_COORD_TIMEOUT_S", "30", "A worker waiting this long for the leader's table logs an error naming the leader (and again every as long; it keeps waiting: switching without the table could hang NCCL)"},
   {"DYNAMICCL_COORD_SECRET", "(none)", "Mixed into the token every coordination message carries, so that only processes sharing it can take part"},
   {"DYNAMICCL_COORD_DROP", "0", "Testing only: probability that a worker drops its connection after a message (it reconnects and resumes)"},

@@ -51,6 +51,7 @@ static void load_policy(dccl_comm* comm) {
         DCCL_WARN(&comm->logger, "fixed mode without a usable table; using NCCL's choices");
       } else {
         comm->policy_active = 1;
+        comm->policy_loaded = 1;
         DCCL_INIT_INFO(&comm->logger, "fixed decision table %s loaded (%d line%s rejected)", s->table_file, rejected,
                        rejected == 1 ? "" : "s");
       }
@@ -131,9 +132,12 @@ static void coord_options(dccl_comm* comm, dccl_coord_options* o) {
   if (comm->n_nodes > 1) snprintf(o->registry, sizeof(o->registry), "%s", comm->settings.coord_registry);
   o->secret = comm->settings.coord_secret;
   o->drop_probability = comm->settings.coord_drop;
+  o->pins = &comm->pins; /* sent by the leader; a worker's are rank 0's */
+  o->n_nodes = comm->n_nodes;
 }
 
-/* A worker of a coordinated communicator: no agents, only the leader's tables. */
+/* A worker of a coordinated communicator: no agents and none of its own files, only the leader's tables
+ * and rule pins. */
 static void setup_worker(dccl_comm* comm) {
   dccl_coord_options o;
   coord_options(comm, &o);
@@ -200,7 +204,7 @@ static int warm_start(dccl_comm* comm, int will_save) {
 /* Rank 0 of a coordinated communicator serves its tables to the other ranks, which wait for them: the
  * learner's (`learning`), or else the table in force now, which never changes (a frozen policy, or
  * NCCL's choices when there is none). Returns 0 when it leads. */
-static int lead(dccl_comm* comm, int learning) {
+static int lead(dccl_comm* comm, int learning, const char* table) {
   dccl_coord_options o;
   coord_options(comm, &o);
   o.frozen = !learning;
@@ -212,22 +216,29 @@ static int lead(dccl_comm* comm, int learning) {
               (unsigned long long)comm->comm_id, error);
     return -1;
   }
-  DCCL_INIT_INFO(&comm->logger, "coordination: rank 0 leads comm %016llx (%d ranks, %s, %s)",
+  DCCL_INIT_INFO(&comm->logger, "coordination: rank 0 leads comm %016llx (%d ranks, %s, %s%s, %d rule pin%s)",
                  (unsigned long long)comm->comm_id, comm->n_ranks,
-                 o.registry[0] != '\0' ? "tcp through the registry" : "unix sockets",
-                 learning ? "learning" : comm->policy_active ? "its saved policy, frozen" : "NCCL's choices, frozen");
+                 o.registry[0] != '\0' ? "tcp through the registry" : "unix sockets", learning ? "learning" : table,
+                 learning ? "" : ", frozen", comm->pins.count, comm->pins.count == 1 ? "" : "s");
   return 0;
 }
 
-/* How the ranks of a multi-rank communicator agree (learn and frozen modes), decided from configuration
- * alone so that every rank reaches the same answer. */
+/* How the ranks of a multi-rank communicator agree, decided from configuration alone so that every rank
+ * reaches the same answer. Every policy other than NCCL's own choices is rank 0's, which the other ranks
+ * follow: learning, a saved policy, a fixed table, rule pins. Where the ranks cannot follow rank 0, a
+ * fixed table and rule pins are read by each rank from its own files, as NCCL's example tuner does, while
+ * learning and a saved policy give way to NCCL's choices. */
 typedef enum { RUN_ALONE, RUN_LEADER, RUN_WORKER, RUN_NCCL } coordination_role;
 
 static coordination_role coordination_role_of(dccl_comm* comm, dccl_mode* mode, int* downgraded) {
   const dccl_settings* s = &comm->settings;
   if (comm->n_ranks <= 1 || strcmp(s->coordination, "solo") == 0) return RUN_ALONE;
+  int agents = *mode == DCCL_MODE_LEARN || *mode == DCCL_MODE_FROZEN;
   if (comm->rank < 0) { /* no profiler half told the rank; learning is refused later for the same reason */
-    if (*mode == DCCL_MODE_FROZEN)
+    if (!agents)
+      DCCL_INFO(&comm->logger, "without the profiler half this rank does not know its rank: each rank reads its own "
+                "%s (every rank must read the same)", *mode == DCCL_MODE_FIXED ? "decision table and rules" : "rules");
+    else if (*mode == DCCL_MODE_FROZEN)
       DCCL_WARN(&comm->logger, "without the profiler half (NCCL_PROFILER_PLUGIN=dynamiccl) this rank does not know "
                 "its rank and cannot follow rank 0: each rank of the %d-rank communicator runs its own saved policy "
                 "(every rank must read the same file)", comm->n_ranks);
@@ -243,6 +254,12 @@ static coordination_role coordination_role_of(dccl_comm* comm, dccl_mode* mode, 
     return RUN_ALONE;
   }
   if (comm->n_nodes > 1 && s->coord_registry[0] == '\0') {
+    if (!agents) {
+      DCCL_INFO(&comm->logger, "no coordinator across %d nodes (DYNAMICCL_COORD or torchrun's MASTER_ADDR): each rank "
+                "reads its own %s (every rank must read the same)", comm->n_nodes,
+                *mode == DCCL_MODE_FIXED ? "decision table and rules" : "rules");
+      return RUN_ALONE;
+    }
     DCCL_WARN(&comm->logger,
               "%s across %d nodes needs a coordinator so that every rank decides alike: set DYNAMICCL_COORD=host:port "
               "(a port any rank's host can bind, reachable from all nodes), or run under torchrun "
@@ -297,6 +314,7 @@ static int start_agents(dccl_comm* comm, dccl_mode mode, int downgraded) {
     if (loaded) {
       dccl_learner_publish_initial(comm->learner, &comm->tables);
       comm->policy_active = 1;
+      comm->policy_loaded = 1;
       DCCL_INIT_INFO(&comm->logger, "frozen policy in force");
     } else if (downgraded) {
       DCCL_INIT_INFO(&comm->logger, "no saved policy to run frozen; using NCCL's choices");
@@ -317,10 +335,9 @@ static int start_agents(dccl_comm* comm, dccl_mode mode, int downgraded) {
   return 1;
 }
 
-static void setup_learning(dccl_comm* comm) {
+/* Learn and frozen modes on rank 0 or a rank alone (`downgraded`: learn turned frozen, already warned). */
+static void setup_learning(dccl_comm* comm, coordination_role role, dccl_mode mode, int downgraded) {
   const dccl_settings* s = &comm->settings;
-  dccl_mode mode = s->mode;
-  int downgraded = 0; /* learn -> frozen: already warned */
   comm->fingerprint = dccl_policy_fingerprint(comm->n_ranks, comm->n_nodes, s->max_channels, comm->tuner_abi >= 6);
   if (s->policy_file[0] != '\0') {
     snprintf(comm->policy_path, sizeof(comm->policy_path), "%s", s->policy_file);
@@ -328,13 +345,6 @@ static void setup_learning(dccl_comm* comm) {
     mkdir(s->policy_dir, 0755); /* may exist already */
     snprintf(comm->policy_path, sizeof(comm->policy_path), "%s/policy-%016llx.bin", s->policy_dir,
              (unsigned long long)comm->fingerprint);
-  }
-  coordination_role role = coordination_role_of(comm, &mode, &downgraded);
-  if (role == RUN_NCCL) return;
-  if (role == RUN_WORKER) {
-    /* Learning or frozen, a worker runs rank 0's tables: its own copy of the policy could differ. */
-    setup_worker(comm);
-    return;
   }
   if (mode == DCCL_MODE_LEARN && !comm->profiling) {
     DCCL_WARN(&comm->logger,
@@ -346,7 +356,8 @@ static void setup_learning(dccl_comm* comm) {
   }
   /* Rank 0 leads whatever start_agents made of it: the workers wait for its table. */
   int learning = start_agents(comm, mode, downgraded);
-  if (role == RUN_LEADER && lead(comm, learning) != 0) {
+  if (role == RUN_LEADER &&
+      lead(comm, learning, comm->policy_loaded ? "its saved policy" : "NCCL's choices") != 0) {
     if (learning) free_learning(comm);
     return;
   }
@@ -360,10 +371,26 @@ static void setup_learning(dccl_comm* comm) {
                  dccl_learning_memory_bytes(comm->learner) / 1048576.0);
 }
 
+/* Puts the policy in force: NCCL's choices (default mode without rules), this rank's own, or rank 0's. */
+static void setup_policy(dccl_comm* comm) {
+  const dccl_settings* s = &comm->settings;
+  if (s->mode == DCCL_MODE_DEFAULT && s->rules_file[0] == '\0') return;
+  dccl_mode mode = s->mode;
+  int downgraded = 0;
+  coordination_role role = coordination_role_of(comm, &mode, &downgraded);
+  if (role == RUN_WORKER) { /* its own files could differ from rank 0's */
+    setup_worker(comm);
+    return;
+  }
+  load_policy(comm);
+  if (role == RUN_NCCL) return;
+  if (mode == DCCL_MODE_LEARN || mode == DCCL_MODE_FROZEN) setup_learning(comm, role, mode, downgraded);
+  else if (role == RUN_LEADER) lead(comm, 0, comm->policy_loaded ? "its fixed table" : "NCCL's choices");
+}
+
 void dccl_comm_attach_tuner(dccl_comm* comm, int abi_version) {
   comm->tuner_abi = abi_version;
-  load_policy(comm);
-  if (comm->settings.mode == DCCL_MODE_LEARN || comm->settings.mode == DCCL_MODE_FROZEN) setup_learning(comm);
+  setup_policy(comm);
   DCCL_INIT_INFO(&comm->logger, "tuner v%d attached: comm %016llx rank %d, %d ranks on %d nodes, mode %s", abi_version,
                  (unsigned long long)comm->comm_id, comm->rank, comm->n_ranks, comm->n_nodes,
                  dccl_mode_name(comm->settings.mode));

@@ -50,6 +50,7 @@ typedef struct dccl_comm {
 
   /* policy, read by the hot path */
   int policy_active; /* 0: nothing to do, the cost table is never touched */
+  int policy_loaded; /* a fixed table or a saved policy is in force (pins aside) */
   dccl_table_store tables;
   dccl_pin_set pins;
 

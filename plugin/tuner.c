@@ -59,6 +59,9 @@ static void report_unusable(dccl_comm* comm, const call_view* v, dccl_action act
 /* The action for this call, already checked usable, or DCCL_ACTION_NCCL. */
 static dccl_action choose(dccl_comm* comm, uint64_t call, const call_view* v, int cell, size_t bytes, int num_pipe_ops,
                           int reg_buff) {
+  /* The table first: a coordinated worker waits here for rank 0's, and rank 0's pins are in force by then. */
+  const dccl_table* table = dccl_table_store_for_call(&comm->tables, call);
+  if (__builtin_expect(table == NULL, 0)) table = dccl_comm_wait_for_table(comm, call); /* coordinated worker */
   if (comm->pins.count > 0) {
     uint32_t begin, end;
     dccl_pins_candidates(&comm->pins, cell, &begin, &end);
@@ -70,8 +73,6 @@ static dccl_action choose(dccl_comm* comm, uint64_t call, const call_view* v, in
       }
     }
   }
-  const dccl_table* table = dccl_table_store_for_call(&comm->tables, call);
-  if (__builtin_expect(table == NULL, 0)) table = dccl_comm_wait_for_table(comm, call); /* coordinated worker */
   dccl_action action = dccl_table_action(table, cell, comm->cell_calls[cell]++);
   if (dccl_action_is_nccl(action)) {
     dccl_bump(&comm->counters.nccl_kept);

@@ -89,6 +89,74 @@ static void test_wire_round_trip(void) {
   CHECK_EQ_INT(dccl_wire_get_join(&r, &back), -1);
 }
 
+static int rules_equal(const dccl_rule* a, const dccl_rule* b) {
+  return a->coll == b->coll && a->min_bytes == b->min_bytes && a->max_bytes == b->max_bytes && a->algo == b->algo &&
+         a->proto == b->proto && a->channels == b->channels && a->n_nodes == b->n_nodes && a->n_ranks == b->n_ranks &&
+         a->num_pipe_ops == b->num_pipe_ops && a->reg_buff == b->reg_buff && a->line == b->line;
+}
+
+/* RULES carries rule pins exactly, and is refused whole when a rule is one no rule file could hold. */
+static void test_wire_rules(void) {
+  static dccl_rule_list list;
+  CHECK_EQ_INT(dccl_rules_parse("allreduce,0,65535,ring,ll,-1,-1,-1\n"
+                                "allgather,1024,1048576,ring,simple,8,2,16,1,0\n"
+                                "reducescatter,4096,-1,pat,simple,-1,2,2\n", "rules", &list, &quiet), 0);
+  CHECK_EQ_INT(list.count, 3);
+  static uint8_t buffer[4 + DCCL_MAX_RULES * DCCL_WIRE_RULE_BYTES + 64];
+  dccl_wire_writer w;
+  dccl_wire_writer_init(&w, buffer, sizeof(buffer));
+  size_t at = dccl_wire_begin(&w, DCCL_MSG_RULES, 1, 0x77, dccl_wire_token(0x77, 0));
+  dccl_wire_put_rules(&w, list.rules, list.count);
+  CHECK_EQ_INT(dccl_wire_end(&w, at), 0);
+  CHECK_EQ_INT(dccl_wire_parse_stream(buffer, w.length), 1);
+  const uint8_t* payload = buffer + DCCL_WIRE_HEADER_BYTES;
+  size_t length = w.length - DCCL_WIRE_HEADER_BYTES;
+  CHECK_EQ_INT((int)length, 4 + 3 * DCCL_WIRE_RULE_BYTES);
+  dccl_wire_reader r;
+  dccl_wire_reader_init(&r, payload, length);
+  int count = -1;
+  char why[256];
+  CHECK_EQ_INT(dccl_wire_get_rule_count(&r, &count), 0);
+  CHECK_EQ_INT(count, 3);
+  for (int i = 0; i < count; i++) {
+    dccl_rule back;
+    CHECK_EQ_INT(dccl_wire_get_rule(&r, &back, why, sizeof(why)), 0);
+    CHECK(rules_equal(&back, &list.rules[i]));
+  }
+  CHECK(dccl_wire_at_end(&r));
+  /* A length that is no whole number of rules, or a count past the limit: refused. */
+  dccl_wire_reader_init(&r, payload, length - 1);
+  CHECK_EQ_INT(dccl_wire_get_rule_count(&r, &count), -1);
+  static uint8_t bad[sizeof(buffer)];
+  memcpy(bad, buffer, w.length);
+  bad[DCCL_WIRE_HEADER_BYTES] = 4; /* four rules announced, three sent */
+  CHECK_EQ_INT(dccl_wire_parse_stream(bad, w.length), 0);
+  /* Fields no rule file could give: an algorithm out of range, channels 0, PAT on one node. */
+  size_t algo_at = DCCL_WIRE_HEADER_BYTES + 4 + 4 + 16, channels_at = algo_at + 8, nodes_at = channels_at + 4;
+  const struct { size_t at, rule; uint8_t value; const char* why; } corruptions[] = {
+    {algo_at, 0, 99, "out of range"}, {channels_at, 1, 0, "channels"}, {nodes_at, 2, 1, "can never run"}};
+  for (size_t k = 0; k < sizeof(corruptions) / sizeof(corruptions[0]); k++) {
+    memcpy(bad, buffer, w.length);
+    bad[corruptions[k].at + corruptions[k].rule * DCCL_WIRE_RULE_BYTES] = corruptions[k].value;
+    CHECK_EQ_INT(dccl_wire_parse_stream(bad, w.length), 0);
+    dccl_wire_reader_init(&r, bad + DCCL_WIRE_HEADER_BYTES, length);
+    int valid = dccl_wire_get_rule_count(&r, &count) == 0;
+    for (int i = 0; valid && i < count; i++) {
+      dccl_rule back;
+      valid = dccl_wire_get_rule(&r, &back, why, sizeof(why)) == 0;
+    }
+    CHECK_MSG(!valid && strstr(why, corruptions[k].why) != NULL, "corruption %zu: %s", k, why);
+  }
+  /* The most rules a file may hold fit one message. */
+  dccl_rule many[DCCL_MAX_RULES];
+  for (int i = 0; i < DCCL_MAX_RULES; i++) many[i] = list.rules[i % 3];
+  dccl_wire_writer_init(&w, buffer, sizeof(buffer));
+  at = dccl_wire_begin(&w, DCCL_MSG_RULES, 1, 0x77, dccl_wire_token(0x77, 0));
+  dccl_wire_put_rules(&w, many, DCCL_MAX_RULES);
+  CHECK_EQ_INT(dccl_wire_end(&w, at), 0);
+  CHECK_EQ_INT(dccl_wire_parse_stream(buffer, w.length), 1);
+}
+
 static void test_wire_rejects_bad_headers(void) {
   uint8_t buffer[64];
   dccl_wire_writer w;
@@ -105,7 +173,7 @@ static void test_wire_rejects_bad_headers(void) {
   CHECK_EQ_INT(dccl_wire_parse_header(bad, w.length, &h, why, sizeof(why)), -1);
   CHECK(strstr(why, "magic") != NULL);
   memcpy(bad, buffer, w.length);
-  bad[4] = 2; /* version 2 */
+  bad[4] = (uint8_t)(DCCL_WIRE_VERSION - 1); /* an older build */
   CHECK_EQ_INT(dccl_wire_parse_header(bad, w.length, &h, why, sizeof(why)), -1);
   CHECK(strstr(why, "version") != NULL);
   memcpy(bad, buffer, w.length);
@@ -166,8 +234,13 @@ static void test_parser_fuzz(void) {
   dccl_wire_address a = {1, 4000, 77, "10.0.0.1"};
   dccl_wire_put_address(&w, &a);
   dccl_wire_end(&w, at);
+  at = dccl_wire_begin(&w, DCCL_MSG_RULES, 1, 9, dccl_wire_token(9, 0));
+  dccl_rule pins[2] = {{DCCL_COLL_ALLREDUCE, 0, 65535, DCCL_ALGO_RING, DCCL_PROTO_LL, -1, -1, -1, -1, -1, 1},
+                       {DCCL_COLL_ALLGATHER, 1024, 4096, DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 8, 2, 16, 1, 0, 2}};
+  dccl_wire_put_rules(&w, pins, 2);
+  dccl_wire_end(&w, at);
   size_t seed_length = w.length;
-  CHECK_EQ_INT(dccl_wire_parse_stream(seed_stream, seed_length), 2);
+  CHECK_EQ_INT(dccl_wire_parse_stream(seed_stream, seed_length), 3);
   for (int round = 0; round < 200000; round++) {
     size_t n = seed_length;
     memcpy(input, seed_stream, n);
@@ -759,6 +832,46 @@ static void test_frozen_leader_releases_its_workers(void) {
     }
     dccl_coord_leave(worker, NULL);
     dccl_coord_leave(leader, NULL);
+  }
+}
+
+/* Every rank runs rank 0's rule pins: a worker's are put in place from the leader's before it may run
+ * its first table, whatever its own rule file held, and a worker without pins gets none. */
+static void test_workers_run_rank_0s_pins(void) {
+  static dccl_rule_list list;
+  CHECK_EQ_INT(dccl_rules_parse("allreduce,0,65535,ring,ll,-1,-1,-1\n"
+                                "allgather,1024,1048576,ring,simple,8,1,2\n"
+                                "allgather,0,-1,ring,simple,-1,4,-1\n", "rules", &list, &quiet), 0); /* 4 nodes: not kept */
+  for (int with_pins = 1; with_pins >= 0; with_pins--) {
+    static dccl_table_store leader_store, worker_store;
+    dccl_table_store_init(&leader_store, 1);
+    dccl_table_store_init(&worker_store, 1);
+    dccl_pin_set leader_pins, worker_pins;
+    memset(&leader_pins, 0, sizeof(leader_pins));
+    memset(&worker_pins, 0, sizeof(worker_pins));
+    if (with_pins) CHECK_EQ_INT(dccl_pins_compile(&leader_pins, &list, 1, 2), 0);
+    CHECK_EQ_INT(leader_pins.count, with_pins ? 2 : 0);
+    dccl_coord_options o;
+    two_rank_options(&o, 0x9100 + (uint64_t)with_pins, &leader_store);
+    o.n_nodes = 1;
+    o.frozen = 1;
+    o.pins = &leader_pins;
+    char error[256];
+    dccl_coord_session* leader = dccl_coord_lead(&o, error, sizeof(error));
+    o.rank = 1;
+    o.store = &worker_store;
+    o.pins = &worker_pins;
+    dccl_coord_session* worker = dccl_coord_follow(&o, error, sizeof(error));
+    CHECK(leader != NULL && worker != NULL);
+    CHECK(follows_within(&worker_store, 5));
+    CHECK_EQ_INT(worker_pins.count, leader_pins.count);
+    for (int i = 0; i < worker_pins.count && i < leader_pins.count; i++)
+      CHECK(rules_equal(&worker_pins.rules[i], &leader_pins.rules[i]));
+    CHECK(memcmp(worker_pins.cell_start, leader_pins.cell_start, sizeof(leader_pins.cell_start)) == 0);
+    dccl_coord_leave(worker, NULL);
+    dccl_coord_leave(leader, NULL);
+    dccl_pins_free(&leader_pins);
+    dccl_pins_free(&worker_pins);
   }
 }
 
@@ -1601,6 +1714,7 @@ static void test_leader_beside_the_registry_is_found_at_the_address_asked(void) 
 int main(void) {
   dccl_log_set_sink(quiet_sink);
   RUN(test_wire_round_trip);
+  RUN(test_wire_rules);
   RUN(test_wire_rejects_bad_headers);
   RUN(test_decisions_validation);
   RUN(test_parser_fuzz);
@@ -1611,6 +1725,7 @@ int main(void) {
   RUN(test_bad_peers_rejected);
   RUN(test_service_logger_outlives_first_session);
   RUN(test_frozen_leader_releases_its_workers);
+  RUN(test_workers_run_rank_0s_pins);
   RUN(test_leaving_leader_waits_for_a_worker_yet_to_join);
   RUN(test_registry_forgets_a_leader_that_left);
   RUN(test_refused_registration_is_retried);

@@ -3,7 +3,7 @@
  * call while the emulator injects host delays of several epochs, a slow leader, a late worker and
  * dropped connections; over Unix sockets on one node and TCP through the registry across "nodes";
  * a multi-node communicator without a coordinator runs NCCL's choices everywhere; frozen, every rank
- * runs rank 0's saved policy; and processes that each hold two communicators with different leaders.
+ * runs rank 0's saved policy, and rank 0's fixed table and rule pins; and processes that each hold two communicators with different leaders.
  *
  * DYNAMICCL_TEST_CALLS sets the calls of the 8-process run (default 200000; the closing note's
  * figure uses 1000000: `make test-coordination-long`). */
@@ -262,6 +262,77 @@ static void test_frozen_ranks_run_rank_0s_policy(void) {
   dccl_workload_free(&workload);
 }
 
+/* A fixed table and rule pins are rank 0's too: each worker's own files are not read. Rank 0's table
+ * and pins differ from the workers' (which have no pins at all); ranks reading their own files
+ * (DYNAMICCL_COORD=off, as NCCL's example tuner does) disagree, and NCCL would hang. */
+typedef struct fixed_files {
+  char table[2][96], rules[96];
+} fixed_files;
+
+static void fixed_files_of_rank(int rank, void* argument) {
+  const fixed_files* files = argument;
+  setenv("DYNAMICCL_TABLE_FILE", files->table[rank < 1 ? 0 : 1], 1);
+  if (rank == 0) setenv("DYNAMICCL_RULES_FILE", files->rules, 1);
+  else unsetenv("DYNAMICCL_RULES_FILE");
+}
+
+static void write_text(const char* path, const char* text) {
+  FILE* f = fopen(path, "w");
+  if (f == NULL) return;
+  fputs(text, f);
+  fclose(f);
+}
+
+static void test_fixed_tables_and_rules_are_rank_0s(void) {
+  char folder[] = "/tmp/dccl-fixed-XXXXXX";
+  CHECK(mkdtemp(folder) != NULL);
+  fixed_files files;
+  snprintf(files.table[0], sizeof(files.table[0]), "%s/rank0.table", folder);
+  snprintf(files.table[1], sizeof(files.table[1]), "%s/workers.table", folder);
+  snprintf(files.rules, sizeof(files.rules), "%s/rank0.rules", folder);
+  write_text(files.table[0], "allreduce,0,-1,ring/ll\nallgather,0,-1,ring/simple\n");
+  write_text(files.table[1], "allreduce,0,-1,ring/simple\nallgather,0,-1,ring/simple\n");
+  write_text(files.rules, "allgather,0,-1,ring,ll,-1,-1,-1\n");
+  static dccl_sim sim;
+  static dccl_workload workload;
+  if (load("nvlink-h100x8", "mixed", &sim, &workload, 5000) != 0) {
+    CHECK(0);
+    return;
+  }
+  learning_environment();
+  setenv("DYNAMICCL_MODE", "fixed", 1);
+  unsetenv("DYNAMICCL_PROFILE");
+  for (int coordinated = 1; coordinated >= 0; coordinated--) {
+    if (!coordinated) setenv("DYNAMICCL_COORD", "off", 1);
+    dccl_emu_config config;
+    process_config(&config, 3, 5000, 0xC00D0020ULL + (uint64_t)coordinated);
+    config.couple_depth = 256; /* rank 0 has no agents to slow it (see test_frozen_ranks_run_rank_0s_policy) */
+    config.rank_setup = fixed_files_of_rank;
+    config.rank_setup_argument = &files;
+    dccl_emu_result r;
+    char error[512];
+    CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
+    CHECK(r.failed_calls == 0);
+    if (coordinated) {
+      CHECK_MSG(r.rank_mismatches == 0, "%llu calls where ranks ran different actions",
+                (unsigned long long)r.rank_mismatches);
+      CHECK_MSG(r.default_mismatches > 0, "rank 0's table and pins were not applied");
+      CHECK_EQ_INT((int)r.plugin_warnings, 0);
+    } else {
+      CHECK_MSG(r.rank_mismatches > 0, "ranks reading their own, different files agreed");
+    }
+  }
+  unsetenv("DYNAMICCL_COORD");
+  unsetenv("DYNAMICCL_TABLE_FILE");
+  unsetenv("DYNAMICCL_RULES_FILE");
+  unlink(files.table[0]);
+  unlink(files.table[1]);
+  unlink(files.rules);
+  rmdir(folder);
+  dccl_sim_free(&sim);
+  dccl_workload_free(&workload);
+}
+
 /* The leader starts 1.5 s late: the workers wait for its first table, say so after
  * DYNAMICCL_COORD_TIMEOUT_S (an error naming the leader, again every period), then run normally. */
 static void test_late_leader_is_waited_for(void) {
@@ -416,6 +487,7 @@ int main(int argc, char** argv) {
   RUN(test_two_communicators_per_process);
   RUN(test_multinode_without_coordinator_runs_nccl);
   RUN(test_frozen_ranks_run_rank_0s_policy);
+  RUN(test_fixed_tables_and_rules_are_rank_0s);
   RUN(test_late_leader_is_waited_for);
   RUN(test_tcp_across_nodes);
   RUN(test_eight_processes_agree);

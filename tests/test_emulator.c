@@ -262,11 +262,13 @@ static void test_release_mapping(void) {
 }
 
 /* Ranks that disagree are detected: rank 1 gets another table than rank 0 (real NCCL would hang) and
- * the emulator counts every call. */
+ * the emulator counts every call. Here rank 0 gets another table than the others and each rank reads
+ * its own file (DYNAMICCL_COORD=off); by default the ranks run rank 0's table, whatever their own file
+ * holds. */
 static char table_a[300], table_b[300];
 static void per_rank_table(int rank, void* argument) {
   (void)argument;
-  setenv("DYNAMICCL_TABLE_FILE", rank == 1 ? table_b : table_a, 1);
+  setenv("DYNAMICCL_TABLE_FILE", rank == 0 ? table_b : table_a, 1);
 }
 
 static void test_disagreement_is_detected(void) {
@@ -279,7 +281,7 @@ static void test_disagreement_is_detected(void) {
   fputs("allreduce,0,-1,ring/simple\n", f);
   fclose(f);
   f = fopen(table_b, "w");
-  fputs("allreduce,0,-1,ring/ll128\n", f);
+  fputs("allreduce,0,-1,ring/ll\n", f); /* never NCCL's choice at 1 MiB */
   fclose(f);
   setenv("DYNAMICCL_MODE", "fixed", 1);
   dccl_emu_config config;
@@ -292,6 +294,10 @@ static void test_disagreement_is_detected(void) {
   CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
   CHECK_EQ_INT((int)r.rank_mismatches, 0);
   config.rank_setup = per_rank_table;
+  CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
+  CHECK_EQ_INT((int)r.rank_mismatches, 0);
+  CHECK_EQ_INT((int)r.default_mismatches, 3 * 50); /* every rank ran rank 0's ring/ll */
+  setenv("DYNAMICCL_COORD", "off", 1);
   CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
   CHECK_EQ_INT((int)r.rank_mismatches, 50);
   clear_environment();
