@@ -14,6 +14,7 @@ static pthread_cond_t registry_changed = PTHREAD_COND_INITIALIZER;
 static dccl_comm* comms[DCCL_MAX_COMM_SLOTS];
 static int halves[DCCL_MAX_COMM_SLOTS]; /* DCCL_HALF_* bits attached */
 static uint32_t incarnations[DCCL_MAX_COMM_SLOTS];
+static int ending[DCCL_MAX_COMM_SLOTS]; /* its communicator is being destroyed: the slot is not free yet */
 static int live_count;
 
 static pthread_t worker_thread;
@@ -95,7 +96,7 @@ static void worker_stop_if_idle(void) {
 
 static int free_slot(void) {
   for (int s = 0; s < DCCL_MAX_COMM_SLOTS; s++)
-    if (comms[s] == NULL) return s;
+    if (comms[s] == NULL && !ending[s]) return s;
   return -1;
 }
 
@@ -201,7 +202,14 @@ void dccl_registry_detach(dccl_comm* comm, int half) {
     comms[slot] = NULL;
     incarnations[slot]++;
     live_count--;
+    /* Out of the table, the communicator is this thread's alone. Its end may take seconds (a leader
+     * waits for its workers, the policy is saved): other communicators' init and finalize, and the
+     * background thread, do not wait for it. */
+    ending[slot] = 1; /* its event-pool slot, among others, is still the ending communicator's */
+    pthread_mutex_unlock(&registry_lock);
     dccl_comm_destroy(comm);
+    pthread_mutex_lock(&registry_lock);
+    ending[slot] = 0;
     worker_stop_if_idle();
   }
   pthread_mutex_unlock(&registry_lock);

@@ -5,6 +5,8 @@
 #include <libgen.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <unistd.h>
 
@@ -604,6 +606,43 @@ static void test_profiler_mask_is_shared(void) {
   clear_environment();
 }
 
+/* Rank 0 of a 2-rank communicator (fixed table) whose rank 1 never comes: finalizing it, rank 0's
+ * coordination waits up to 2 s for rank 1. Meanwhile this process makes another communicator: its init
+ * must not wait for that end (it did, behind the registry's lock, and in a process hosting several ranks
+ * the late rank then found its leader gone and waited for ever). */
+typedef struct ending_job {
+  void *profiler_context, *tuner_context;
+  atomic_int finalizing, finalized;
+} ending_job;
+
+static void* finalize_leader(void* argument) {
+  ending_job* job = argument;
+  atomic_store(&job->finalizing, 1);
+  tuner6->finalize(job->tuner_context);
+  profiler6->finalize(job->profiler_context);
+  atomic_store(&job->finalized, 1);
+  return NULL;
+}
+
+static void test_ending_leader_does_not_hold_up_other_communicators(void) {
+  use_fixed_table("lead.table", "allreduce,0,-1,ring/simple\n");
+  log_reset();
+  ending_job job = {NULL, NULL, 0, 0};
+  int mask = 0;
+  profiler6->init(&job.profiler_context, 0xE4D0, &mask, "ending", 1, 2, 0, logger);
+  job.tuner_context = init_v6(0xE4D0, 2, 1);
+  CHECK(strstr(logged, "rank 0 leads comm 000000000000e4d0") != NULL && strstr(logged, "its fixed table") != NULL);
+  pthread_t finalizer;
+  pthread_create(&finalizer, NULL, finalize_leader, &job);
+  while (!atomic_load(&job.finalizing)) sched_yield();
+  nanosleep(&(struct timespec){0, 200000000}, NULL); /* well into the leader's 2 s wait for rank 1 */
+  clear_environment();
+  void* other = init_v6(0xE4D1, 8, 1);
+  CHECK_MSG(!atomic_load(&job.finalized), "a communicator's init waited for another's end");
+  tuner6->finalize(other);
+  pthread_join(finalizer, NULL);
+}
+
 static int threads_left_in_library; /* a hung test's threads: unloading the library would crash them */
 
 typedef struct race_job {
@@ -696,6 +735,7 @@ int main(int argc, char** argv) {
   RUN(test_pairing_by_init_thread);
   RUN(test_pairing_by_comm_id_or_none);
   RUN(test_profiler_mask_is_shared);
+  RUN(test_ending_leader_does_not_hold_up_other_communicators);
   RUN(test_finalize_races_init);
   if (!threads_left_in_library) dlclose(library);
   char command[128];
