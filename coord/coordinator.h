@@ -72,6 +72,11 @@ size_t dccl_coord_memory_bytes(const dccl_coord_session* session);
 void dccl_coord_service_counters(uint64_t* connections, uint64_t* rejected);
 /* Tests: connections the service holds open now. */
 int dccl_coord_service_open_connections(void);
+/* Tests: bytes of the input and output buffers of the connections the service holds open now (each
+ * starts at 4 KiB and grows with the messages in flight, up to 256 KiB in and 1 MiB out), and in
+ * `largest_output` (may be NULL) the largest output buffer any connection has had since the service
+ * started. */
+size_t dccl_coord_service_buffer_bytes(size_t* largest_output);
 /* Tests: how long a peer may stay silent on a new connection before its hello (default 5 s; 0: the
  * default). */
 void dccl_coord_service_set_hello_timeout(double seconds);

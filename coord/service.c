@@ -20,12 +20,25 @@
 #include "wire.h"
 
 #define MAX_REGISTRY 1024
+/* A connection's buffers start at BUFFER_INITIAL bytes and double on demand up to these caps: the input
+ * buffer to hold the longest message, the output buffer while a peer reads slowly. (At full size from
+ * the start, a leader of a 1024-rank job, ~1023 connections, held 1.3 GB.) One page holds every message
+ * but DECISIONS, and DECISIONS of up to ~360 changed cells; a full table (DCCL_TABLE_CELLS cells, 21 KB)
+ * grows its connection's buffers to 32 KiB. An empty buffer that grew to BUFFER_SHRINK_FROM or more (a
+ * backlog) goes back to BUFFER_INITIAL; smaller ones keep their size, so that steady traffic does not
+ * reallocate at every message. */
 #define IN_CAPACITY (DCCL_WIRE_HEADER_BYTES + DCCL_WIRE_MAX_PAYLOAD)
 #define OUT_CAPACITY (1u << 20)
+#define BUFFER_INITIAL 4096u
+#define BUFFER_SHRINK_FROM (64u * 1024u)
 #define HISTORY_ENTRIES 8192
 #define HISTORY_CELLS (1u << 16)
-#define INBOX_ENTRIES 8192
+/* A worker's inbox starts with room for one full table, all a frozen leader's worker ever gets, and
+ * doubles on demand up to INBOX_ENTRIES entries and INBOX_CELLS cells (1 MB at full size). */
+#define INBOX_ENTRIES 8192u
 #define INBOX_CELLS (1u << 16)
+#define INBOX_INITIAL_ENTRIES 64u
+#define INBOX_INITIAL_CELLS 2048u
 #define POLL_NS 200000L                /* service period while sessions exist */
 #define RETRY_NS 5000000ULL            /* between attempts to reach a leader or the registry */
 #define REGISTRY_BACKOFF_MAX_NS 1000000000ULL /* the registry's retry delay doubles from RETRY_NS to this */
@@ -46,9 +59,9 @@ typedef struct connection {
   uint64_t peer_key; /* 0 until the peer's HELLO */
   uint64_t opened_ns; /* when it was made or accepted: the peer's HELLO is due within the hello timeout */
   uint8_t* in;
-  size_t in_length;
+  size_t in_length, in_capacity;
   uint8_t* out;
-  size_t out_length;
+  size_t out_length, out_capacity;
 } connection;
 
 typedef struct worker_link { /* the leader's view of one worker rank */
@@ -89,11 +102,19 @@ struct dccl_coord_session {
   uint64_t received;
   int leader_gone;
   int rules_received; /* rank 0's pins are in force: its tables may be run */
-  inbox_entry* inbox;
-  uint32_t inbox_head, inbox_count;
+  inbox_entry* inbox; /* a ring of inbox_capacity entries */
+  uint32_t inbox_head, inbox_count, inbox_capacity;
   dccl_wire_cell* inbox_cells;
-  uint32_t inbox_cells_used;
+  uint32_t inbox_cells_used, inbox_cells_capacity;
 };
+
+_Static_assert(INBOX_INITIAL_CELLS * DCCL_WIRE_CELL_BYTES >= 12 + DCCL_WIRE_ENTRY_BYTES + DCCL_TABLE_CELLS * DCCL_WIRE_CELL_BYTES,
+               "a worker's first inbox holds one full table (its DECISIONS payload, counted as cells)");
+_Static_assert(INBOX_CELLS * DCCL_WIRE_CELL_BYTES >= DCCL_WIRE_MAX_PAYLOAD, "a full inbox holds any one DECISIONS");
+#define POWER_OF_TWO(n) ((n) != 0 && ((n) & ((n) - 1)) == 0)
+_Static_assert(INBOX_ENTRIES % INBOX_INITIAL_ENTRIES == 0 && POWER_OF_TWO(INBOX_ENTRIES / INBOX_INITIAL_ENTRIES) &&
+                   INBOX_CELLS % INBOX_INITIAL_CELLS == 0 && POWER_OF_TWO(INBOX_CELLS / INBOX_INITIAL_CELLS),
+               "doubling from the first sizes reaches the caps exactly");
 
 typedef struct registry_entry {
   uint64_t comm_id;
@@ -130,6 +151,8 @@ static struct {
   int registry_count;
   dccl_rng rng;
   uint64_t connections_made, rejected;
+  size_t buffer_bytes;   /* the connections' input and output buffers, all together */
+  size_t largest_output; /* the largest output buffer a connection has had since the service started */
   uint8_t scratch[4096];
 } service = {.lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER, .tcp_listener = -1,
              .registry_listener = -1};
@@ -171,6 +194,41 @@ static int out_of_files(const char* what) {
 }
 
 /* ---- connections ---- */
+/* Resizes a connection's input or output buffer to `capacity` bytes, keeping its contents up to that
+ * size; 0, or -1 when out of memory (the buffer unchanged). */
+static int resize_buffer(uint8_t** buffer, size_t* capacity, size_t new_capacity) {
+  uint8_t* resized = realloc(*buffer, new_capacity);
+  if (resized == NULL) return -1;
+  service.buffer_bytes = service.buffer_bytes - *capacity + new_capacity;
+  *buffer = resized;
+  *capacity = new_capacity;
+  return 0;
+}
+
+/* Doubles a connection's output buffer, up to OUT_CAPACITY; -1 at the cap or out of memory: no room
+ * now, the writer tries again once the peer has read (as at the cap). */
+static int grow_output(connection* c) {
+  if (c->out_capacity >= OUT_CAPACITY) return -1;
+  size_t doubled = 2 * c->out_capacity < OUT_CAPACITY ? 2 * c->out_capacity : OUT_CAPACITY;
+  if (resize_buffer(&c->out, &c->out_capacity, doubled) != 0) return -1;
+  if (c->out_capacity > service.largest_output) service.largest_output = c->out_capacity;
+  return 0;
+}
+
+/* Grows a connection's input buffer, doubling, until it holds a message of `message_bytes` (at most
+ * IN_CAPACITY, as the parser ensures); -1 when out of memory: the rest of the message stays unread until
+ * a later try succeeds. */
+static int grow_input(connection* c, size_t message_bytes) {
+  size_t grown = c->in_capacity;
+  while (grown < message_bytes && grown < IN_CAPACITY) grown = 2 * grown < IN_CAPACITY ? 2 * grown : IN_CAPACITY;
+  return grown == c->in_capacity ? 0 : resize_buffer(&c->in, &c->in_capacity, grown);
+}
+
+/* An empty buffer that grew large for a backlog goes back to its first size (kept as is if that fails). */
+static void shrink_if_empty(uint8_t** buffer, size_t length, size_t* capacity) {
+  if (length == 0 && *capacity >= BUFFER_SHRINK_FROM) resize_buffer(buffer, capacity, BUFFER_INITIAL);
+}
+
 static connection* add_connection(int fd, int initiated, int connecting) {
   if (reserve((void**)&service.connections, &service.connection_capacity, service.connection_count + 1,
               sizeof(connection*)) != 0) {
@@ -179,8 +237,8 @@ static connection* add_connection(int fd, int initiated, int connecting) {
   }
   connection* c = calloc(1, sizeof(connection));
   if (c != NULL) {
-    c->in = malloc(IN_CAPACITY);
-    c->out = malloc(OUT_CAPACITY);
+    c->in = malloc(BUFFER_INITIAL);
+    c->out = malloc(BUFFER_INITIAL);
   }
   if (c == NULL || c->in == NULL || c->out == NULL) {
     if (c != NULL) {
@@ -191,6 +249,9 @@ static connection* add_connection(int fd, int initiated, int connecting) {
     close(fd);
     return NULL;
   }
+  c->in_capacity = c->out_capacity = BUFFER_INITIAL;
+  service.buffer_bytes += 2 * BUFFER_INITIAL;
+  if (BUFFER_INITIAL > service.largest_output) service.largest_output = BUFFER_INITIAL;
   c->fd = fd;
   c->initiated = initiated;
   c->connecting = connecting;
@@ -293,6 +354,7 @@ static void close_connection(connection* c, uint64_t now) {
       break;
     }
   close(c->fd);
+  service.buffer_bytes -= c->in_capacity + c->out_capacity;
   free(c->in);
   free(c->out);
   free(c);
@@ -311,10 +373,14 @@ static void flush(connection* c) {
   }
   memmove(c->out, c->out + done, c->out_length - done);
   c->out_length -= done;
+  shrink_if_empty(&c->out, c->out_length, &c->out_capacity);
 }
 
-/* A writer over the free part of a connection's output buffer; commit with finish(). */
-static void writer_for(connection* c, dccl_wire_writer* w) { dccl_wire_writer_init(w, c->out + c->out_length, OUT_CAPACITY - c->out_length); }
+/* A writer over the free part of a connection's output buffer; commit with finish(). A message that does
+ * not fit is written again after grow_output(). */
+static void writer_for(connection* c, dccl_wire_writer* w) {
+  dccl_wire_writer_init(w, c->out + c->out_length, c->out_capacity - c->out_length);
+}
 static size_t finish(connection* c, dccl_wire_writer* w, dccl_coord_stats* stats) {
   if (w->overflow || w->length == 0) return 0;
   c->out_length += w->length;
@@ -327,23 +393,27 @@ static size_t finish(connection* c, dccl_wire_writer* w, dccl_coord_stats* stats
 
 static uint64_t token_of(uint64_t comm_id) { return dccl_wire_token(comm_id, service.secret); }
 
-/* Queues one message; 0 when the output buffer has no room for it. */
+/* Queues one message; 0 when the output buffer has no room for it (full at OUT_CAPACITY, or out of
+ * memory to grow it). */
 static int send_simple(connection* c, dccl_wire_type type, uint32_t rank, uint64_t comm_id, const void* payload,
                        dccl_coord_stats* stats) {
-  dccl_wire_writer w;
-  writer_for(c, &w);
-  size_t at = dccl_wire_begin(&w, type, rank, comm_id, token_of(comm_id));
-  switch (type) {
-    case DCCL_MSG_HELLO: dccl_wire_put_hello(&w, payload); break;
-    case DCCL_MSG_JOIN: dccl_wire_put_join(&w, payload); break;
-    case DCCL_MSG_ACK: dccl_wire_put_ack(&w, payload); break;
-    case DCCL_MSG_BYE: dccl_wire_put_u64(&w, *(const uint64_t*)payload); break;
-    case DCCL_MSG_REGISTER:
-    case DCCL_MSG_ADDRESS: dccl_wire_put_address(&w, payload); break;
-    case DCCL_MSG_REJECT: dccl_wire_put_text(&w, payload); break;
-    default: break;
+  for (;;) {
+    dccl_wire_writer w;
+    writer_for(c, &w);
+    size_t at = dccl_wire_begin(&w, type, rank, comm_id, token_of(comm_id));
+    switch (type) {
+      case DCCL_MSG_HELLO: dccl_wire_put_hello(&w, payload); break;
+      case DCCL_MSG_JOIN: dccl_wire_put_join(&w, payload); break;
+      case DCCL_MSG_ACK: dccl_wire_put_ack(&w, payload); break;
+      case DCCL_MSG_BYE: dccl_wire_put_u64(&w, *(const uint64_t*)payload); break;
+      case DCCL_MSG_REGISTER:
+      case DCCL_MSG_ADDRESS: dccl_wire_put_address(&w, payload); break;
+      case DCCL_MSG_REJECT: dccl_wire_put_text(&w, payload); break;
+      default: break;
+    }
+    if (dccl_wire_end(&w, at) == 0) return finish(c, &w, stats) > 0;
+    if (grow_output(c) != 0) return 0;
   }
-  return dccl_wire_end(&w, at) == 0 && finish(c, &w, stats) > 0;
 }
 
 static void send_hello(connection* c) {
@@ -404,11 +474,14 @@ static void on_join(connection* c, const dccl_wire_header* h, dccl_wire_reader* 
 /* Leader: queues its pins for a worker; 0 when the output buffer has no room yet. */
 static int send_rules(dccl_coord_session* s, connection* c, int rank) {
   const dccl_pin_set* pins = s->options.pins;
-  dccl_wire_writer w;
-  writer_for(c, &w);
-  size_t at = dccl_wire_begin(&w, DCCL_MSG_RULES, (uint32_t)rank, s->options.comm_id, s->token);
-  dccl_wire_put_rules(&w, pins != NULL ? pins->rules : NULL, pins != NULL ? pins->count : 0);
-  return dccl_wire_end(&w, at) == 0 && finish(c, &w, &s->stats) > 0;
+  for (;;) {
+    dccl_wire_writer w;
+    writer_for(c, &w);
+    size_t at = dccl_wire_begin(&w, DCCL_MSG_RULES, (uint32_t)rank, s->options.comm_id, s->token);
+    dccl_wire_put_rules(&w, pins != NULL ? pins->rules : NULL, pins != NULL ? pins->count : 0);
+    if (dccl_wire_end(&w, at) == 0) return finish(c, &w, &s->stats) > 0;
+    if (grow_output(c) != 0) return 0;
+  }
 }
 
 /* Worker: rank 0's pins, which this rank runs instead of its own rule file, put in place before its
@@ -453,7 +526,49 @@ static void on_ack(const dccl_wire_header* h, dccl_wire_reader* r) {
   if (ack.received > s->links[ack.rank].acked) s->links[ack.rank].acked = ack.received;
 }
 
-static uint32_t inbox_free_cells(const dccl_coord_session* s) { return INBOX_CELLS - s->inbox_cells_used; }
+/* Worker: drops the cells of the entries the store has taken (those before the oldest entry's). */
+static void compact_inbox_cells(dccl_coord_session* s) {
+  if (s->inbox_count == 0) {
+    s->inbox_head = 0;
+    s->inbox_cells_used = 0;
+    return;
+  }
+  uint32_t first = s->inbox[s->inbox_head].first;
+  if (first == 0) return;
+  memmove(s->inbox_cells, s->inbox_cells + first, (s->inbox_cells_used - first) * sizeof(dccl_wire_cell));
+  s->inbox_cells_used -= first;
+  for (uint32_t i = 0; i < s->inbox_count; i++) s->inbox[(s->inbox_head + i) % s->inbox_capacity].first -= first;
+}
+
+/* Worker: room in the inbox for `entries` more entries and `cells` more cells: the cells the store has
+ * taken are dropped first, then the arrays double, up to INBOX_ENTRIES and INBOX_CELLS. -1 when there is
+ * no room now (at the caps, or out of memory): the message waits until the store has taken entries. */
+static int make_inbox_room(dccl_coord_session* s, uint32_t entries, uint32_t cells) {
+  if (s->inbox_count + entries > INBOX_ENTRIES) return -1;
+  if (s->inbox_cells_capacity - s->inbox_cells_used < cells) compact_inbox_cells(s);
+  if (s->inbox_cells_capacity - s->inbox_cells_used < cells) {
+    uint32_t capacity = s->inbox_cells_capacity;
+    while (capacity - s->inbox_cells_used < cells && capacity < INBOX_CELLS) capacity *= 2;
+    if (capacity - s->inbox_cells_used < cells) return -1;
+    dccl_wire_cell* grown = realloc(s->inbox_cells, capacity * sizeof(dccl_wire_cell));
+    if (grown == NULL) return -1;
+    s->inbox_cells = grown;
+    s->inbox_cells_capacity = capacity;
+  }
+  if (s->inbox_count + entries > s->inbox_capacity) {
+    uint32_t capacity = s->inbox_capacity;
+    while (capacity < s->inbox_count + entries) capacity *= 2;
+    inbox_entry* grown = malloc(capacity * sizeof(inbox_entry));
+    if (grown == NULL) return -1;
+    /* The ring, oldest entry first, at the start of the larger one. */
+    for (uint32_t i = 0; i < s->inbox_count; i++) grown[i] = s->inbox[(s->inbox_head + i) % s->inbox_capacity];
+    free(s->inbox);
+    s->inbox = grown;
+    s->inbox_capacity = capacity;
+    s->inbox_head = 0;
+  }
+  return 0;
+}
 
 /* Worker: decided epochs and changed tables from the leader. Returns 0 when it could not be taken
  * yet (inbox full: the message stays in the input buffer), 1 when taken or refused. */
@@ -467,10 +582,7 @@ static int on_decisions(connection* c, const dccl_wire_header* h, const uint8_t*
     return 1;
   }
   if (s == NULL || s->conn != c) return 1; /* a session that left, or a stale connection */
-  if (s->inbox_count + (uint32_t)entries > INBOX_ENTRIES || inbox_free_cells(s) < h->payload_bytes / DCCL_WIRE_CELL_BYTES) {
-    /* Compact the cell arena, then wait until the store has taken entries. */
-    return 0;
-  }
+  if (make_inbox_room(s, (uint32_t)entries, h->payload_bytes / DCCL_WIRE_CELL_BYTES) != 0) return 0;
   dccl_wire_reader r;
   dccl_wire_reader_init(&r, payload, h->payload_bytes);
   uint64_t decided;
@@ -481,7 +593,7 @@ static int on_decisions(connection* c, const dccl_wire_header* h, const uint8_t*
     dccl_wire_entry_header e;
     dccl_wire_get_entry_header(&r, &e);
     int keep = e.epoch >= s->received;
-    inbox_entry* slot = &s->inbox[(s->inbox_head + s->inbox_count) % INBOX_ENTRIES];
+    inbox_entry* slot = &s->inbox[(s->inbox_head + s->inbox_count) % s->inbox_capacity];
     if (keep) *slot = (inbox_entry){e.epoch, s->inbox_cells_used, e.cells, e.full};
     for (uint32_t k = 0; k < e.cells; k++) {
       dccl_wire_cell cell;
@@ -621,9 +733,9 @@ static void on_registry_refusal(const dccl_wire_header* h, const char* why, uint
   s->registration_refused = 1;
 }
 
-/* Handles every complete message in a connection's input buffer. */
+/* Handles every complete message in a connection's input buffer, and makes room for the next one. */
 static void handle_input(connection* c, uint64_t now) {
-  size_t at = 0;
+  size_t at = 0, incomplete_bytes = 0;
   while (!c->closing) {
     dccl_wire_header h;
     char why[160];
@@ -636,7 +748,10 @@ static void handle_input(connection* c, uint64_t now) {
       c->closing = 1;
       break;
     }
-    if (c->in_length - at < DCCL_WIRE_HEADER_BYTES + h.payload_bytes) break;
+    if (c->in_length - at < DCCL_WIRE_HEADER_BYTES + h.payload_bytes) {
+      incomplete_bytes = DCCL_WIRE_HEADER_BYTES + h.payload_bytes;
+      break;
+    }
     const uint8_t* payload = c->in + at + DCCL_WIRE_HEADER_BYTES;
     dccl_wire_reader r;
     dccl_wire_reader_init(&r, payload, h.payload_bytes);
@@ -699,11 +814,15 @@ static void handle_input(connection* c, uint64_t now) {
 stalled:
   memmove(c->in, c->in + at, c->in_length - at);
   c->in_length -= at;
+  /* A message longer than the buffer: it grows to hold it (out of memory: the service loop, which calls
+   * this for every connection, tries again; the buffer being full, nothing more is read meanwhile). */
+  if (incomplete_bytes > c->in_capacity) grow_input(c, incomplete_bytes);
+  else shrink_if_empty(&c->in, c->in_length, &c->in_capacity);
 }
 
 static void read_input(connection* c, uint64_t now) {
-  while (c->in_length < IN_CAPACITY && !c->closing) {
-    ssize_t n = recv(c->fd, c->in + c->in_length, IN_CAPACITY - c->in_length, MSG_DONTWAIT);
+  while (c->in_length < c->in_capacity && !c->closing) {
+    ssize_t n = recv(c->fd, c->in + c->in_length, c->in_capacity - c->in_length, MSG_DONTWAIT);
     if (n > 0) {
       c->in_length += (size_t)n;
       handle_input(c, now);
@@ -812,12 +931,18 @@ static void leader_work(dccl_coord_session* s, uint64_t now) {
       all_sent = 0;
       continue;
     }
-    while (link->need_full || link->sent < decided) {
-      if (link->sent >= decided) break; /* a full table needs a decided epoch to describe */
+    while (link->sent < decided) { /* (a full table, too, needs a decided epoch to describe) */
       dccl_wire_writer w;
-      writer_for(c, &w);
-      int64_t stated = dccl_history_write(&s->history, &w, (uint32_t)rank, s->options.comm_id, s->token, link->sent,
-                                          link->need_full, decided);
+      int64_t stated;
+      /* As many changes as fit; when not even the next one does, the buffer grows (up to OUT_CAPACITY)
+       * and the message is written again. */
+      for (;;) {
+        writer_for(c, &w);
+        stated = dccl_history_write(&s->history, &w, (uint32_t)rank, s->options.comm_id, s->token, link->sent,
+                                    link->need_full, decided);
+        int progress = stated > 0 && ((uint64_t)stated > link->sent || link->need_full);
+        if (stated < 0 || progress || grow_output(c) != 0) break;
+      }
       if (stated < 0) {
         DCCL_WARN(s->options.logger,
                   "coordination: rank %d of comm %016llx resumes from epoch %llu, which the leader no longer keeps; it "
@@ -919,18 +1044,10 @@ static void feed_store(dccl_coord_session* s) {
       for (uint32_t k = 0; k < e->cells; k++) apply_cell(t, &s->inbox_cells[e->first + k]);
       if (dccl_table_store_commit(store, t, NULL) != 0) break;
     }
-    s->inbox_head = (s->inbox_head + 1) % INBOX_ENTRIES;
+    s->inbox_head = (s->inbox_head + 1) % s->inbox_capacity;
     s->inbox_count--;
   }
-  if (s->inbox_count == 0) {
-    s->inbox_head = 0;
-    s->inbox_cells_used = 0;
-  } else if (s->inbox[s->inbox_head].first > INBOX_CELLS / 2) {
-    uint32_t first = s->inbox[s->inbox_head].first;
-    memmove(s->inbox_cells, s->inbox_cells + first, (s->inbox_cells_used - first) * sizeof(dccl_wire_cell));
-    s->inbox_cells_used -= first;
-    for (uint32_t i = 0; i < s->inbox_count; i++) s->inbox[(s->inbox_head + i) % INBOX_ENTRIES].first -= first;
-  }
+  if (s->inbox_count == 0 || s->inbox[s->inbox_head].first > s->inbox_cells_capacity / 2) compact_inbox_cells(s);
   uint64_t limit = s->inbox_count > 0 ? s->inbox[s->inbox_head].epoch : s->received;
   if (s->leader_gone && s->inbox_count == 0) limit = UINT64_MAX; /* nothing will change any more */
   dccl_table_store_allow(store, limit);
@@ -1002,7 +1119,7 @@ static void* service_main(void* argument) {
     }
     for (int i = 0; i < service.connection_count; i++) {
       connection* c = service.connections[i];
-      short events = (short)((c->in_length < IN_CAPACITY ? POLLIN : 0) | (c->out_length > 0 || c->connecting ? POLLOUT : 0));
+      short events = (short)((c->in_length < c->in_capacity ? POLLIN : 0) | (c->out_length > 0 || c->connecting ? POLLOUT : 0));
       poll_for(&set, c->fd, events, c);
     }
     struct pollfd* fds = set.fds;
@@ -1048,6 +1165,7 @@ static int start_service(const dccl_coord_options* o, char* error, size_t error_
   service.secret = o->secret;
   service.logger = o->logger != NULL ? *o->logger : (dccl_logger){NULL};
   service.stop = 0;
+  service.largest_output = 0;
   int rc = pthread_create(&service.thread, NULL, service_main, NULL);
   if (rc != 0) {
     snprintf(error, error_size, "cannot start the coordination thread (error %d)", rc);
@@ -1166,8 +1284,10 @@ dccl_coord_session* dccl_coord_follow(const dccl_coord_options* o, char* error, 
     snprintf(error, error_size, "out of memory");
     return NULL;
   }
-  s->inbox = calloc(INBOX_ENTRIES, sizeof(inbox_entry));
-  s->inbox_cells = calloc(INBOX_CELLS, sizeof(dccl_wire_cell));
+  s->inbox = calloc(INBOX_INITIAL_ENTRIES, sizeof(inbox_entry));
+  s->inbox_cells = calloc(INBOX_INITIAL_CELLS, sizeof(dccl_wire_cell));
+  s->inbox_capacity = INBOX_INITIAL_ENTRIES;
+  s->inbox_cells_capacity = INBOX_INITIAL_CELLS;
   if (s->inbox == NULL || s->inbox_cells == NULL) {
     snprintf(error, error_size, "out of memory");
     free_session(s);
@@ -1248,8 +1368,10 @@ void dccl_coord_get_stats(dccl_coord_session* s, dccl_coord_stats* stats) {
 
 size_t dccl_coord_memory_bytes(const dccl_coord_session* s) {
   size_t bytes = sizeof(*s);
+  pthread_mutex_lock(&service.lock); /* a worker's inbox grows on the service thread */
   if (s->leader) bytes += dccl_history_memory_bytes(&s->history) + (size_t)s->options.n_ranks * sizeof(worker_link);
-  else bytes += INBOX_ENTRIES * sizeof(inbox_entry) + INBOX_CELLS * sizeof(dccl_wire_cell);
+  else bytes += (size_t)s->inbox_capacity * sizeof(inbox_entry) + (size_t)s->inbox_cells_capacity * sizeof(dccl_wire_cell);
+  pthread_mutex_unlock(&service.lock);
   return bytes;
 }
 
@@ -1258,6 +1380,14 @@ void dccl_coord_service_counters(uint64_t* connections, uint64_t* rejected) {
   *connections = service.connections_made;
   *rejected = service.rejected;
   pthread_mutex_unlock(&service.lock);
+}
+
+size_t dccl_coord_service_buffer_bytes(size_t* largest_output) {
+  pthread_mutex_lock(&service.lock);
+  size_t bytes = service.buffer_bytes;
+  if (largest_output != NULL) *largest_output = service.largest_output;
+  pthread_mutex_unlock(&service.lock);
+  return bytes;
 }
 
 int dccl_coord_service_open_connections(void) {

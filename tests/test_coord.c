@@ -823,6 +823,10 @@ static void test_frozen_leader_releases_its_workers(void) {
     CHECK(follows_within(&worker_store, 5));
     const dccl_table* first = dccl_table_store_for_call(&worker_store, 0);
     CHECK(first != NULL && dccl_table_get(first, cell) == ring_ll128);
+    /* One table received: the worker's inbox has room for one full table, 25 KiB (at full size from the
+     * start, 960 KiB; the session itself takes 52 KiB). */
+    size_t worker_bytes = dccl_coord_memory_bytes(worker);
+    CHECK_MSG(worker_bytes < 128 * 1024, "a worker session of one table takes %zu bytes", worker_bytes);
     if (frozen) {
       CHECK_MSG(may_run_within(&worker_store, 1000000, 5), "a frozen leader's worker waits at epoch boundaries");
       const dccl_table* later = dccl_table_store_for_call(&worker_store, 1000001);
@@ -842,15 +846,21 @@ static void test_workers_run_rank_0s_pins(void) {
   CHECK_EQ_INT(dccl_rules_parse("allreduce,0,65535,ring,ll,-1,-1,-1\n"
                                 "allgather,1024,1048576,ring,simple,8,1,2\n"
                                 "allgather,0,-1,ring,simple,-1,4,-1\n", "rules", &list, &quiet), 0); /* 4 nodes: not kept */
-  for (int with_pins = 1; with_pins >= 0; with_pins--) {
+  static dccl_rule_list many; /* a message of 52 KB: the leader's and the worker's buffers grow for it */
+  many.count = DCCL_MAX_RULES;
+  for (int i = 0; i < DCCL_MAX_RULES; i++) {
+    many.rules[i] = list.rules[i % 2];
+    many.rules[i].min_bytes = (uint64_t)i;
+  }
+  for (int with_pins = 2; with_pins >= 0; with_pins--) {
     static dccl_table_store leader_store, worker_store;
     dccl_table_store_init(&leader_store, 1);
     dccl_table_store_init(&worker_store, 1);
     dccl_pin_set leader_pins, worker_pins;
     memset(&leader_pins, 0, sizeof(leader_pins));
     memset(&worker_pins, 0, sizeof(worker_pins));
-    if (with_pins) CHECK_EQ_INT(dccl_pins_compile(&leader_pins, &list, 1, 2), 0);
-    CHECK_EQ_INT(leader_pins.count, with_pins ? 2 : 0);
+    if (with_pins) CHECK_EQ_INT(dccl_pins_compile(&leader_pins, with_pins == 2 ? &many : &list, 1, 2), 0);
+    CHECK_EQ_INT(leader_pins.count, with_pins == 2 ? DCCL_MAX_RULES : with_pins ? 2 : 0);
     dccl_coord_options o;
     two_rank_options(&o, 0x9100 + (uint64_t)with_pins, &leader_store);
     o.n_nodes = 1;
@@ -1038,6 +1048,116 @@ static void test_registry_backoff_from_a_foreign_peer(void) {
 }
 
 
+/* ---- buffers that grow ---- */
+#define BURST_CELLS 128 /* cells each of the leader's changes sets */
+#define BURST_MAX_EPOCHS 2048
+
+typedef struct burst {
+  dccl_table_store leader_store, worker_store;
+  dccl_coord_session *leader, *worker;
+  uint64_t leader_hash[BURST_MAX_EPOCHS];
+  uint64_t leader_epochs, worker_epochs; /* epochs each hot path has run */
+  int mismatches;
+  dccl_rng rng;
+} burst;
+
+/* The leader's hot path runs its next epoch, and its learner changes BURST_CELLS cells of the next; 0, or
+ * -1 when the change is refused (the record of what the worker has not acknowledged is full). */
+static int burst_leader_step(burst* b) {
+  uint64_t epoch = b->leader_epochs;
+  b->leader_hash[epoch] = table_hash(dccl_table_store_for_call(&b->leader_store, epoch));
+  b->leader_epochs++;
+  dccl_table* next = dccl_table_store_begin(&b->leader_store);
+  if (next == NULL) return -1;
+  dccl_table_copy(next, dccl_table_store_latest(&b->leader_store));
+  for (int k = 0; k < BURST_CELLS; k++)
+    dccl_table_set(next, (int)((epoch * BURST_CELLS + (uint64_t)k) % DCCL_TABLE_CELLS), some_action(&b->rng));
+  return dccl_coord_commit(b->leader, &b->leader_store, next);
+}
+
+/* The worker's hot path runs epochs up to `epochs` (waiting for each up to 30 s), counting those whose
+ * table is not the leader's. */
+static void burst_worker_runs(burst* b, uint64_t epochs) {
+  uint64_t deadline = dccl_monotonic_ns() + 30000000000ULL;
+  for (; b->worker_epochs < epochs; b->worker_epochs++) {
+    const dccl_table* t;
+    while ((t = dccl_table_store_for_call(&b->worker_store, b->worker_epochs)) == NULL && dccl_monotonic_ns() < deadline)
+      nanosleep(&(struct timespec){0, 20000}, NULL);
+    if (t == NULL) return;
+    b->mismatches += table_hash(t) != b->leader_hash[b->worker_epochs];
+  }
+}
+
+static uint64_t changes_received(dccl_coord_session* worker) {
+  dccl_coord_stats stats;
+  dccl_coord_get_stats(worker, &stats);
+  return stats.changes;
+}
+
+/* A leader changes BURST_CELLS cells every epoch while its worker's hot path stands still. The worker's
+ * inbox fills (growing from room for one table to its cap of 65536 cells), then the leader's record of
+ * what the worker has not acknowledged (65536 cells too), whose ~720 KB beyond the socket and the
+ * worker's input buffer (at most 256 KiB) pile up in the leader's output buffer: it grows from 4 KiB.
+ * Before the burst, the worker runs 51 epochs and receives 20 changes one at a time, so its inbox ring
+ * (64 entries at first) has wrapped around when it grows (a growth that did not straighten the ring
+ * crashed here). The leader commits until its record is full; then the worker runs every decided epoch,
+ * on exactly the leader's tables, and the buffers that grew for the backlog go back to their first size. */
+static void test_burst_to_a_slow_worker_grows_the_buffers(void) {
+  static burst b;
+  memset(&b, 0, sizeof(b));
+  dccl_rng_seed(&b.rng, 17);
+  dccl_table_store_init(&b.leader_store, 1);
+  dccl_table_store_init(&b.worker_store, 1);
+  dccl_coord_options o;
+  two_rank_options(&o, 0x4B00, &b.leader_store);
+  char error[256];
+  b.leader = dccl_coord_lead(&o, error, sizeof(error));
+  o.rank = 1;
+  o.store = &b.worker_store;
+  b.worker = dccl_coord_follow(&o, error, sizeof(error));
+  CHECK(b.leader != NULL && b.worker != NULL);
+  if (b.leader == NULL || b.worker == NULL) {
+    if (b.worker != NULL) dccl_coord_leave(b.worker, NULL);
+    if (b.leader != NULL) dccl_coord_leave(b.leader, NULL);
+    return;
+  }
+  size_t worker_bytes_before = dccl_coord_memory_bytes(b.worker);
+  int refused = 0;
+  while (b.leader_epochs < 60 && !refused) refused = burst_leader_step(&b) != 0;
+  burst_worker_runs(&b, 51);
+  for (int k = 0; k < 20 && !refused; k++) { /* one change per message */
+    uint64_t expected = changes_received(b.worker) + 1;
+    refused = burst_leader_step(&b) != 0;
+    for (int tries = 0; tries < 5000 && changes_received(b.worker) < expected; tries++)
+      nanosleep(&(struct timespec){0, 1000000}, NULL);
+  }
+  CHECK(!refused);
+  while (b.leader_epochs < BURST_MAX_EPOCHS - 1 && !refused) refused = burst_leader_step(&b) != 0;
+  CHECK_MSG(refused, "the leader's record never filled in %llu epochs", (unsigned long long)b.leader_epochs);
+  size_t largest_output = 0;
+  for (int tries = 0; tries < 5000 && largest_output < 64 * 1024; tries++) {
+    dccl_coord_service_buffer_bytes(&largest_output);
+    if (largest_output < 64 * 1024) nanosleep(&(struct timespec){0, 1000000}, NULL);
+  }
+  CHECK_MSG(largest_output >= 64 * 1024, "the largest output buffer had %zu bytes", largest_output);
+  size_t worker_bytes_full = dccl_coord_memory_bytes(b.worker);
+  CHECK_MSG(worker_bytes_before < 128 * 1024 && worker_bytes_full > 512 * 1024,
+            "the worker session took %zu bytes, then %zu with its inbox full", worker_bytes_before, worker_bytes_full);
+  burst_worker_runs(&b, b.leader_epochs); /* every epoch the leader decided */
+  CHECK_EQ_INT(b.worker_epochs, b.leader_epochs);
+  CHECK_EQ_INT(b.mismatches, 0);
+  /* Drained: the buffers that grew to 64 KiB or more are back to 4 KiB (4 buffers of at most 32 KiB). */
+  size_t buffer_bytes = 0;
+  for (int tries = 0; tries < 5000; tries++) {
+    buffer_bytes = dccl_coord_service_buffer_bytes(NULL);
+    if (buffer_bytes <= 128 * 1024) break;
+    nanosleep(&(struct timespec){0, 1000000}, NULL);
+  }
+  CHECK_MSG(buffer_bytes <= 128 * 1024, "%zu bytes of connection buffers once drained", buffer_bytes);
+  dccl_coord_leave(b.worker, NULL);
+  dccl_coord_leave(b.leader, NULL);
+}
+
 /* ---- many ranks ---- */
 #define MANY_WORKERS 300
 
@@ -1179,12 +1299,14 @@ static void raw_peers_close(raw_peer* peers, int count) {
 }
 
 /* The MANY_WORKERS stand-ins (`ready` of them set up) must each get what they want within 30 s; then
- * they and the session serving them end. */
+ * they and the session serving them end. `buffer_bytes` (may be NULL): the service's connection buffers
+ * once they were served, their connections still open. */
 static void expect_all_served(raw_peer* peers, int ready, raw_peer_wants wants, const char* what,
-                              dccl_coord_session* session) {
+                              dccl_coord_session* session, size_t* buffer_bytes) {
   CHECK_EQ_INT(ready, MANY_WORKERS);
   int served = peers != NULL ? raw_peers_await(peers, MANY_WORKERS, wants, 30) : 0;
   CHECK_MSG(served == MANY_WORKERS, "%d of %d %s", served, MANY_WORKERS, what);
+  if (buffer_bytes != NULL) *buffer_bytes = dccl_coord_service_buffer_bytes(NULL);
   if (peers != NULL) raw_peers_close(peers, MANY_WORKERS);
   free(peers);
   dccl_coord_leave(session, NULL);
@@ -1217,7 +1339,8 @@ static int has_first_table(const raw_peer* peer, int index, const dccl_wire_head
 }
 
 /* A leader whose communicator spans 300 other processes: it accepts a connection from each (a fixed
- * table of 256 closed the rest, whose workers retried forever), and each gets the table of epoch 0. */
+ * table of 256 closed the rest, whose workers retried forever), and each gets the table of epoch 0. The
+ * connections' buffers stay small (they held 256 KiB in and 1 MiB out each: 375 MiB for 300). */
 static void test_leader_serves_three_hundred_processes(void) {
   dccl_coord_options o;
   if (!many_ranks_options(&o, 0x5E01)) return;
@@ -1245,7 +1368,10 @@ static void test_leader_serves_three_hundred_processes(void) {
     if (peers[i].fd >= 0 && send_all(peers[i].fd, buffer, w.length) == 0) connected++;
     else peers[i].done = -1;
   }
-  expect_all_served(peers, connected, has_first_table, "worker processes got the table", leader);
+  size_t buffer_bytes = 0;
+  expect_all_served(peers, connected, has_first_table, "worker processes got the table", leader, &buffer_bytes);
+  CHECK_MSG(buffer_bytes < MANY_WORKERS * 64 * 1024, "%d connections hold %.1f MiB of buffers", MANY_WORKERS,
+            buffer_bytes / 1048576.0);
 }
 
 /* A registry stand-in's lookup is answered: the leader is found. */
@@ -1315,7 +1441,7 @@ static void test_registry_answers_three_hundred_processes(void) {
     if (peers[i].fd >= 0 && send_lookup(peers[i].fd, comm_id) == 0) asked++;
     else peers[i].done = -1;
   }
-  expect_all_served(peers, asked, leader_found, "lookups answered", leader);
+  expect_all_served(peers, asked, leader_found, "lookups answered", leader, NULL);
 }
 
 /* The open-file limit that leaves this process exactly `spare` free descriptors (the lowest numbers
@@ -1730,6 +1856,7 @@ int main(void) {
   RUN(test_registry_forgets_a_leader_that_left);
   RUN(test_refused_registration_is_retried);
   RUN(test_registry_backoff_from_a_foreign_peer);
+  RUN(test_burst_to_a_slow_worker_grows_the_buffers);
   RUN(test_three_hundred_worker_sessions_in_one_process);
   RUN(test_leader_serves_three_hundred_processes);
   RUN(test_registry_answers_three_hundred_processes);
