@@ -1140,10 +1140,11 @@ static void* service_main(void* argument) {
           service.accept_paused_until_ns = now + ACCEPT_PAUSE_NS; /* rather than poll a readable listener in a loop */
         continue;
       }
+      /* Still open, without looking it up: connections are freed only by close_connection, which runs on
+       * this thread before the poll set is built, and in dccl_coord_leave once this thread has ended. Other
+       * threads, while the lock is free during ppoll, add and remove sessions, never connections. */
       connection* c = owners[i];
-      int alive = 0;
-      for (int k = 0; k < service.connection_count; k++) alive |= service.connections[k] == c;
-      if (!alive || c->connecting) continue;
+      if (c->connecting) continue;
       if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) read_input(c, now);
       if (fds[i].revents & POLLOUT) flush(c);
     }
