@@ -66,7 +66,7 @@ typedef struct dccl_coord_stats {
 void dccl_coord_leave(dccl_coord_session* session, dccl_coord_stats* stats);
 
 void dccl_coord_get_stats(dccl_coord_session* session, dccl_coord_stats* stats);
-size_t dccl_coord_memory_bytes(const dccl_coord_session* session);
+size_t dccl_coord_memory_bytes(dccl_coord_session* session);
 
 /* Tests: connections (all sessions) the service has accepted or made, and rejected messages. */
 void dccl_coord_service_counters(uint64_t* connections, uint64_t* rejected);

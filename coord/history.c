@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define INITIAL_ENTRIES 16u
+#define INITIAL_CELLS 256u
+
 int dccl_history_init(dccl_history* h, const dccl_table* epoch0, uint32_t max_entries, uint32_t max_cells) {
   dccl_table_copy(&h->base, epoch0);
   dccl_table_copy(&h->last, epoch0);
@@ -12,8 +15,10 @@ int dccl_history_init(dccl_history* h, const dccl_table* epoch0, uint32_t max_en
   h->cells_used = 0;
   h->max_entries = max_entries;
   h->max_cells = max_cells;
-  h->entries = calloc(max_entries, sizeof(*h->entries));
-  h->cells = calloc(max_cells, sizeof(*h->cells));
+  h->entries_capacity = max_entries < INITIAL_ENTRIES ? max_entries : INITIAL_ENTRIES;
+  h->cells_capacity = max_cells < INITIAL_CELLS ? max_cells : INITIAL_CELLS;
+  h->entries = calloc(h->entries_capacity, sizeof(*h->entries));
+  h->cells = calloc(h->cells_capacity, sizeof(*h->cells));
   if (h->entries == NULL || h->cells == NULL) {
     dccl_history_free(h);
     return -1;
@@ -29,7 +34,30 @@ void dccl_history_free(dccl_history* h) {
 }
 
 size_t dccl_history_memory_bytes(const dccl_history* h) {
-  return sizeof(*h) + h->max_entries * sizeof(*h->entries) + h->max_cells * sizeof(*h->cells);
+  return sizeof(*h) + h->entries_capacity * sizeof(*h->entries) + h->cells_capacity * sizeof(*h->cells);
+}
+
+/* Room for one more entry and `cells` more cells, doubling the arrays up to their maxima; -1 when not. */
+static int make_room(dccl_history* h, uint32_t cells) {
+  if (h->count == h->entries_capacity) {
+    if (h->entries_capacity == h->max_entries) return -1;
+    uint32_t capacity = h->entries_capacity * 2 < h->max_entries ? h->entries_capacity * 2 : h->max_entries;
+    dccl_history_entry* grown = realloc(h->entries, capacity * sizeof(*h->entries));
+    if (grown == NULL) return -1;
+    h->entries = grown;
+    h->entries_capacity = capacity;
+  }
+  if (h->cells_capacity - h->cells_used < cells) {
+    uint32_t capacity = h->cells_capacity;
+    while (capacity - h->cells_used < cells && capacity < h->max_cells)
+      capacity = capacity * 2 < h->max_cells ? capacity * 2 : h->max_cells;
+    if (capacity - h->cells_used < cells) return -1;
+    dccl_wire_cell* grown = realloc(h->cells, capacity * sizeof(*h->cells));
+    if (grown == NULL) return -1;
+    h->cells = grown;
+    h->cells_capacity = capacity;
+  }
+  return 0;
 }
 
 static dccl_wire_cell cell_of(const dccl_table* t, int cell) {
@@ -48,16 +76,16 @@ static void apply(dccl_table* t, const dccl_wire_cell* c) {
 }
 
 int dccl_history_append(dccl_history* h, uint64_t epoch, const dccl_table* table) {
-  if (h->count == h->max_entries) return -1;
+  uint32_t changes = 0;
+  for (int i = 0; i < DCCL_TABLE_CELLS; i++) {
+    dccl_wire_cell now = cell_of(table, i), before = cell_of(&h->last, i);
+    changes += !same_cell(&now, &before);
+  }
+  if (make_room(h, changes) != 0) return -1;
   uint32_t first = h->cells_used;
   for (int i = 0; i < DCCL_TABLE_CELLS; i++) {
     dccl_wire_cell now = cell_of(table, i), before = cell_of(&h->last, i);
-    if (same_cell(&now, &before)) continue;
-    if (h->cells_used == h->max_cells) {
-      h->cells_used = first;
-      return -1;
-    }
-    h->cells[h->cells_used++] = now;
+    if (!same_cell(&now, &before) && h->cells_used < h->cells_capacity) h->cells[h->cells_used++] = now;
   }
   uint32_t changed = h->cells_used - first;
   h->entries[h->count++] = (dccl_history_entry){epoch, first, changed};

@@ -21,18 +21,20 @@ typedef struct dccl_history {
   dccl_table last;     /* the table after the newest entry */
   dccl_table scratch;
   dccl_history_entry* entries;
-  uint32_t count, max_entries;
+  uint32_t count, entries_capacity, max_entries;
   dccl_wire_cell* cells;
-  uint32_t cells_used, max_cells;
+  uint32_t cells_used, cells_capacity, max_cells;
 } dccl_history;
 
-/* `epoch0`: the table of epoch 0. Returns -1 when out of memory. */
+/* `epoch0`: the table of epoch 0. The record starts small (a frozen leader never adds to it) and
+ * doubles as changes come, up to max_entries changes of max_cells cells in all. Returns -1 when out of
+ * memory. */
 int dccl_history_init(dccl_history* h, const dccl_table* epoch0, uint32_t max_entries, uint32_t max_cells);
 void dccl_history_free(dccl_history* h);
 size_t dccl_history_memory_bytes(const dccl_history* h);
 
 /* Records that epoch `epoch` (later than every recorded one) runs `table`. Returns the number of
- * cells that changed, or -1 when the record is full (the change must wait). */
+ * cells that changed, or -1 when the record is full, or cannot grow (the change must wait). */
 int dccl_history_append(dccl_history* h, uint64_t epoch, const dccl_table* table);
 /* Takes back the newest append (its commit did not happen). */
 void dccl_history_drop_last(dccl_history* h);

@@ -88,7 +88,7 @@ struct dccl_coord_session {
   /* leader */
   int listener;
   pthread_mutex_t history_lock; /* history and the commits that feed it */
-  dccl_history history;
+  dccl_history* history; /* the tables it decided, until every worker has them */
   worker_link* links; /* [n_ranks] */
   int registered;                /* its REGISTER is sent on the registry connection (and not refused) */
   int registration_refused;      /* the registry refused it once: warned */
@@ -153,7 +153,6 @@ static struct {
   uint64_t connections_made, rejected;
   size_t buffer_bytes;   /* the connections' input and output buffers, all together */
   size_t largest_output; /* the largest output buffer a connection has had since the service started */
-  uint8_t scratch[4096];
 } service = {.lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER, .tcp_listener = -1,
              .registry_listener = -1};
 
@@ -938,7 +937,7 @@ static void leader_work(dccl_coord_session* s, uint64_t now) {
        * and the message is written again. */
       for (;;) {
         writer_for(c, &w);
-        stated = dccl_history_write(&s->history, &w, (uint32_t)rank, s->options.comm_id, s->token, link->sent,
+        stated = dccl_history_write(s->history, &w, (uint32_t)rank, s->options.comm_id, s->token, link->sent,
                                     link->need_full, decided);
         int progress = stated > 0 && ((uint64_t)stated > link->sent || link->need_full);
         if (stated < 0 || progress || grow_output(c) != 0) break;
@@ -962,7 +961,7 @@ static void leader_work(dccl_coord_session* s, uint64_t now) {
       link->released = 1;
     if (link->sent < decided || c->out_length > 0) all_sent = 0;
   }
-  if (oldest != UINT64_MAX) dccl_history_forget(&s->history, oldest);
+  if (oldest != UINT64_MAX) dccl_history_forget(s->history, oldest);
   pthread_mutex_unlock(&s->history_lock);
   if (s->leaving && !s->done && (all_sent || now - s->leave_started_ns > LEAVE_NS)) {
     for (int rank = 1; rank < s->options.n_ranks; rank++)
@@ -1223,6 +1222,8 @@ static dccl_coord_session* new_session(const dccl_coord_options* o, int leader) 
 
 static int add_session(dccl_coord_session* s, char* error, size_t error_size) {
   pthread_mutex_lock(&service.lock);
+  /* The last session just left and the thread is ending: a session added now would have no thread. */
+  while (service.running && service.stop) pthread_cond_wait(&service.changed, &service.lock);
   int rc = -1;
   if (reserve((void**)&service.sessions, &service.session_capacity, service.session_count + 1,
               sizeof(dccl_coord_session*)) != 0) {
@@ -1238,7 +1239,8 @@ static int add_session(dccl_coord_session* s, char* error, size_t error_size) {
 
 static void free_session(dccl_coord_session* s) {
   if (s->leader) {
-    dccl_history_free(&s->history);
+    if (s->history != NULL) dccl_history_free(s->history);
+    free(s->history);
     pthread_mutex_destroy(&s->history_lock);
     free(s->links);
   } else {
@@ -1256,8 +1258,9 @@ dccl_coord_session* dccl_coord_lead(const dccl_coord_options* o, char* error, si
   }
   pthread_mutex_init(&s->history_lock, NULL);
   s->links = calloc((size_t)o->n_ranks, sizeof(worker_link));
-  if (s->links == NULL ||
-      dccl_history_init(&s->history, dccl_table_store_latest(o->store), HISTORY_ENTRIES, HISTORY_CELLS) != 0) {
+  s->history = malloc(sizeof(dccl_history));
+  if (s->links == NULL || s->history == NULL ||
+      dccl_history_init(s->history, dccl_table_store_latest(o->store), HISTORY_ENTRIES, HISTORY_CELLS) != 0) {
     snprintf(error, error_size, "out of memory");
     free_session(s);
     return NULL;
@@ -1308,10 +1311,10 @@ int dccl_coord_commit(void* context, dccl_table_store* store, dccl_table* table)
   pthread_mutex_lock(&s->history_lock);
   uint64_t next = dccl_table_store_decided(store), epoch = next;
   int rc = -1;
-  if (dccl_history_append(&s->history, next, table) >= 0) {
+  if (dccl_history_append(s->history, next, table) >= 0) {
     rc = dccl_table_store_commit(store, table, &epoch);
-    if (rc != 0) dccl_history_drop_last(&s->history);
-    else s->history.entries[s->history.count - 1].epoch = epoch; /* the hot path may have decided `next` */
+    if (rc != 0) dccl_history_drop_last(s->history);
+    else s->history->entries[s->history->count - 1].epoch = epoch; /* the hot path may have decided `next` */
     if (rc == 0) s->stats.changes++;
   }
   pthread_mutex_unlock(&s->history_lock);
@@ -1343,6 +1346,12 @@ void dccl_coord_leave(dccl_coord_session* s, dccl_coord_stats* stats) {
     pthread_mutex_lock(&service.lock);
     uint64_t now = dccl_monotonic_ns();
     while (service.connection_count > 0) close_connection(service.connections[0], now);
+    /* Nothing of the service outlives its last session (the library may be unloaded next). */
+    free(service.connections);
+    free(service.sessions);
+    service.connections = NULL;
+    service.sessions = NULL;
+    service.connection_capacity = service.session_capacity = 0;
     if (service.tcp_listener >= 0) close(service.tcp_listener);
     if (service.registry_listener >= 0) close(service.registry_listener);
     service.tcp_listener = service.registry_listener = -1;
@@ -1354,6 +1363,7 @@ void dccl_coord_leave(dccl_coord_session* s, dccl_coord_stats* stats) {
     service.silent_peer_warned = 0;
     service.accept_paused_until_ns = 0;
     service.running = 0;
+    pthread_cond_broadcast(&service.changed); /* sessions waiting to be added */
     pthread_mutex_unlock(&service.lock);
   }
   if (s->listener >= 0) close(s->listener);
@@ -1367,11 +1377,16 @@ void dccl_coord_get_stats(dccl_coord_session* s, dccl_coord_stats* stats) {
   pthread_mutex_unlock(&service.lock);
 }
 
-size_t dccl_coord_memory_bytes(const dccl_coord_session* s) {
+size_t dccl_coord_memory_bytes(dccl_coord_session* s) {
   size_t bytes = sizeof(*s);
   pthread_mutex_lock(&service.lock); /* a worker's inbox grows on the service thread */
-  if (s->leader) bytes += dccl_history_memory_bytes(&s->history) + (size_t)s->options.n_ranks * sizeof(worker_link);
-  else bytes += (size_t)s->inbox_capacity * sizeof(inbox_entry) + (size_t)s->inbox_cells_capacity * sizeof(dccl_wire_cell);
+  if (s->leader) {
+    pthread_mutex_lock(&s->history_lock); /* the learner's changes grow the history */
+    bytes += dccl_history_memory_bytes(s->history) + (size_t)s->options.n_ranks * sizeof(worker_link);
+    pthread_mutex_unlock(&s->history_lock);
+  } else {
+    bytes += (size_t)s->inbox_capacity * sizeof(inbox_entry) + (size_t)s->inbox_cells_capacity * sizeof(dccl_wire_cell);
+  }
   pthread_mutex_unlock(&service.lock);
   return bytes;
 }

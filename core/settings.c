@@ -165,8 +165,12 @@ static void read_coordination(dccl_settings* settings, const dccl_logger* logger
   char host[DCCL_HOST_MAX + 1];
   uint16_t registry_port;
   if (coordination != NULL && coordination[0] != '\0') {
-    if (strcmp(coordination, "solo") == 0 || strcmp(coordination, "off") == 0 || strcmp(coordination, "auto") == 0) {
-      snprintf(settings->coordination, sizeof(settings->coordination), "%s", coordination);
+    const char* keywords[] = {"solo", "off", "auto"}; /* kept in lower case: compared as such later */
+    int keyword = -1;
+    for (int k = 0; k < 3; k++)
+      if (strcasecmp(coordination, keywords[k]) == 0) keyword = k;
+    if (keyword >= 0) {
+      snprintf(settings->coordination, sizeof(settings->coordination), "%s", keywords[keyword]);
     } else if (dccl_parse_host_port(coordination, host, sizeof(host), &registry_port) == 0) {
       snprintf(settings->coord_registry, sizeof(settings->coord_registry), "%s", coordination);
     } else {
@@ -274,9 +278,9 @@ void dccl_settings_load(dccl_settings* settings, const dccl_logger* logger) {
   settings->agent = 0;
   const char* agent = getenv("DYNAMICCL_AGENT");
   if (agent != NULL && agent[0] != '\0') {
-    if (strcmp(agent, "dqn") == 0) settings->agent = 0;
-    else if (strcmp(agent, "autoccl") == 0) settings->agent = 1;
-    else if (strcmp(agent, "bandit") == 0) settings->agent = 2;
+    if (strcasecmp(agent, "dqn") == 0) settings->agent = 0;
+    else if (strcasecmp(agent, "autoccl") == 0) settings->agent = 1;
+    else if (strcasecmp(agent, "bandit") == 0) settings->agent = 2;
     else DCCL_WARN(logger, "DYNAMICCL_AGENT='%s' is not one of dqn, autoccl, bandit; using dqn", agent);
   }
   settings->trigger = DCCL_TRIGGER_LSTM;

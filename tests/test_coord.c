@@ -373,6 +373,34 @@ static void test_history(void) {
   dccl_history_free(&h);
 }
 
+/* The record starts small and grows with the changes, up to its maxima; a change that cannot fit
+ * leaves the record as it was. */
+static void test_history_grows(void) {
+  static dccl_history h;
+  static dccl_table table;
+  dccl_table_fill(&table, DCCL_ACTION_NCCL);
+  CHECK_EQ_INT(dccl_history_init(&h, &table, 64, 1500), 0);
+  size_t small = dccl_history_memory_bytes(&h);
+  dccl_rng rng;
+  dccl_rng_seed(&rng, 5);
+  for (int cell = 0; cell < 1000; cell++) dccl_table_set(&table, cell, some_action(&rng));
+  CHECK_EQ_INT(dccl_history_append(&h, 1, &table), 1000);
+  size_t grown = dccl_history_memory_bytes(&h);
+  CHECK_MSG(grown > small + 700 * sizeof(dccl_wire_cell), "%zu bytes, then %zu", small, grown);
+  for (int cell = 1000; cell < 1600; cell++) dccl_table_set(&table, cell, some_action(&rng));
+  CHECK_EQ_INT(dccl_history_append(&h, 2, &table), -1); /* 1600 cells in all: past 1500 */
+  CHECK_EQ_INT((int)h.count, 1);
+  CHECK_EQ_INT((int)h.cells_used, 1000);
+  for (int epoch = 2; epoch < 70; epoch++) {
+    dccl_table_set(&table, 1600 + epoch, some_action(&rng));
+    for (int cell = 1000; cell < 1600; cell++) dccl_table_set(&table, cell, DCCL_ACTION_NCCL);
+    int changed = dccl_history_append(&h, (uint64_t)epoch, &table);
+    CHECK_EQ_INT(changed, epoch <= 64 ? 1 : -1); /* entries: at most 64 */
+  }
+  CHECK_EQ_INT((int)h.count, 64);
+  dccl_history_free(&h);
+}
+
 /* ---- leaders and workers in one process ---- */
 #define RANKS 4
 #define EPOCHS 3000
@@ -824,9 +852,14 @@ static void test_frozen_leader_releases_its_workers(void) {
     const dccl_table* first = dccl_table_store_for_call(&worker_store, 0);
     CHECK(first != NULL && dccl_table_get(first, cell) == ring_ll128);
     /* One table received: the worker's inbox has room for one full table, 25 KiB (at full size from the
-     * start, 960 KiB; the session itself takes 52 KiB). */
+     * start, 960 KiB). */
     size_t worker_bytes = dccl_coord_memory_bytes(worker);
     CHECK_MSG(worker_bytes < 128 * 1024, "a worker session of one table takes %zu bytes", worker_bytes);
+    /* A frozen leader's history holds the one table; it grows only with a learner's changes (it took
+     * 1 MB at full size from the start). */
+    size_t leader_bytes = dccl_coord_memory_bytes(leader);
+    CHECK_MSG(leader_bytes < 128 * 1024, "a leader session of one table takes %zu bytes", leader_bytes);
+    if (frozen) printf("  a frozen leader's session: %zu bytes; its worker's: %zu bytes\n", leader_bytes, worker_bytes);
     if (frozen) {
       CHECK_MSG(may_run_within(&worker_store, 1000000, 5), "a frozen leader's worker waits at epoch boundaries");
       const dccl_table* later = dccl_table_store_for_call(&worker_store, 1000001);
@@ -1372,6 +1405,7 @@ static void test_leader_serves_three_hundred_processes(void) {
   expect_all_served(peers, connected, has_first_table, "worker processes got the table", leader, &buffer_bytes);
   CHECK_MSG(buffer_bytes < MANY_WORKERS * 64 * 1024, "%d connections hold %.1f MiB of buffers", MANY_WORKERS,
             buffer_bytes / 1048576.0);
+  printf("  a leader serving %d processes: %.2f MiB of connection buffers\n", MANY_WORKERS, buffer_bytes / 1048576.0);
 }
 
 /* A registry stand-in's lookup is answered: the leader is found. */
@@ -1845,6 +1879,7 @@ int main(void) {
   RUN(test_decisions_validation);
   RUN(test_parser_fuzz);
   RUN(test_history);
+  RUN(test_history_grows);
   RUN(test_unix_sockets_agree);
   RUN(test_drops_and_reconnects);
   RUN(test_tcp_through_registry);

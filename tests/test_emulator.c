@@ -278,10 +278,10 @@ static void test_disagreement_is_detected(void) {
   snprintf(table_a, sizeof(table_a), "%s/a.table", temp_dir);
   snprintf(table_b, sizeof(table_b), "%s/b.table", temp_dir);
   FILE* f = fopen(table_a, "w");
-  fputs("allreduce,0,-1,ring/simple\n", f);
+  fputs("allreduce,0,-1,ring/ll\n", f);
   fclose(f);
   f = fopen(table_b, "w");
-  fputs("allreduce,0,-1,ring/ll\n", f); /* never NCCL's choice at 1 MiB */
+  fputs("allreduce,0,-1,ring/simple\n", f); /* NCCL's choice here is ring/ll */
   fclose(f);
   setenv("DYNAMICCL_MODE", "fixed", 1);
   dccl_emu_config config;
@@ -294,9 +294,10 @@ static void test_disagreement_is_detected(void) {
   CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
   CHECK_EQ_INT((int)r.rank_mismatches, 0);
   config.rank_setup = per_rank_table;
+  config.check_default = 1;
   CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
   CHECK_EQ_INT((int)r.rank_mismatches, 0);
-  CHECK_EQ_INT((int)r.default_mismatches, 3 * 50); /* every rank ran rank 0's ring/ll */
+  CHECK_EQ_INT((int)r.default_mismatches, 3 * 50); /* every rank ran rank 0's ring/simple */
   setenv("DYNAMICCL_COORD", "off", 1);
   CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
   CHECK_EQ_INT((int)r.rank_mismatches, 50);

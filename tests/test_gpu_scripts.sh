@@ -172,7 +172,7 @@ begin collbench_frozen_ranks_follow_rank_0 # the two "nodes" run rank 0's policy
 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING DYNAMICCL_POLICY_DIR=$scratch/warm-policy \
   run_collbench frozen --mode frozen $small --trace-dir "$scratch/frozen-trace"
 expect_verified "$scratch/frozen.csv"
-for line in "DynamICCL: coordination: rank 0 leads comm [0-9a-f]* (2 ranks, tcp through the registry, its saved policy, frozen)" \
+for line in "DynamICCL: coordination: rank 0 leads comm [0-9a-f]* (2 ranks, tcp through the registry, its saved policy, frozen, 0 rule pins)" \
             "DynamICCL: coordination: rank 1 follows rank 0"; do
   grep -q "$line" "$scratch/frozen.log" || fail "no line '$line' in the log"
 done

@@ -73,6 +73,27 @@ static void test_bad_values_reported_and_defaulted(void) {
   clear_environment();
 }
 
+/* Keywords are read whatever their case, as DYNAMICCL_MODE's always were (DYNAMICCL_AGENT=AutoCCL and
+ * DYNAMICCL_COORD=OFF were refused, and OFF was taken for no host). */
+static void test_keywords_in_any_case(void) {
+  clear_environment();
+  setenv("DYNAMICCL_AGENT", "AutoCCL", 1);
+  setenv("DYNAMICCL_COORD", "OFF", 1);
+  setenv("DYNAMICCL_TRIGGER", "CuSum", 1);
+  dccl_settings s;
+  load_capturing_log(&s);
+  CHECK_EQ_INT(s.agent, 1);
+  CHECK(strcmp(s.coordination, "off") == 0);
+  CHECK_EQ_INT(s.trigger, DCCL_TRIGGER_CUSUM);
+  CHECK_MSG(test_log_buffer[0] == '\0', "warned: %s", test_log_buffer);
+  setenv("DYNAMICCL_AGENT", "Bandit", 1);
+  setenv("DYNAMICCL_COORD", "Solo", 1);
+  load_capturing_log(&s);
+  CHECK_EQ_INT(s.agent, 2);
+  CHECK(strcmp(s.coordination, "solo") == 0);
+  clear_environment();
+}
+
 /* NCCL's own buffer variables (they bound the chunk sizes worth trying): read when valid, NCCL's
  * default (0) when unset, -2 or malformed, with a warning for the malformed. */
 static void test_nccl_buffer_sizes(void) {
@@ -336,6 +357,7 @@ int main(void) {
   RUN(test_registry_from_master_port);
   RUN(test_log_stderr_read_whole);
   RUN(test_seed_zero_is_explicit);
+  RUN(test_keywords_in_any_case);
   RUN(test_epsilon_floor_at_most_epsilon);
   RUN(test_overlong_path_ignored);
   RUN(test_host_port_addresses);
