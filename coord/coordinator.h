@@ -70,6 +70,9 @@ size_t dccl_coord_memory_bytes(dccl_coord_session* session);
 
 /* Tests: connections (all sessions) the service has accepted or made, and rejected messages. */
 void dccl_coord_service_counters(uint64_t* connections, uint64_t* rejected);
+/* Tests: rounds of the service thread's loop so far: every 200 us while a session is busy (a learning
+ * leader, a worker of one, a table on its way), at most every 20 ms otherwise. */
+uint64_t dccl_coord_service_rounds(void);
 /* Tests: connections the service holds open now. */
 int dccl_coord_service_open_connections(void);
 /* Tests: bytes of the input and output buffers of the connections the service holds open now (each

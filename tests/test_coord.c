@@ -864,6 +864,13 @@ static void test_frozen_leader_releases_its_workers(void) {
       CHECK_MSG(may_run_within(&worker_store, 1000000, 5), "a frozen leader's worker waits at epoch boundaries");
       const dccl_table* later = dccl_table_store_for_call(&worker_store, 1000001);
       CHECK(later != NULL && dccl_table_get(later, cell) == ring_ll128);
+      /* Nothing left to do: the service thread waits on its connections instead of going round every
+       * 200 us (2,500 rounds in 0.5 s; at most 20 ms idle: about 25). */
+      uint64_t rounds = dccl_coord_service_rounds();
+      nanosleep(&(struct timespec){0, 500000000}, NULL);
+      rounds = dccl_coord_service_rounds() - rounds;
+      CHECK_MSG(rounds < 250, "%llu rounds of the service in 0.5 s with nothing to do", (unsigned long long)rounds);
+      printf("  an idle frozen leader and worker: %llu service rounds in 0.5 s\n", (unsigned long long)rounds);
     } else {
       CHECK_MSG(!may_run_within(&worker_store, 1000000, 0.2), "a learning leader's worker ran an undecided epoch");
     }
