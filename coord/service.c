@@ -1225,21 +1225,36 @@ static int start_service(const dccl_coord_options* o, char* error, size_t error_
 
 _Static_assert(DCCL_WIRE_HOST_MAX == DCCL_HOST_MAX, "the settings accept the registry hosts the service can use");
 
-/* Called with the lock held: TCP listener for a leader, registry if this process can host it. */
-static int setup_tcp(const dccl_coord_options* o, int leader, char* error, size_t error_size) {
+/* Without the lock (a name's lookup may take long, and the thread would wait for it): the registry's
+ * listening socket if this process can host it (the address is this machine's and free), else -1; -2
+ * when the address is no host:port; -3 when not tried: this process hosts the registry already, or is
+ * connected to it. */
+static int try_registry_listener(const dccl_coord_options* o, char* error, size_t error_size) {
+  pthread_mutex_lock(&service.lock);
+  int wanted = service.registry_listener < 0 && service.registry_conn == NULL;
+  pthread_mutex_unlock(&service.lock);
+  if (!wanted) return -3;
+  char host[DCCL_WIRE_HOST_MAX + 1];
+  uint16_t port;
+  if (dccl_parse_host_port(o->registry, host, sizeof(host), &port) != 0) {
+    snprintf(error, error_size, "coordinator address '%s' is not host:port or [IPv6 address]:port", o->registry);
+    return -2;
+  }
+  int every_interface;
+  int fd = dccl_transport_listen_registry(host, port, &every_interface); /* fails unless ours and free */
+  if (fd >= 0)
+    DCCL_INFO(o->logger, "coordination registry listening at %s%s", o->registry,
+              every_interface ? " (on every interface: that name is this machine)" : "");
+  return fd;
+}
+
+/* Called with the lock held: TCP listener for a leader, and the registry's listener `registry_fd` (from
+ * try_registry_listener; -1: none) unless the process has one already. */
+static int setup_tcp(const dccl_coord_options* o, int leader, int registry_fd, char* error, size_t error_size) {
   if (service.registry[0] == '\0') snprintf(service.registry, sizeof(service.registry), "%s", o->registry);
-  if (service.registry_listener < 0 && service.registry_conn == NULL) {
-    char host[DCCL_WIRE_HOST_MAX + 1];
-    uint16_t port;
-    if (dccl_parse_host_port(o->registry, host, sizeof(host), &port) != 0) {
-      snprintf(error, error_size, "coordinator address '%s' is not host:port or [IPv6 address]:port", o->registry);
-      return -1;
-    }
-    int every_interface;
-    service.registry_listener = dccl_transport_listen_registry(host, port, &every_interface); /* fails unless ours and free */
-    if (service.registry_listener >= 0)
-      DCCL_INFO(o->logger, "coordination registry listening at %s%s", o->registry,
-                every_interface ? " (on every interface: that name is this machine)" : "");
+  if (registry_fd >= 0) {
+    if (service.registry_listener < 0) service.registry_listener = registry_fd;
+    else close(registry_fd); /* another communicator's bound it meanwhile */
   }
   if (leader && service.tcp_listener < 0) {
     service.tcp_listener = dccl_transport_listen_tcp(NULL, 0, &service.tcp_port);
@@ -1269,14 +1284,23 @@ static dccl_coord_session* new_session(const dccl_coord_options* o, int leader) 
 }
 
 static int add_session(dccl_coord_session* s, char* error, size_t error_size) {
-  pthread_mutex_lock(&service.lock);
-  /* The last session just left and the thread is ending: a session added now would have no thread. */
-  while (service.running && service.stop) pthread_cond_wait(&service.changed, &service.lock);
+  int registry_fd = -1;
+  for (int attempt = 0;; attempt++) {
+    if (s->options.registry[0] != '\0' && (registry_fd = try_registry_listener(&s->options, error, error_size)) == -2)
+      return -1;
+    pthread_mutex_lock(&service.lock);
+    /* The last session just left and the thread is ending: a session added now would have no thread. */
+    while (service.running && service.stop) pthread_cond_wait(&service.changed, &service.lock);
+    /* Not tried because the ending service had a registry, which it has closed since: once more. */
+    if (registry_fd != -3 || attempt > 0 || service.registry_listener >= 0 || service.registry_conn != NULL) break;
+    pthread_mutex_unlock(&service.lock);
+  }
   int rc = -1;
   if (reserve((void**)&service.sessions, &service.session_capacity, service.session_count + 1,
               sizeof(dccl_coord_session*)) != 0) {
     snprintf(error, error_size, "out of memory for %d coordinated communicators", service.session_count + 1);
-  } else if (s->options.registry[0] != '\0' && setup_tcp(&s->options, s->leader, error, error_size) != 0) {
+    if (registry_fd >= 0) close(registry_fd);
+  } else if (s->options.registry[0] != '\0' && setup_tcp(&s->options, s->leader, registry_fd, error, error_size) != 0) {
   } else if (start_service(&s->options, error, error_size) == 0) {
     service.sessions[service.session_count++] = s;
     wake_service();
