@@ -85,7 +85,12 @@ int dccl_history_append(dccl_history* h, uint64_t epoch, const dccl_table* table
   uint32_t first = h->cells_used;
   for (int i = 0; i < DCCL_TABLE_CELLS; i++) {
     dccl_wire_cell now = cell_of(table, i), before = cell_of(&h->last, i);
-    if (!same_cell(&now, &before) && h->cells_used < h->cells_capacity) h->cells[h->cells_used++] = now;
+    if (same_cell(&now, &before)) continue;
+    if (h->cells_used - first == changes) { /* the table changed under us (its publisher's alone: cannot) */
+      h->cells_used = first;
+      return -1;
+    }
+    h->cells[h->cells_used++] = now;
   }
   uint32_t changed = h->cells_used - first;
   h->entries[h->count++] = (dccl_history_entry){epoch, first, changed};

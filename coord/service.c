@@ -62,6 +62,7 @@ typedef struct connection {
   uint64_t opened_ns; /* when it was made or accepted: the peer's HELLO is due within the hello timeout */
   uint8_t* in;
   size_t in_length, in_capacity;
+  int input_stalled; /* a whole message waits for room (a worker's inbox, memory): retried every round */
   uint8_t* out;
   size_t out_length, out_capacity;
 } connection;
@@ -344,7 +345,7 @@ static void close_connection(connection* c, uint64_t now) {
       if (s->conn == c) {
         s->conn = NULL;
         s->joined = 0;
-        s->retry_at_ns = now + RETRY_NS / 5;
+        if (s->retry_at_ns < now + RETRY_NS / 5) s->retry_at_ns = now + RETRY_NS / 5; /* (a refusal's is later) */
       }
       if (c->to_registry) s->looking_up = 0;
     }
@@ -504,6 +505,7 @@ static int on_rules(connection* c, const dccl_wire_header* h, const uint8_t* pay
   if (!valid) {
     reject(c, h, why);
     c->closing = 1;
+    if (s != NULL && s->conn == c) s->retry_at_ns = dccl_monotonic_ns() + 100 * RETRY_NS; /* it would send it again */
   } else if (s != NULL && s->conn == c && !s->rules_received) { /* the same rules again after a reconnection: kept */
     dccl_pin_set* pins = s->options.pins;
     if (pins == NULL || list->count == 0) {
@@ -582,6 +584,7 @@ static int on_decisions(connection* c, const dccl_wire_header* h, const uint8_t*
   if (entries < 0) {
     reject(c, h, why);
     c->closing = 1;
+    if (s != NULL && s->conn == c) s->retry_at_ns = dccl_monotonic_ns() + 100 * RETRY_NS; /* it would send it again */
     return 1;
   }
   if (s == NULL || s->conn != c) return 1; /* a session that left, or a stale connection */
@@ -739,6 +742,7 @@ static void on_registry_refusal(const dccl_wire_header* h, const char* why, uint
 /* Handles every complete message in a connection's input buffer, and makes room for the next one. */
 static void handle_input(connection* c, uint64_t now) {
   size_t at = 0, incomplete_bytes = 0;
+  c->input_stalled = 0;
   while (!c->closing) {
     dccl_wire_header h;
     char why[160];
@@ -776,10 +780,16 @@ static void handle_input(connection* c, uint64_t now) {
       case DCCL_MSG_JOIN: on_join(c, &h, &r); break;
       case DCCL_MSG_ACK: on_ack(&h, &r); break;
       case DCCL_MSG_DECISIONS:
-        if (!on_decisions(c, &h, payload)) goto stalled;
+        if (!on_decisions(c, &h, payload)) {
+          c->input_stalled = 1;
+          goto stalled;
+        }
         break;
       case DCCL_MSG_RULES:
-        if (!on_rules(c, &h, payload)) goto stalled;
+        if (!on_rules(c, &h, payload)) {
+          c->input_stalled = 1;
+          goto stalled;
+        }
         break;
       case DCCL_MSG_BYE: {
         dccl_coord_session* s = find_session(0, h.comm_id, h.rank);
@@ -819,7 +829,7 @@ stalled:
   c->in_length -= at;
   /* A message longer than the buffer: it grows to hold it (out of memory: the service loop, which calls
    * this for every connection, tries again; the buffer being full, nothing more is read meanwhile). */
-  if (incomplete_bytes > c->in_capacity) grow_input(c, incomplete_bytes);
+  if (incomplete_bytes > c->in_capacity) c->input_stalled = grow_input(c, incomplete_bytes) != 0;
   else shrink_if_empty(&c->in, c->in_length, &c->in_capacity);
 }
 
@@ -1103,8 +1113,8 @@ static int session_busy(const dccl_coord_session* s) {
 static int service_busy(void) {
   for (int i = 0; i < service.session_count; i++)
     if (session_busy(service.sessions[i])) return 1;
-  for (int i = 0; i < service.connection_count; i++) /* connecting, or input waiting for room */
-    if (service.connections[i]->connecting || service.connections[i]->in_length > 0) return 1;
+  for (int i = 0; i < service.connection_count; i++) /* connecting, or a message waiting for room */
+    if (service.connections[i]->connecting || service.connections[i]->input_stalled) return 1;
   return 0;
 }
 
@@ -1323,7 +1333,22 @@ static void free_session(dccl_coord_session* s) {
   free(s);
 }
 
+/* A communicator made again with the id of one this process still leads while that one leaves (NCCL
+ * reuses an id only for a new communicator of the same ranks): the new leader waits until the old one is
+ * done (at most LEAVE_NS), or its listening name, its registration and its workers' joins would be taken
+ * for the old one's. */
+static void wait_for_ending_leader(uint64_t comm_id) {
+  pthread_mutex_lock(&service.lock);
+  for (;;) {
+    dccl_coord_session* old = find_session(1, comm_id, 0);
+    if (old == NULL || !old->leaving || !service.running) break;
+    pthread_cond_wait(&service.changed, &service.lock);
+  }
+  pthread_mutex_unlock(&service.lock);
+}
+
 dccl_coord_session* dccl_coord_lead(const dccl_coord_options* o, char* error, size_t error_size) {
+  wait_for_ending_leader(o->comm_id);
   dccl_coord_session* s = new_session(o, 1);
   if (s == NULL) {
     snprintf(error, error_size, "out of memory");

@@ -505,10 +505,15 @@ const dccl_table* dccl_comm_wait_for_table(dccl_comm* comm, uint64_t call) {
     if (now >= report_at) {
       /* Waiting is correct (running without the leader's table could make ranks disagree); make it
        * visible. */
-      DCCL_WARN(&comm->logger, "rank %d has waited %.1f s for %s to decide epoch %llu (call %llu)", comm->rank,
+      uint64_t epoch = call >> comm->tables.epoch_shift;
+      DCCL_WARN(&comm->logger, "rank %d has waited %.1f s for %s to decide epoch %llu (call %llu)%s", comm->rank,
                 1e-9 * (double)(now - started),
-                comm->coord != NULL ? dccl_coord_leader_name(comm->coord) : "the leader",
-                (unsigned long long)(call >> comm->tables.epoch_shift), (unsigned long long)call);
+                comm->coord != NULL ? dccl_coord_leader_name(comm->coord) : "the leader", (unsigned long long)epoch,
+                (unsigned long long)call,
+                epoch == 0 ? ": rank 0 may run no policy (every rank needs the same DYNAMICCL_MODE and "
+                             "DYNAMICCL_RULES_FILE setting), or not be reachable (DYNAMICCL_COORD; "
+                             "DYNAMICCL_COORD=off makes each rank read its own files)"
+                           : "");
       report_at = now + patience;
     }
   }

@@ -962,6 +962,44 @@ static void test_leaving_leader_waits_for_a_worker_yet_to_join(void) {
   if (worker != NULL) dccl_coord_leave(worker, NULL);
 }
 
+/* A communicator made again with the id of one this process still leads, while that leader leaves
+ * waiting for a worker that never came: the new leader waits for the old one to be done, then serves its
+ * own table (it failed before: the old leader still held the listening name). */
+static void test_leader_of_a_reused_id_waits_for_the_old_one(void) {
+  static dccl_table_store old_store, new_store, worker_store;
+  dccl_table_store_init(&old_store, 1);
+  dccl_table_store_init(&new_store, 1);
+  dccl_table_store_init(&worker_store, 1);
+  int cell = dccl_cell_for_call(DCCL_COLL_ALLREDUCE, 1 << 12, 1, 0);
+  dccl_action ring_ll = dccl_action_make(1, 0, 2, 0), tree_ll = dccl_action_make(0, 0, 2, 0);
+  dccl_table_set(dccl_table_store_initial(&old_store), cell, ring_ll);
+  dccl_table_set(dccl_table_store_initial(&new_store), cell, tree_ll);
+  dccl_coord_options o;
+  two_rank_options(&o, 0x3F20, &old_store);
+  o.frozen = 1;
+  char error[256];
+  dccl_coord_session* old_leader = dccl_coord_lead(&o, error, sizeof(error));
+  CHECK(old_leader != NULL);
+  if (old_leader == NULL) return;
+  CHECK(dccl_table_store_for_call(&old_store, 0) != NULL);
+  pthread_t leaving;
+  pthread_create(&leaving, NULL, leave_in_thread, old_leader); /* waits 2 s for rank 1 */
+  nanosleep(&(struct timespec){0, 100000000}, NULL);
+  o.store = &new_store;
+  dccl_coord_session* new_leader = dccl_coord_lead(&o, error, sizeof(error));
+  CHECK_MSG(new_leader != NULL, "%s", error);
+  o.rank = 1;
+  o.store = &worker_store;
+  dccl_coord_session* worker = dccl_coord_follow(&o, error, sizeof(error));
+  CHECK(worker != NULL);
+  CHECK(follows_within(&worker_store, 5));
+  const dccl_table* t = dccl_table_store_for_call(&worker_store, 0);
+  CHECK(t != NULL && dccl_table_get(t, cell) == tree_ll); /* the new leader's, not the old one's ring_ll */
+  pthread_join(leaving, NULL);
+  if (worker != NULL) dccl_coord_leave(worker, NULL);
+  if (new_leader != NULL) dccl_coord_leave(new_leader, NULL);
+}
+
 /* A leader that leaves is forgotten by the registry at once, not when its process's connection to
  * the registry closes (a long-lived process making and ending communicators filled the registry). */
 static void test_registry_forgets_a_leader_that_left(void) {
@@ -1895,6 +1933,7 @@ int main(void) {
   RUN(test_frozen_leader_releases_its_workers);
   RUN(test_workers_run_rank_0s_pins);
   RUN(test_leaving_leader_waits_for_a_worker_yet_to_join);
+  RUN(test_leader_of_a_reused_id_waits_for_the_old_one);
   RUN(test_registry_forgets_a_leader_that_left);
   RUN(test_refused_registration_is_retried);
   RUN(test_registry_backoff_from_a_foreign_peer);
