@@ -49,6 +49,15 @@ static void learning_environment(void) {
   setenv("DYNAMICCL_SAVE_SECONDS", "0", 1);
 }
 
+/* A test's simulator and workload (a failure to load them fails the test), in the learning environment. */
+static int prepare(const char* profile_name, const char* workload_name, dccl_sim* sim, dccl_workload* workload,
+                   uint64_t calls) {
+  int loaded = load(profile_name, workload_name, sim, workload, calls) == 0;
+  CHECK_MSG(loaded, "cannot load %s / %s", profile_name, workload_name);
+  learning_environment();
+  return loaded ? 0 : -1;
+}
+
 static uint64_t test_calls(void) {
   const char* text = getenv("DYNAMICCL_TEST_CALLS");
   return text != NULL && atoll(text) > 0 ? (uint64_t)atoll(text) : 200000;
@@ -89,10 +98,7 @@ static void test_eight_processes_agree(void) {
   static dccl_sim sim;
   static dccl_workload workload;
   uint64_t calls = test_calls();
-  if (load("nvlink-h100x8", "mixed-long", &sim, &workload, calls) != 0) {
-    CHECK(0);
-    return;
-  }
+  if (prepare("nvlink-h100x8", "mixed-long", &sim, &workload, calls) != 0) return;
   /* mixed-long's iteration, repeated for as many calls as asked. */
   char text[512], error[512];
   snprintf(text, sizeof(text),
@@ -102,7 +108,6 @@ static void test_eight_processes_agree(void) {
            (unsigned long long)(calls / 110 + 1));
   dccl_workload_free(&workload);
   CHECK(dccl_workload_parse(text, "test", &workload, error, sizeof(error)) == 0);
-  learning_environment();
   setenv("DYNAMICCL_COORD_DROP", "0.002", 1);
   dccl_emu_config config;
   process_config(&config, 8, calls, 0xC00D0001ULL);
@@ -134,11 +139,7 @@ static int free_port(void) {
 static void test_tcp_across_nodes(void) {
   static dccl_sim sim;
   static dccl_workload workload;
-  if (load("sockets-1gpu-4ranks", "mixed-long", &sim, &workload, 60000) != 0) {
-    CHECK(0);
-    return;
-  }
-  learning_environment();
+  if (prepare("sockets-1gpu-4ranks", "mixed-long", &sim, &workload, 60000) != 0) return;
   char address[64];
   snprintf(address, sizeof(address), "127.0.0.1:%d", free_port());
   setenv("DYNAMICCL_COORD", address, 1);
@@ -164,11 +165,7 @@ static void test_tcp_across_nodes(void) {
 static void test_multinode_without_coordinator_runs_nccl(void) {
   static dccl_sim sim;
   static dccl_workload workload;
-  if (load("sockets-1gpu-4ranks", "mixed", &sim, &workload, 5000) != 0) {
-    CHECK(0);
-    return;
-  }
-  learning_environment();
+  if (prepare("sockets-1gpu-4ranks", "mixed", &sim, &workload, 5000) != 0) return;
   dccl_emu_config config;
   process_config(&config, sim.profile.n_ranks, 5000, 0xC00D0003ULL);
   dccl_emu_result r;
@@ -189,8 +186,7 @@ static void policy_file_of_rank(int rank, void* argument) {
 static int learn_policy(const char* profile_name, const char* path, uint64_t comm_id) {
   static dccl_sim sim;
   static dccl_workload workload;
-  if (load(profile_name, "mixed", &sim, &workload, 20000) != 0) return -1;
-  learning_environment();
+  if (prepare(profile_name, "mixed", &sim, &workload, 20000) != 0) return -1;
   setenv("DYNAMICCL_POLICY_FILE", path, 1);
   dccl_emu_config config;
   process_config(&config, 3, 20000, comm_id);
@@ -222,11 +218,7 @@ static void test_frozen_ranks_run_rank_0s_policy(void) {
   CHECK(learn_policy("pcie-8gpu", pcie, 0xC00D0011ULL) == 0);
   static dccl_sim sim;
   static dccl_workload workload;
-  if (load("nvlink-h100x8", "mixed", &sim, &workload, 5000) != 0) {
-    CHECK(0);
-    return;
-  }
-  learning_environment();
+  if (prepare("nvlink-h100x8", "mixed", &sim, &workload, 5000) != 0) return;
   setenv("DYNAMICCL_MODE", "frozen", 1);
   char* paths[3][2] = {{nvlink, pcie}, {missing, nvlink}, {nvlink, nvlink}};
   for (int k = 0; k < 3; k++) {
@@ -295,11 +287,7 @@ static void test_fixed_tables_and_rules_are_rank_0s(void) {
   write_text(files.rules, "allgather,0,-1,ring,ll,-1,-1,-1\n");
   static dccl_sim sim;
   static dccl_workload workload;
-  if (load("nvlink-h100x8", "mixed", &sim, &workload, 5000) != 0) {
-    CHECK(0);
-    return;
-  }
-  learning_environment();
+  if (prepare("nvlink-h100x8", "mixed", &sim, &workload, 5000) != 0) return;
   setenv("DYNAMICCL_MODE", "fixed", 1);
   unsetenv("DYNAMICCL_PROFILE");
   for (int coordinated = 1; coordinated >= 0; coordinated--) {
@@ -338,11 +326,7 @@ static void test_fixed_tables_and_rules_are_rank_0s(void) {
 static void test_late_leader_is_waited_for(void) {
   static dccl_sim sim;
   static dccl_workload workload;
-  if (load("nvlink-h100x8", "mixed", &sim, &workload, 3000) != 0) {
-    CHECK(0);
-    return;
-  }
-  learning_environment();
+  if (prepare("nvlink-h100x8", "mixed", &sim, &workload, 3000) != 0) return;
   setenv("DYNAMICCL_COORD_TIMEOUT_S", "0.5", 1);
   dccl_emu_config config;
   process_config(&config, 3, 3000, 0xC00D0004ULL);
