@@ -182,8 +182,12 @@ dccl_comm* dccl_registry_attach_tuner(int comm_id_known, uint64_t comm_id, int n
       DCCL_INIT_INFO(&comm->logger, "no profiler context to pair with; tuner runs without measurements");
     }
   }
-  if (comm != NULL) dccl_comm_attach_tuner(comm, abi_version);
   pthread_mutex_unlock(&registry_lock);
+  /* Out of the lock: attaching reads policy, table and rule files and sets up coordination (a registry
+   * name's lookup, a leader waiting for an ending one), which other communicators' init and finalize and
+   * the background drain need not wait for. Paired and marked, the communicator is this init's: the
+   * drain reads what the attach sets up only once it publishes `learning`. */
+  if (comm != NULL) dccl_comm_attach_tuner(comm, abi_version);
   return comm;
 }
 

@@ -607,13 +607,25 @@ static void test_profiler_mask_is_shared(void) {
 }
 
 /* Rank 0 of a 2-rank communicator (fixed table) whose rank 1 never comes: finalizing it, rank 0's
- * coordination waits up to 2 s for rank 1. Meanwhile this process makes another communicator: its init
- * must not wait for that end (it did, behind the registry's lock, and in a process hosting several ranks
- * the late rank then found its leader gone and waited for ever). */
+ * coordination waits up to 2 s for rank 1. Meanwhile this process makes the same communicator again,
+ * whose init waits for the old leader's end, and another communicator: that one's init must wait for
+ * neither (it did, behind the registry's lock, and in a process hosting several ranks the late rank then
+ * found its leader gone and waited for ever). */
 typedef struct ending_job {
   void *profiler_context, *tuner_context;
   atomic_int finalizing, finalized;
+  atomic_int profiled, initialised; /* the same communicator made again */
 } ending_job;
+
+static void* init_leader_again(void* argument) {
+  ending_job* job = argument;
+  int mask = 0;
+  profiler6->init(&job->profiler_context, 0xE4D0, &mask, "again", 1, 2, 0, logger);
+  atomic_store(&job->profiled, 1);
+  job->tuner_context = init_v6(0xE4D0, 2, 1);
+  atomic_store(&job->initialised, 1);
+  return NULL;
+}
 
 static void* finalize_leader(void* argument) {
   ending_job* job = argument;
@@ -627,20 +639,28 @@ static void* finalize_leader(void* argument) {
 static void test_ending_leader_does_not_hold_up_other_communicators(void) {
   use_fixed_table("lead.table", "allreduce,0,-1,ring/simple\n");
   log_reset();
-  ending_job job = {NULL, NULL, 0, 0};
+  ending_job job = {NULL, NULL, 0, 0, 0, 0}, again = {NULL, NULL, 0, 0, 0, 0};
   int mask = 0;
   profiler6->init(&job.profiler_context, 0xE4D0, &mask, "ending", 1, 2, 0, logger);
   job.tuner_context = init_v6(0xE4D0, 2, 1);
   CHECK(strstr(logged, "rank 0 leads comm 000000000000e4d0") != NULL && strstr(logged, "its fixed table") != NULL);
-  pthread_t finalizer;
+  pthread_t finalizer, reinitializer;
   pthread_create(&finalizer, NULL, finalize_leader, &job);
   while (!atomic_load(&job.finalizing)) sched_yield();
   nanosleep(&(struct timespec){0, 200000000}, NULL); /* well into the leader's 2 s wait for rank 1 */
+  pthread_create(&reinitializer, NULL, init_leader_again, &again);
+  while (!atomic_load(&again.profiled)) sched_yield();
+  nanosleep(&(struct timespec){0, 100000000}, NULL); /* its tuner's init waits for the old leader */
   clear_environment();
   void* other = init_v6(0xE4D1, 8, 1);
   CHECK_MSG(!atomic_load(&job.finalized), "a communicator's init waited for another's end");
+  CHECK_MSG(!atomic_load(&again.initialised), "a communicator's init waited for another's init");
   tuner6->finalize(other);
   pthread_join(finalizer, NULL);
+  pthread_join(reinitializer, NULL);
+  CHECK(again.tuner_context != NULL);
+  CHECK_EQ_INT(count_occurrences("rank 0 leads comm 000000000000e4d0"), 2); /* the second after the first left */
+  finalize_leader(&again);
 }
 
 static int threads_left_in_library; /* a hung test's threads: unloading the library would crash them */
