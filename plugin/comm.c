@@ -454,11 +454,13 @@ int dccl_comm_drain(dccl_comm* comm, int max_measurements) {
                    "NCCL profiler events DynamICCL cannot interpret (the first: %s); those collectives are not measured "
                    "(reported once per communicator)",
                    comm->events.unknown_description);
-  /* The inputs are read after the acquire: a tuner attaching meanwhile publishes them with learning. */
+  /* The inputs are read only after the acquire sees learning: a tuner attaching meanwhile (outside the
+   * registry's lock) writes them, then publishes them with learning. */
   int learning = atomic_load_explicit(&comm->learning, memory_order_acquire);
   dccl_learner_inputs in;
-  learner_inputs(comm, &in);
+  memset(&in, 0, sizeof(in));
   if (learning) {
+    learner_inputs(comm, &in);
     dccl_learner_defer_training(comm->learner, dccl_queue_backlog(&comm->queue) >= BEHIND_BACKLOG);
     dccl_learner_begin(comm->learner, &in);
   }
