@@ -1,5 +1,6 @@
 # DynamICCL build. `make` builds the plugin, the CLI and the tests; `make test` runs every test,
-# then the same tests under AddressSanitizer and UndefinedBehaviorSanitizer; `make demo` runs the
+# then the same tests under AddressSanitizer and UndefinedBehaviorSanitizer, and the threaded ones
+# under ThreadSanitizer (`make test-tsan` alone); `make demo` runs the
 # simulated-cluster demo; `make bench` runs the hot-path, simulator, trigger and DQN benchmarks;
 # `make bench-agents` evaluates the learning agents; `make bench-replay` them on the GPU replay;
 # `make bench-learner` whether the background learner keeps up with back-to-back collectives.
@@ -13,6 +14,9 @@ CFLAGS_COMMON = -std=c11 -D_GNU_SOURCE -g -fPIC -fvisibility=hidden -pthread \
 ifeq ($(SANITIZE),1)
   OPT = -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
   SAN_LDFLAGS = -fsanitize=address,undefined
+else ifeq ($(SANITIZE),thread)
+  OPT = -O1 -fno-omit-frame-pointer -fsanitize=thread
+  SAN_LDFLAGS = -fsanitize=thread
 else
   OPT = -O2
   SAN_LDFLAGS =
@@ -66,7 +70,7 @@ else
   Q = @
 endif
 
-.PHONY: all plugin test test-fast test-asan test-coordination-long fuzz report demo bench bench-agents bench-replay bench-learner clean
+.PHONY: all plugin test test-fast test-asan test-tsan test-coordination-long fuzz report demo bench bench-agents bench-replay bench-learner clean
 .SECONDARY:
 all: plugin $(CLI) $(TESTS) $(BUILD)/tests/test_gpu_scripts $(BENCHES) $(BUILD)/fuzz_wire $(GPU_TOOLS)
 plugin: $(TUNER_SO) $(PROFILER_SO)
@@ -130,10 +134,21 @@ test-asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 all
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run_all.sh build-asan
 
+# ThreadSanitizer runs the tests whose threads share state: the registry and its drain thread, the
+# coordination service, the learner beside the hot path, ranks as threads and processes.
+TSAN_TESTS := test_plugin test_coord test_coordination test_emulator
+TSAN_ENV := TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+
+test-tsan:
+	@$(MAKE) --no-print-directory BUILD=build-tsan SANITIZE=thread plugin $(addprefix build-tsan/tests/,$(TSAN_TESTS))
+	@$(TSAN_ENV) tests/run_all.sh build-tsan
+
 test:
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 all
-	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run_all.sh build build-asan
+	@$(MAKE) --no-print-directory BUILD=build-tsan SANITIZE=thread plugin $(addprefix build-tsan/tests/,$(TSAN_TESTS))
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(TSAN_ENV) \
+	  tests/run_all.sh build build-asan build-tsan
 
 demo: all
 	@tools/demo.sh $(BUILD)
