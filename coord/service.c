@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -63,6 +64,7 @@ typedef struct connection {
   uint8_t* in;
   size_t in_length, in_capacity;
   int input_stalled; /* a whole message waits for room (a worker's inbox, memory): retried every round */
+  uint32_t watched;  /* the events the service's epoll set waits for on it (EPOLLIN, EPOLLOUT) */
   uint8_t* out;
   size_t out_length, out_capacity;
 } connection;
@@ -143,6 +145,7 @@ static struct {
   pid_t key_pid; /* the process the key was made for (a forked child makes its own) */
   dccl_logger logger; /* process-wide messages: a copy of the first session's, which its communicator frees */
   int wake[2]; /* a pipe: written to wake the thread from an idle wait (a session added or leaving) */
+  int epoll;   /* the connections, each registered once: a round costs the ready ones, not all of them */
   int tcp_listener;
   uint16_t tcp_port;
   char registry[288];
@@ -159,7 +162,7 @@ static struct {
   size_t buffer_bytes;   /* the connections' input and output buffers, all together */
   size_t largest_output; /* the largest output buffer a connection has had since the service started */
 } service = {.lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER, .tcp_listener = -1,
-             .registry_listener = -1, .wake = {-1, -1}};
+             .registry_listener = -1, .wake = {-1, -1}, .epoll = -1};
 
 /* Makes room for `needed` elements of `size` bytes in `*array`, doubling its capacity; 0, or -1 when out
  * of memory (the array unchanged). */
@@ -260,6 +263,16 @@ static connection* add_connection(int fd, int initiated, int connecting) {
   c->initiated = initiated;
   c->connecting = connecting;
   c->opened_ns = dccl_monotonic_ns();
+  c->watched = EPOLLIN | (connecting ? EPOLLOUT : 0);
+  struct epoll_event watch = {.events = c->watched, .data.ptr = c};
+  if (epoll_ctl(service.epoll, EPOLL_CTL_ADD, fd, &watch) != 0) {
+    service.buffer_bytes -= c->in_capacity + c->out_capacity;
+    free(c->in);
+    free(c->out);
+    free(c);
+    close(fd);
+    return NULL;
+  }
   service.connections[service.connection_count++] = c;
   service.connections_made++;
   return c;
@@ -357,6 +370,7 @@ static void close_connection(connection* c, uint64_t now) {
       service.connections[i] = service.connections[--service.connection_count];
       break;
     }
+  epoll_ctl(service.epoll, EPOLL_CTL_DEL, c->fd, NULL);
   close(c->fd);
   service.buffer_bytes -= c->in_capacity + c->out_capacity;
   free(c->in);
@@ -1081,19 +1095,16 @@ static void worker_work(dccl_coord_session* s, uint64_t now) {
 }
 
 /* ---- the thread ---- */
-/* What the service thread polls: listeners and connections, and the connection of each (NULL: a listener). */
+/* What the service thread polls besides the epoll set of connections: the listeners and the wake pipe. */
 typedef struct poll_set {
   struct pollfd* fds;
-  connection** owners;
-  int count, fds_capacity, owners_capacity;
+  int count, capacity;
 } poll_set;
 
-static void poll_for(poll_set* set, int fd, short events, connection* owner) {
-  if (reserve((void**)&set->fds, &set->fds_capacity, set->count + 1, sizeof(struct pollfd)) != 0 ||
-      reserve((void**)&set->owners, &set->owners_capacity, set->count + 1, sizeof(connection*)) != 0)
+static void poll_for(poll_set* set, int fd, short events) {
+  if (reserve((void**)&set->fds, &set->capacity, set->count + 1, sizeof(struct pollfd)) != 0)
     return; /* out of memory: not polled this time */
-  set->fds[set->count] = (struct pollfd){fd, events, 0};
-  set->owners[set->count++] = owner;
+  set->fds[set->count++] = (struct pollfd){fd, events, 0};
 }
 
 /* Whether a session needs the thread every POLL_NS rather than only when its connections have something:
@@ -1124,9 +1135,24 @@ static void wake_service(void) {
   }
 }
 
+/* Reads from and writes to the connections the epoll set has ready. Each is still open: connections are
+ * freed only by close_connection, which runs on this thread before the wait, and in dccl_coord_leave once
+ * this thread has ended. Other threads, while the lock is free during the wait, add and remove sessions,
+ * never connections. Those not taken now (more than fit) are ready again next round. */
+static void ready_connections(uint64_t now) {
+  struct epoll_event ready[256];
+  int n = epoll_wait(service.epoll, ready, (int)(sizeof(ready) / sizeof(ready[0])), 0);
+  for (int i = 0; i < n; i++) {
+    connection* c = ready[i].data.ptr;
+    if (c->connecting) continue;
+    if (ready[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) read_input(c, now);
+    if (ready[i].events & EPOLLOUT) flush(c);
+  }
+}
+
 static void* service_main(void* argument) {
   (void)argument;
-  poll_set set = {NULL, NULL, 0, 0, 0};
+  poll_set set = {NULL, 0, 0};
   pthread_mutex_lock(&service.lock);
   while (!service.stop) {
     service.rounds++;
@@ -1144,8 +1170,8 @@ static void* service_main(void* argument) {
         else if (state < 0) c->closing = 1;
       }
       if (!c->connecting && !c->closing) {
-        handle_input(c, now); /* messages left waiting for room */
-        flush(c);
+        if (c->input_stalled) handle_input(c, now); /* a message left waiting for room */
+        if (c->out_length > 0) flush(c);
       }
       close_if_silent(c, now);
       if (c->closing) close_connection(c, now); /* removes it from the array */
@@ -1155,18 +1181,20 @@ static void* service_main(void* argument) {
     if (now >= service.accept_paused_until_ns) {
       for (int i = 0; i < service.session_count; i++)
         if (service.sessions[i]->leader && service.sessions[i]->listener >= 0)
-          poll_for(&set, service.sessions[i]->listener, POLLIN, NULL);
-      if (service.tcp_listener >= 0) poll_for(&set, service.tcp_listener, POLLIN, NULL);
-      if (service.registry_listener >= 0) poll_for(&set, service.registry_listener, POLLIN, NULL);
+          poll_for(&set, service.sessions[i]->listener, POLLIN);
+      if (service.tcp_listener >= 0) poll_for(&set, service.tcp_listener, POLLIN);
+      if (service.registry_listener >= 0) poll_for(&set, service.registry_listener, POLLIN);
     }
+    /* The connections wait in the epoll set, level-triggered, for what each can take now. */
     for (int i = 0; i < service.connection_count; i++) {
       connection* c = service.connections[i];
-      short events = (short)((c->in_length < c->in_capacity ? POLLIN : 0) | (c->out_length > 0 || c->connecting ? POLLOUT : 0));
-      poll_for(&set, c->fd, events, c);
+      uint32_t events = (c->in_length < c->in_capacity ? EPOLLIN : 0) | (c->out_length > 0 || c->connecting ? EPOLLOUT : 0);
+      struct epoll_event watch = {.events = events, .data.ptr = c};
+      if (events != c->watched && epoll_ctl(service.epoll, EPOLL_CTL_MOD, c->fd, &watch) == 0) c->watched = events;
     }
-    if (service.wake[0] >= 0) poll_for(&set, service.wake[0], POLLIN, NULL);
+    poll_for(&set, service.epoll, POLLIN);
+    if (service.wake[0] >= 0) poll_for(&set, service.wake[0], POLLIN);
     struct pollfd* fds = set.fds;
-    connection** owners = set.owners;
     int n = set.count;
     struct timespec period = {0, service_busy() ? POLL_NS : IDLE_POLL_NS};
     pthread_mutex_unlock(&service.lock);
@@ -1182,25 +1210,19 @@ static void* service_main(void* argument) {
         }
         continue;
       }
-      if (owners[i] == NULL) { /* a listener */
-        int fd;
-        while ((fd = dccl_transport_accept(fds[i].fd)) >= 0) add_connection(fd, 0, 0);
-        if (out_of_files("cannot accept a connection"))
-          service.accept_paused_until_ns = now + ACCEPT_PAUSE_NS; /* rather than poll a readable listener in a loop */
+      if (fds[i].fd == service.epoll) {
+        ready_connections(now);
         continue;
       }
-      /* Still open, without looking it up: connections are freed only by close_connection, which runs on
-       * this thread before the poll set is built, and in dccl_coord_leave once this thread has ended. Other
-       * threads, while the lock is free during ppoll, add and remove sessions, never connections. */
-      connection* c = owners[i];
-      if (c->connecting) continue;
-      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) read_input(c, now);
-      if (fds[i].revents & POLLOUT) flush(c);
+      /* A listener. */
+      int fd;
+      while ((fd = dccl_transport_accept(fds[i].fd)) >= 0) add_connection(fd, 0, 0);
+      if (out_of_files("cannot accept a connection"))
+        service.accept_paused_until_ns = now + ACCEPT_PAUSE_NS; /* rather than poll a readable listener in a loop */
     }
   }
   pthread_mutex_unlock(&service.lock);
   free(set.fds);
-  free(set.owners);
   return NULL;
 }
 
@@ -1216,9 +1238,16 @@ static int start_service(const dccl_coord_options* o, char* error, size_t error_
   service.logger = o->logger != NULL ? *o->logger : (dccl_logger){NULL};
   service.stop = 0;
   service.largest_output = 0;
+  service.epoll = epoll_create1(EPOLL_CLOEXEC);
+  if (service.epoll < 0) {
+    snprintf(error, error_size, "cannot make the coordination thread's epoll set: %s", strerror(errno));
+    return -1;
+  }
   if (pipe2(service.wake, O_NONBLOCK | O_CLOEXEC) != 0) {
     snprintf(error, error_size, "cannot make the coordination thread's wake-up pipe: %s", strerror(errno));
     service.wake[0] = service.wake[1] = -1;
+    close(service.epoll);
+    service.epoll = -1;
     return -1;
   }
   int rc = pthread_create(&service.thread, NULL, service_main, NULL);
@@ -1227,6 +1256,8 @@ static int start_service(const dccl_coord_options* o, char* error, size_t error_
     close(service.wake[0]);
     close(service.wake[1]);
     service.wake[0] = service.wake[1] = -1;
+    close(service.epoll);
+    service.epoll = -1;
     return -1;
   }
   service.running = 1;
@@ -1457,6 +1488,8 @@ void dccl_coord_leave(dccl_coord_session* s, dccl_coord_stats* stats) {
     close(service.wake[0]);
     close(service.wake[1]);
     service.wake[0] = service.wake[1] = -1;
+    close(service.epoll); /* after the connections, which leave it as they close */
+    service.epoll = -1;
     if (service.tcp_listener >= 0) close(service.tcp_listener);
     if (service.registry_listener >= 0) close(service.registry_listener);
     service.tcp_listener = service.registry_listener = -1;
