@@ -139,16 +139,20 @@ test-asan:
 TSAN_TESTS := test_plugin test_coord test_coordination test_emulator
 TSAN_ENV := TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 
+TSAN_BUILD := $(MAKE) --no-print-directory BUILD=build-tsan SANITIZE=thread plugin $(addprefix build-tsan/tests/,$(TSAN_TESTS))
+
 test-tsan:
-	@$(MAKE) --no-print-directory BUILD=build-tsan SANITIZE=thread plugin $(addprefix build-tsan/tests/,$(TSAN_TESTS))
+	@tests/tsan_available.sh "$(CC)"
+	+@$(TSAN_BUILD)
 	@$(TSAN_ENV) tests/run_all.sh build-tsan
 
+# The TSan part is skipped, with a line saying why, where ThreadSanitizer cannot run (tests/tsan_available.sh).
 test:
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 all
-	@$(MAKE) --no-print-directory BUILD=build-tsan SANITIZE=thread plugin $(addprefix build-tsan/tests/,$(TSAN_TESTS))
-	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(TSAN_ENV) \
-	  tests/run_all.sh build build-asan build-tsan
+	+@builds="build build-asan"; \
+	if tests/tsan_available.sh "$(CC)"; then $(TSAN_BUILD) && builds="$$builds build-tsan" || exit 1; fi; \
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(TSAN_ENV) tests/run_all.sh $$builds
 
 demo: all
 	@tools/demo.sh $(BUILD)

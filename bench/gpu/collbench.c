@@ -35,12 +35,14 @@
 #include <limits.h>
 #include <math.h>
 #include <nccl.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -546,6 +548,36 @@ static const char* default_actions =
   "tree/ll/ch=1,tree/ll/ch=2,tree/ll/ch=4,tree/ll128/ch=2,tree/ll128/ch=4,tree/simple/ch=1,tree/simple/ch=2,"
   "tree/simple/ch=4,tree/simple/ch=8,pat/simple/ch=1,pat/simple/ch=2,pat/simple/ch=4";
 
+/* A loopback port for the ranks' coordinator (its registry) that no socket holds now, below the kernel's
+ * ephemeral range: outgoing connections (NCCL's own, over loopback) take their ports from that range and
+ * one could take the registry's before it is bound; then no rank can host it and every rank waits. */
+static int free_loopback_port(void) {
+  int ephemeral_low = 32768, ephemeral_high = 60999;
+  FILE* f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+  if (f != NULL) {
+    if (fscanf(f, "%d %d", &ephemeral_low, &ephemeral_high) != 2) ephemeral_low = 32768;
+    fclose(f);
+  }
+  int low = 10000, span = ephemeral_low - low;
+  if (span < 1000) { /* the ephemeral range starts low: above it instead */
+    low = ephemeral_high + 1;
+    span = 65535 - low;
+  }
+  for (int attempt = 0; attempt < 100 && span > 0; attempt++) {
+    int port = low + (int)(((unsigned)getpid() + 7919u * (unsigned)attempt) % (unsigned)span);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) break;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                                  .sin_addr = {htonl(INADDR_LOOPBACK)}};
+    int bound = bind(fd, (struct sockaddr*)&address, sizeof(address)) == 0;
+    close(fd);
+    if (bound) return port;
+  }
+  return 20000 + (int)(getpid() % 20000);
+}
+
 int main(int argc, char** argv) {
   options o;
   memset(&o, 0, sizeof(o));
@@ -622,7 +654,7 @@ int main(int argc, char** argv) {
    * coordinator, which listens on loopback. */
   if (getenv("DYNAMICCL_COORD") == NULL) {
     char address[64];
-    snprintf(address, sizeof(address), "127.0.0.1:%d", 20000 + (int)(getpid() % 20000));
+    snprintf(address, sizeof(address), "127.0.0.1:%d", free_loopback_port());
     setenv("DYNAMICCL_COORD", address, 1);
   }
   char plugin_path[4096] = "";
