@@ -69,8 +69,9 @@ restore_tools() {
 }
 trap restore_tools EXIT
 
-collbench() {
-  timeout 120 env LD_PRELOAD="$asan_runtime" "$build/gpu/collbench" --ranks 2 --plugin "$plugin" "$@"
+collbench() { # NCCL's (and the plugin's) warnings in the log, unless a check asks for more
+  timeout 120 env LD_PRELOAD="$asan_runtime" NCCL_DEBUG="${NCCL_DEBUG:-WARN}" "$build/gpu/collbench" --ranks 2 \
+    --plugin "$plugin" "$@"
 }
 # collbench NAME ARGS...: one run writing $scratch/NAME.csv, its output (NCCL's log too) in NAME.log; a
 # failure is reported.

@@ -168,7 +168,9 @@ bench() {
   local remaining=$(( $(left) - 20 ))
   [ "$remaining" -lt "$limit" ] && limit=$remaining
   [ "$limit" -lt 5 ] && { echo "collbench $*: skipped, out of time" >&2; return 1; }
-  timeout "$limit" build/gpu/collbench --ranks "$ranks" --plugin "$plugin" --iterations "$iterations" "$@"
+  # NCCL's warnings at least (the plugin's too: a rank waiting for rank 0 says so), unless a step asks for more.
+  timeout "$limit" env NCCL_DEBUG="${NCCL_DEBUG:-WARN}" \
+    build/gpu/collbench --ranks "$ranks" --plugin "$plugin" --iterations "$iterations" "$@"
 }
 step() { say "- $1 ($(elapsed) s)"; }
 
