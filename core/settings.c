@@ -48,6 +48,28 @@ const char* dccl_mode_name(dccl_mode mode) {
   return mode >= 0 && mode <= DCCL_MODE_FROZEN ? names[mode] : "default";
 }
 
+/* Which of `count` keywords `text` is, in any case; -1 for none. */
+static int keyword_index(const char* text, const char* const* words, int count) {
+  for (int k = 0; k < count; k++)
+    if (strcasecmp(text, words[k]) == 0) return k;
+  return -1;
+}
+
+/* A setting that is one of `count` keywords (in any case), standing for values[k]: the first when it is
+ * unset or, with a warning, none of them. */
+static int read_keyword(const char* name, const char* const* words, const int* values, int count,
+                        const dccl_logger* logger) {
+  const char* text = getenv(name);
+  if (text == NULL || text[0] == '\0') return values[0];
+  int k = keyword_index(text, words, count);
+  if (k >= 0) return values[k];
+  char list[128] = "";
+  for (int i = 0; i < count; i++)
+    snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i > 0 ? ", " : "", words[i]);
+  DCCL_WARN(logger, "%s='%s' is not one of %s; using %s", name, text, list, words[0]);
+  return values[0];
+}
+
 static void copy_path(const char* name, const char* value, char* out, const dccl_logger* logger) {
   out[0] = '\0';
   if (value == NULL || value[0] == '\0') return;
@@ -166,9 +188,7 @@ static void read_coordination(dccl_settings* settings, const dccl_logger* logger
   uint16_t registry_port;
   if (coordination != NULL && coordination[0] != '\0') {
     const char* keywords[] = {"solo", "off", "auto"}; /* kept in lower case: compared as such later */
-    int keyword = -1;
-    for (int k = 0; k < 3; k++)
-      if (strcasecmp(coordination, keywords[k]) == 0) keyword = k;
+    int keyword = keyword_index(coordination, keywords, 3);
     if (keyword >= 0) {
       snprintf(settings->coordination, sizeof(settings->coordination), "%s", keywords[keyword]);
     } else if (dccl_parse_host_port(coordination, host, sizeof(host), &registry_port) == 0) {
@@ -219,28 +239,18 @@ static void read_coordination(dccl_settings* settings, const dccl_logger* logger
 void dccl_settings_load(dccl_settings* settings, const dccl_logger* logger) {
   memset(settings, 0, sizeof(*settings));
 
-  settings->mode = DCCL_MODE_DEFAULT;
-  const char* mode = getenv("DYNAMICCL_MODE");
-  if (mode != NULL && mode[0] != '\0') {
-    if (strcasecmp(mode, "default") == 0) settings->mode = DCCL_MODE_DEFAULT;
-    else if (strcasecmp(mode, "fixed") == 0) settings->mode = DCCL_MODE_FIXED;
-    else if (strcasecmp(mode, "learn") == 0) settings->mode = DCCL_MODE_LEARN;
-    else if (strcasecmp(mode, "frozen") == 0) settings->mode = DCCL_MODE_FROZEN;
-    else DCCL_WARN(logger, "DYNAMICCL_MODE='%s' is not one of default, fixed, learn, frozen; using default", mode);
-  }
+  static const char* const modes[] = {"default", "fixed", "learn", "frozen"};
+  static const int mode_values[] = {DCCL_MODE_DEFAULT, DCCL_MODE_FIXED, DCCL_MODE_LEARN, DCCL_MODE_FROZEN};
+  settings->mode = (dccl_mode)read_keyword("DYNAMICCL_MODE", modes, mode_values, 4, logger);
 
   copy_path("DYNAMICCL_TABLE_FILE", getenv("DYNAMICCL_TABLE_FILE"), settings->table_file, logger);
   copy_path("DYNAMICCL_RULES_FILE", getenv("DYNAMICCL_RULES_FILE"), settings->rules_file, logger);
   copy_path("DYNAMICCL_TRACE_FILE", getenv("DYNAMICCL_TRACE_FILE"), settings->trace_file, logger);
 
-  settings->profile = DCCL_PROFILE_AUTO;
-  const char* profile = getenv("DYNAMICCL_PROFILE");
-  if (profile != NULL && profile[0] != '\0') {
-    if (strcasecmp(profile, "auto") == 0) settings->profile = DCCL_PROFILE_AUTO;
-    else if (strcasecmp(profile, "on") == 0 || strcmp(profile, "1") == 0) settings->profile = DCCL_PROFILE_ON;
-    else if (strcasecmp(profile, "off") == 0 || strcmp(profile, "0") == 0) settings->profile = DCCL_PROFILE_OFF;
-    else DCCL_WARN(logger, "DYNAMICCL_PROFILE='%s' is not one of auto, on, off; using auto", profile);
-  }
+  static const char* const profiles[] = {"auto", "on", "off", "1", "0"};
+  static const int profile_values[] = {DCCL_PROFILE_AUTO, DCCL_PROFILE_ON, DCCL_PROFILE_OFF, DCCL_PROFILE_ON,
+                                       DCCL_PROFILE_OFF};
+  settings->profile = (dccl_profile_setting)read_keyword("DYNAMICCL_PROFILE", profiles, profile_values, 5, logger);
 
   const char* log_stderr = getenv("DYNAMICCL_LOG_STDERR"); /* read by the logger, line by line */
   if (dccl_log_stderr_setting(log_stderr) < 0)
@@ -275,20 +285,10 @@ void dccl_settings_load(dccl_settings* settings, const dccl_logger* logger) {
   settings->seed_given =
     read_given_integer("DYNAMICCL_SEED", 0, INT64_MAX, "the seed is derived from the communicator id", &seed, logger) == 1;
   settings->seed = settings->seed_given ? (uint64_t)seed : 0;
-  settings->agent = 0;
-  const char* agent = getenv("DYNAMICCL_AGENT");
-  if (agent != NULL && agent[0] != '\0') {
-    if (strcasecmp(agent, "dqn") == 0) settings->agent = 0;
-    else if (strcasecmp(agent, "autoccl") == 0) settings->agent = 1;
-    else if (strcasecmp(agent, "bandit") == 0) settings->agent = 2;
-    else DCCL_WARN(logger, "DYNAMICCL_AGENT='%s' is not one of dqn, autoccl, bandit; using dqn", agent);
-  }
-  settings->trigger = DCCL_TRIGGER_LSTM;
-  const char* trigger = getenv("DYNAMICCL_TRIGGER");
-  if (trigger != NULL && trigger[0] != '\0') {
-    if (strcasecmp(trigger, "lstm") == 0) settings->trigger = DCCL_TRIGGER_LSTM;
-    else if (strcasecmp(trigger, "cusum") == 0) settings->trigger = DCCL_TRIGGER_CUSUM;
-    else if (strcasecmp(trigger, "off") == 0) settings->trigger = DCCL_TRIGGER_OFF;
-    else DCCL_WARN(logger, "DYNAMICCL_TRIGGER='%s' is not one of lstm, cusum, off; using lstm", trigger);
-  }
+  static const char* const agents[] = {"dqn", "autoccl", "bandit"};
+  static const int agent_values[] = {0, 1, 2};
+  settings->agent = read_keyword("DYNAMICCL_AGENT", agents, agent_values, 3, logger);
+  static const char* const triggers[] = {"lstm", "cusum", "off"};
+  static const int trigger_values[] = {DCCL_TRIGGER_LSTM, DCCL_TRIGGER_CUSUM, DCCL_TRIGGER_OFF};
+  settings->trigger = (dccl_trigger_setting)read_keyword("DYNAMICCL_TRIGGER", triggers, trigger_values, 3, logger);
 }
