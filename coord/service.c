@@ -236,6 +236,14 @@ static void shrink_if_empty(uint8_t** buffer, size_t length, size_t* capacity) {
   if (length == 0 && *capacity >= BUFFER_SHRINK_FROM) resize_buffer(buffer, capacity, BUFFER_INITIAL);
 }
 
+/* A connection's memory (its descriptor is closed apart). */
+static void free_connection(connection* c) {
+  if (c == NULL) return;
+  free(c->in);
+  free(c->out);
+  free(c);
+}
+
 static connection* add_connection(int fd, int initiated, int connecting) {
   if (reserve((void**)&service.connections, &service.connection_capacity, service.connection_count + 1,
               sizeof(connection*)) != 0) {
@@ -246,13 +254,11 @@ static connection* add_connection(int fd, int initiated, int connecting) {
   if (c != NULL) {
     c->in = malloc(BUFFER_INITIAL);
     c->out = malloc(BUFFER_INITIAL);
+    c->watched = EPOLLIN | (connecting ? EPOLLOUT : 0);
   }
-  if (c == NULL || c->in == NULL || c->out == NULL) {
-    if (c != NULL) {
-      free(c->in);
-      free(c->out);
-    }
-    free(c);
+  struct epoll_event watch = {.events = c != NULL ? c->watched : 0, .data.ptr = c};
+  if (c == NULL || c->in == NULL || c->out == NULL || epoll_ctl(service.epoll, EPOLL_CTL_ADD, fd, &watch) != 0) {
+    free_connection(c);
     close(fd);
     return NULL;
   }
@@ -263,16 +269,6 @@ static connection* add_connection(int fd, int initiated, int connecting) {
   c->initiated = initiated;
   c->connecting = connecting;
   c->opened_ns = dccl_monotonic_ns();
-  c->watched = EPOLLIN | (connecting ? EPOLLOUT : 0);
-  struct epoll_event watch = {.events = c->watched, .data.ptr = c};
-  if (epoll_ctl(service.epoll, EPOLL_CTL_ADD, fd, &watch) != 0) {
-    service.buffer_bytes -= c->in_capacity + c->out_capacity;
-    free(c->in);
-    free(c->out);
-    free(c);
-    close(fd);
-    return NULL;
-  }
   service.connections[service.connection_count++] = c;
   service.connections_made++;
   return c;
@@ -373,9 +369,7 @@ static void close_connection(connection* c, uint64_t now) {
   epoll_ctl(service.epoll, EPOLL_CTL_DEL, c->fd, NULL);
   close(c->fd);
   service.buffer_bytes -= c->in_capacity + c->out_capacity;
-  free(c->in);
-  free(c->out);
-  free(c);
+  free_connection(c);
 }
 
 static void flush(connection* c) {
@@ -427,6 +421,11 @@ static int send_simple(connection* c, dccl_wire_type type, uint32_t rank, uint64
       case DCCL_MSG_REGISTER:
       case DCCL_MSG_ADDRESS: dccl_wire_put_address(&w, payload); break;
       case DCCL_MSG_REJECT: dccl_wire_put_text(&w, payload); break;
+      case DCCL_MSG_RULES: { /* payload: a pin set, or NULL for none */
+        const dccl_pin_set* pins = payload;
+        dccl_wire_put_rules(&w, pins != NULL ? pins->rules : NULL, pins != NULL ? pins->count : 0);
+        break;
+      }
       default: break;
     }
     if (dccl_wire_end(&w, at) == 0) return finish(c, &w, stats) > 0;
@@ -487,19 +486,6 @@ static void on_join(connection* c, const dccl_wire_header* h, dccl_wire_reader* 
   link->released = 0;
   link->rules_sent = 0;
   s->stats.connections++;
-}
-
-/* Leader: queues its pins for a worker; 0 when the output buffer has no room yet. */
-static int send_rules(dccl_coord_session* s, connection* c, int rank) {
-  const dccl_pin_set* pins = s->options.pins;
-  for (;;) {
-    dccl_wire_writer w;
-    writer_for(c, &w);
-    size_t at = dccl_wire_begin(&w, DCCL_MSG_RULES, (uint32_t)rank, s->options.comm_id, s->token);
-    dccl_wire_put_rules(&w, pins != NULL ? pins->rules : NULL, pins != NULL ? pins->count : 0);
-    if (dccl_wire_end(&w, at) == 0) return finish(c, &w, &s->stats) > 0;
-    if (grow_output(c) != 0) return 0;
-  }
 }
 
 /* Worker: rank 0's pins, which this rank runs instead of its own rule file, put in place before its
@@ -954,7 +940,8 @@ static void leader_work(dccl_coord_session* s, uint64_t now) {
       if (s->leaving && (c != NULL || !link->joined)) all_sent = 0;
       continue;
     }
-    if (!link->rules_sent && !(link->rules_sent = send_rules(s, c, rank))) { /* before any table */
+    if (!link->rules_sent && /* its pins go before any table */
+        !(link->rules_sent = send_simple(c, DCCL_MSG_RULES, (uint32_t)rank, s->options.comm_id, s->options.pins, &s->stats))) {
       all_sent = 0;
       continue;
     }
@@ -1226,6 +1213,14 @@ static void* service_main(void* argument) {
   return NULL;
 }
 
+/* The thread's epoll set and wake pipe, when it has ended or could not start. */
+static void close_thread_descriptors(void) {
+  if (service.wake[0] >= 0) close(service.wake[0]);
+  if (service.wake[1] >= 0) close(service.wake[1]);
+  if (service.epoll >= 0) close(service.epoll);
+  service.wake[0] = service.wake[1] = service.epoll = -1;
+}
+
 /* Called with the lock held. */
 static int start_service(const dccl_coord_options* o, char* error, size_t error_size) {
   if (service.running) return 0;
@@ -1246,18 +1241,13 @@ static int start_service(const dccl_coord_options* o, char* error, size_t error_
   if (pipe2(service.wake, O_NONBLOCK | O_CLOEXEC) != 0) {
     snprintf(error, error_size, "cannot make the coordination thread's wake-up pipe: %s", strerror(errno));
     service.wake[0] = service.wake[1] = -1;
-    close(service.epoll);
-    service.epoll = -1;
+    close_thread_descriptors();
     return -1;
   }
   int rc = pthread_create(&service.thread, NULL, service_main, NULL);
   if (rc != 0) {
     snprintf(error, error_size, "cannot start the coordination thread (error %d)", rc);
-    close(service.wake[0]);
-    close(service.wake[1]);
-    service.wake[0] = service.wake[1] = -1;
-    close(service.epoll);
-    service.epoll = -1;
+    close_thread_descriptors();
     return -1;
   }
   service.running = 1;
@@ -1485,11 +1475,7 @@ void dccl_coord_leave(dccl_coord_session* s, dccl_coord_stats* stats) {
     service.connections = NULL;
     service.sessions = NULL;
     service.connection_capacity = service.session_capacity = 0;
-    close(service.wake[0]);
-    close(service.wake[1]);
-    service.wake[0] = service.wake[1] = -1;
-    close(service.epoll); /* after the connections, which leave it as they close */
-    service.epoll = -1;
+    close_thread_descriptors(); /* after the connections, which leave the epoll set as they close */
     if (service.tcp_listener >= 0) close(service.tcp_listener);
     if (service.registry_listener >= 0) close(service.registry_listener);
     service.tcp_listener = service.registry_listener = -1;
