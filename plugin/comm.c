@@ -204,7 +204,7 @@ static int warm_start(dccl_comm* comm, int will_save) {
 /* Rank 0 of a coordinated communicator serves its tables to the other ranks, which wait for them: the
  * learner's (`learning`), or else the table in force now, which never changes (a frozen policy, or
  * NCCL's choices when there is none). Returns 0 when it leads. */
-static int lead(dccl_comm* comm, int learning, const char* table) {
+static int lead(dccl_comm* comm, int learning) {
   dccl_coord_options o;
   coord_options(comm, &o);
   o.frozen = !learning;
@@ -216,10 +216,14 @@ static int lead(dccl_comm* comm, int learning, const char* table) {
               (unsigned long long)comm->comm_id, error);
     return -1;
   }
-  DCCL_INIT_INFO(&comm->logger, "coordination: rank 0 leads comm %016llx (%d ranks, %s, %s%s, %d rule pin%s)",
+  const char* table = learning                                ? "learning"
+                      : !comm->policy_loaded                   ? "NCCL's choices, frozen"
+                      : comm->settings.mode == DCCL_MODE_FIXED ? "its fixed table, frozen"
+                                                               : "its saved policy, frozen";
+  DCCL_INIT_INFO(&comm->logger, "coordination: rank 0 leads comm %016llx (%d ranks, %s, %s, %d rule pin%s)",
                  (unsigned long long)comm->comm_id, comm->n_ranks,
-                 o.registry[0] != '\0' ? "tcp through the registry" : "unix sockets", learning ? "learning" : table,
-                 learning ? "" : ", frozen", comm->pins.count, comm->pins.count == 1 ? "" : "s");
+                 o.registry[0] != '\0' ? "tcp through the registry" : "unix sockets", table, comm->pins.count,
+                 comm->pins.count == 1 ? "" : "s");
   return 0;
 }
 
@@ -234,10 +238,11 @@ static coordination_role coordination_role_of(dccl_comm* comm, dccl_mode* mode, 
   const dccl_settings* s = &comm->settings;
   if (comm->n_ranks <= 1 || strcmp(s->coordination, "solo") == 0) return RUN_ALONE;
   int agents = *mode == DCCL_MODE_LEARN || *mode == DCCL_MODE_FROZEN;
+  const char* own_files = *mode == DCCL_MODE_FIXED ? "decision table and rules" : "rules"; /* without agents */
   if (comm->rank < 0) { /* no profiler half told the rank; learning is refused later for the same reason */
     if (!agents)
       DCCL_INFO(&comm->logger, "without the profiler half this rank does not know its rank: each rank reads its own "
-                "%s (every rank must read the same)", *mode == DCCL_MODE_FIXED ? "decision table and rules" : "rules");
+                "%s (every rank must read the same)", own_files);
     else if (*mode == DCCL_MODE_FROZEN)
       DCCL_WARN(&comm->logger, "without the profiler half (NCCL_PROFILER_PLUGIN=dynamiccl) this rank does not know "
                 "its rank and cannot follow rank 0: each rank of the %d-rank communicator runs its own saved policy "
@@ -256,8 +261,7 @@ static coordination_role coordination_role_of(dccl_comm* comm, dccl_mode* mode, 
   if (comm->n_nodes > 1 && s->coord_registry[0] == '\0') {
     if (!agents) {
       DCCL_INFO(&comm->logger, "no coordinator across %d nodes (DYNAMICCL_COORD or torchrun's MASTER_ADDR): each rank "
-                "reads its own %s (every rank must read the same)", comm->n_nodes,
-                *mode == DCCL_MODE_FIXED ? "decision table and rules" : "rules");
+                "reads its own %s (every rank must read the same)", comm->n_nodes, own_files);
       return RUN_ALONE;
     }
     DCCL_WARN(&comm->logger,
@@ -356,8 +360,7 @@ static void setup_learning(dccl_comm* comm, coordination_role role, dccl_mode mo
   }
   /* Rank 0 leads whatever start_agents made of it: the workers wait for its table. */
   int learning = start_agents(comm, mode, downgraded);
-  if (role == RUN_LEADER &&
-      lead(comm, learning, comm->policy_loaded ? "its saved policy" : "NCCL's choices") != 0) {
+  if (role == RUN_LEADER && lead(comm, learning) != 0) {
     if (learning) free_learning(comm);
     return;
   }
@@ -385,7 +388,7 @@ static void setup_policy(dccl_comm* comm) {
   load_policy(comm);
   if (role == RUN_NCCL) return;
   if (mode == DCCL_MODE_LEARN || mode == DCCL_MODE_FROZEN) setup_learning(comm, role, mode, downgraded);
-  else if (role == RUN_LEADER) lead(comm, 0, comm->policy_loaded ? "its fixed table" : "NCCL's choices");
+  else if (role == RUN_LEADER) lead(comm, 0);
 }
 
 void dccl_comm_attach_tuner(dccl_comm* comm, int abi_version) {
