@@ -495,12 +495,8 @@ static int on_rules(connection* c, const dccl_wire_header* h, const uint8_t* pay
   dccl_coord_session* s = find_session(0, h->comm_id, h->rank);
   dccl_rule_list* list = malloc(sizeof(dccl_rule_list));
   if (list == NULL) return 0;
-  dccl_wire_reader r;
-  dccl_wire_reader_init(&r, payload, h->payload_bytes);
-  char why[256] = "";
-  int valid = dccl_wire_get_rule_count(&r, &list->count) == 0;
-  if (!valid) snprintf(why, sizeof(why), "rules message of %u bytes malformed", h->payload_bytes);
-  for (int i = 0; valid && i < list->count; i++) valid = dccl_wire_get_rule(&r, &list->rules[i], why, sizeof(why)) == 0;
+  char why[256];
+  int valid = dccl_wire_get_rules(payload, h->payload_bytes, list->rules, &list->count, why, sizeof(why)) == 0;
   int taken = 1;
   if (!valid) {
     reject(c, h, why);

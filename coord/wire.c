@@ -231,51 +231,37 @@ int dccl_wire_get_cell(dccl_wire_reader* r, dccl_wire_cell* c) {
   return 0;
 }
 
-int dccl_wire_get_rule_count(dccl_wire_reader* r, int* count) {
-  uint32_t n;
-  if (dccl_wire_get_u32(r, &n) != 0 || n > DCCL_MAX_RULES || (r->length - r->offset) != (size_t)n * DCCL_WIRE_RULE_BYTES)
-    return -1;
-  *count = (int)n;
-  return 0;
-}
-int dccl_wire_get_rule(dccl_wire_reader* r, dccl_rule* rule, char* why, size_t why_size) {
-  uint32_t coll, fields[8];
-  if (dccl_wire_get_u32(r, &coll) || dccl_wire_get_u64(r, &rule->min_bytes) || dccl_wire_get_u64(r, &rule->max_bytes)) {
-    snprintf(why, why_size, "rule truncated");
-    return -1;
-  }
-  for (int k = 0; k < 8; k++)
-    if (dccl_wire_get_u32(r, &fields[k]) != 0) {
-      snprintf(why, why_size, "rule truncated");
-      return -1;
-    }
-  rule->coll = (int)(int32_t)coll;
-  rule->algo = (int32_t)fields[0];
-  rule->proto = (int32_t)fields[1];
-  rule->channels = (int32_t)fields[2];
-  rule->n_nodes = (int32_t)fields[3];
-  rule->n_ranks = (int32_t)fields[4];
-  rule->num_pipe_ops = (int32_t)fields[5];
-  rule->reg_buff = (int32_t)fields[6];
-  rule->line = (int32_t)fields[7];
-  return dccl_rule_check(rule, why, why_size);
-}
-
-/* Validates a whole RULES payload; the number of rules, or -1 (why says). */
-static int check_rules(const uint8_t* payload, size_t length, char* why, size_t why_size) {
+int dccl_wire_get_rules(const uint8_t* payload, size_t length, dccl_rule* rules, int* count, char* why,
+                        size_t why_size) {
   dccl_wire_reader r;
   dccl_wire_reader_init(&r, payload, length);
-  int count;
-  if (dccl_wire_get_rule_count(&r, &count) != 0) {
+  uint32_t n;
+  if (dccl_wire_get_u32(&r, &n) != 0 || n > DCCL_MAX_RULES || length - r.offset != (size_t)n * DCCL_WIRE_RULE_BYTES) {
     snprintf(why, why_size, "rules message of %zu bytes holds no whole number of at most %d rules", length,
              DCCL_MAX_RULES);
     return -1;
   }
-  for (int i = 0; i < count; i++) {
+  for (uint32_t i = 0; i < n; i++) { /* the length is checked: no read below fails */
     dccl_rule rule;
-    if (dccl_wire_get_rule(&r, &rule, why, why_size) != 0) return -1;
+    uint32_t coll, fields[8];
+    dccl_wire_get_u32(&r, &coll);
+    dccl_wire_get_u64(&r, &rule.min_bytes);
+    dccl_wire_get_u64(&r, &rule.max_bytes);
+    for (int k = 0; k < 8; k++) dccl_wire_get_u32(&r, &fields[k]);
+    rule.coll = (int32_t)coll;
+    rule.algo = (int32_t)fields[0];
+    rule.proto = (int32_t)fields[1];
+    rule.channels = (int32_t)fields[2];
+    rule.n_nodes = (int32_t)fields[3];
+    rule.n_ranks = (int32_t)fields[4];
+    rule.num_pipe_ops = (int32_t)fields[5];
+    rule.reg_buff = (int32_t)fields[6];
+    rule.line = (int32_t)fields[7];
+    if (dccl_rule_check(&rule, why, why_size) != 0) return -1;
+    if (rules != NULL) rules[i] = rule;
   }
-  return count;
+  *count = (int)n;
+  return 0;
 }
 
 int dccl_wire_check_decisions(const uint8_t* payload, size_t length, char* why, size_t why_size) {
@@ -345,7 +331,11 @@ int dccl_wire_parse_stream(const uint8_t* bytes, size_t size) {
       case DCCL_MSG_REGISTER:
       case DCCL_MSG_ADDRESS: valid = dccl_wire_get_address(&r, &u.address); break;
       case DCCL_MSG_REJECT: valid = dccl_wire_get_text(&r, u.text, sizeof(u.text)); break;
-      case DCCL_MSG_RULES: valid = check_rules(payload, h.payload_bytes, why, sizeof(why)) < 0 ? -1 : 0; break;
+      case DCCL_MSG_RULES: {
+        int count;
+        valid = dccl_wire_get_rules(payload, h.payload_bytes, NULL, &count, why, sizeof(why));
+        break;
+      }
       default: break;
     }
     if (valid != 0) break;

@@ -138,10 +138,11 @@ int dccl_wire_get_text(dccl_wire_reader* r, char* text, size_t size);
  * (each checked: cell index in range, well-formed actions). */
 int dccl_wire_get_entry_header(dccl_wire_reader* r, dccl_wire_entry_header* entry);
 int dccl_wire_get_cell(dccl_wire_reader* r, dccl_wire_cell* cell);
-/* RULES, rule by rule: the count (at most DCCL_MAX_RULES, and that many rules' bytes left exactly), then
- * each rule, checked as a rule file's lines are (dccl_rule_check; why says what is wrong). */
-int dccl_wire_get_rule_count(dccl_wire_reader* r, int* count);
-int dccl_wire_get_rule(dccl_wire_reader* r, dccl_rule* rule, char* why, size_t why_size);
+/* A whole RULES payload: the count (at most DCCL_MAX_RULES, and exactly that many rules' bytes), then
+ * each rule, checked as a rule file's lines are (dccl_rule_check). The rules go to `rules` (NULL: only
+ * checked), their number to *count; -1 with why on any malformation. */
+int dccl_wire_get_rules(const uint8_t* payload, size_t length, dccl_rule* rules, int* count, char* why,
+                        size_t why_size);
 static inline int dccl_wire_at_end(const dccl_wire_reader* r) { return r->offset == r->length; }
 
 /* Validates a whole DECISIONS payload without applying it: entries in increasing epoch order below

@@ -112,21 +112,14 @@ static void test_wire_rules(void) {
   const uint8_t* payload = buffer + DCCL_WIRE_HEADER_BYTES;
   size_t length = w.length - DCCL_WIRE_HEADER_BYTES;
   CHECK_EQ_INT((int)length, 4 + 3 * DCCL_WIRE_RULE_BYTES);
-  dccl_wire_reader r;
-  dccl_wire_reader_init(&r, payload, length);
   int count = -1;
   char why[256];
-  CHECK_EQ_INT(dccl_wire_get_rule_count(&r, &count), 0);
+  dccl_rule back[3];
+  CHECK_EQ_INT(dccl_wire_get_rules(payload, length, back, &count, why, sizeof(why)), 0);
   CHECK_EQ_INT(count, 3);
-  for (int i = 0; i < count; i++) {
-    dccl_rule back;
-    CHECK_EQ_INT(dccl_wire_get_rule(&r, &back, why, sizeof(why)), 0);
-    CHECK(rules_equal(&back, &list.rules[i]));
-  }
-  CHECK(dccl_wire_at_end(&r));
+  for (int i = 0; i < count; i++) CHECK(rules_equal(&back[i], &list.rules[i]));
   /* A length that is no whole number of rules, or a count past the limit: refused. */
-  dccl_wire_reader_init(&r, payload, length - 1);
-  CHECK_EQ_INT(dccl_wire_get_rule_count(&r, &count), -1);
+  CHECK_EQ_INT(dccl_wire_get_rules(payload, length - 1, NULL, &count, why, sizeof(why)), -1);
   static uint8_t bad[sizeof(buffer)];
   memcpy(bad, buffer, w.length);
   bad[DCCL_WIRE_HEADER_BYTES] = 4; /* four rules announced, three sent */
@@ -139,12 +132,7 @@ static void test_wire_rules(void) {
     memcpy(bad, buffer, w.length);
     bad[corruptions[k].at + corruptions[k].rule * DCCL_WIRE_RULE_BYTES] = corruptions[k].value;
     CHECK_EQ_INT(dccl_wire_parse_stream(bad, w.length), 0);
-    dccl_wire_reader_init(&r, bad + DCCL_WIRE_HEADER_BYTES, length);
-    int valid = dccl_wire_get_rule_count(&r, &count) == 0;
-    for (int i = 0; valid && i < count; i++) {
-      dccl_rule back;
-      valid = dccl_wire_get_rule(&r, &back, why, sizeof(why)) == 0;
-    }
+    int valid = dccl_wire_get_rules(bad + DCCL_WIRE_HEADER_BYTES, length, NULL, &count, why, sizeof(why)) == 0;
     CHECK_MSG(!valid && strstr(why, corruptions[k].why) != NULL, "corruption %zu: %s", k, why);
   }
   /* The most rules a file may hold fit one message. */
