@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/grow.h"
+
 #define INITIAL_ENTRIES 16u
 #define INITIAL_CELLS 256u
 
@@ -39,25 +41,10 @@ size_t dccl_history_memory_bytes(const dccl_history* h) {
 
 /* Room for one more entry and `cells` more cells, doubling the arrays up to their maxima; -1 when not. */
 static int make_room(dccl_history* h, uint32_t cells) {
-  if (h->count == h->entries_capacity) {
-    if (h->entries_capacity == h->max_entries) return -1;
-    uint32_t capacity = h->entries_capacity * 2 < h->max_entries ? h->entries_capacity * 2 : h->max_entries;
-    dccl_history_entry* grown = realloc(h->entries, capacity * sizeof(*h->entries));
-    if (grown == NULL) return -1;
-    h->entries = grown;
-    h->entries_capacity = capacity;
-  }
-  if (h->cells_capacity - h->cells_used < cells) {
-    uint32_t capacity = h->cells_capacity;
-    while (capacity - h->cells_used < cells && capacity < h->max_cells)
-      capacity = capacity * 2 < h->max_cells ? capacity * 2 : h->max_cells;
-    if (capacity - h->cells_used < cells) return -1;
-    dccl_wire_cell* grown = realloc(h->cells, capacity * sizeof(*h->cells));
-    if (grown == NULL) return -1;
-    h->cells = grown;
-    h->cells_capacity = capacity;
-  }
-  return 0;
+  return dccl_grow_array((void**)&h->entries, &h->entries_capacity, h->count + 1, h->max_entries, sizeof(*h->entries)) ||
+         dccl_grow_array((void**)&h->cells, &h->cells_capacity, h->cells_used + cells, h->max_cells, sizeof(*h->cells))
+           ? -1
+           : 0;
 }
 
 static dccl_wire_cell cell_of(const dccl_table* t, int cell) {

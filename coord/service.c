@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../core/clock.h"
+#include "../core/grow.h"
 #include "../core/rng.h"
 #include "../core/settings.h"
 #include "coordinator.h"
@@ -117,9 +118,8 @@ _Static_assert(INBOX_INITIAL_CELLS * DCCL_WIRE_CELL_BYTES >= 12 + DCCL_WIRE_ENTR
                "a worker's first inbox holds one full table (its DECISIONS payload, counted as cells)");
 _Static_assert(INBOX_CELLS * DCCL_WIRE_CELL_BYTES >= DCCL_WIRE_MAX_PAYLOAD, "a full inbox holds any one DECISIONS");
 #define POWER_OF_TWO(n) ((n) != 0 && ((n) & ((n) - 1)) == 0)
-_Static_assert(INBOX_ENTRIES % INBOX_INITIAL_ENTRIES == 0 && POWER_OF_TWO(INBOX_ENTRIES / INBOX_INITIAL_ENTRIES) &&
-                   INBOX_CELLS % INBOX_INITIAL_CELLS == 0 && POWER_OF_TWO(INBOX_CELLS / INBOX_INITIAL_CELLS),
-               "doubling from the first sizes reaches the caps exactly");
+_Static_assert(INBOX_ENTRIES % INBOX_INITIAL_ENTRIES == 0 && POWER_OF_TWO(INBOX_ENTRIES / INBOX_INITIAL_ENTRIES),
+               "the inbox ring, doubling from its first size, reaches its cap exactly");
 
 typedef struct registry_entry {
   uint64_t comm_id;
@@ -134,9 +134,11 @@ static struct {
   int running, stop;
   /* Both tables grow on demand: connections up to what the process may open (RLIMIT_NOFILE). */
   dccl_coord_session** sessions;
-  int session_count, session_capacity;
+  int session_count;
+  uint32_t session_capacity;
   connection** connections;
-  int connection_count, connection_capacity;
+  int connection_count;
+  uint32_t connection_capacity;
   int out_of_files_warned;
   uint64_t hello_timeout_ns; /* HELLO_TIMEOUT_NS unless a test set another */
   int silent_peer_warned;
@@ -163,19 +165,6 @@ static struct {
   size_t largest_output; /* the largest output buffer a connection has had since the service started */
 } service = {.lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER, .tcp_listener = -1,
              .registry_listener = -1, .wake = {-1, -1}, .epoll = -1};
-
-/* Makes room for `needed` elements of `size` bytes in `*array`, doubling its capacity; 0, or -1 when out
- * of memory (the array unchanged). */
-static int reserve(void** array, int* capacity, int needed, size_t size) {
-  if (needed <= *capacity) return 0;
-  int grown = *capacity > 0 ? *capacity : 16;
-  while (grown < needed) grown *= 2;
-  void* bigger = realloc(*array, (size_t)grown * size);
-  if (bigger == NULL) return -1;
-  *array = bigger;
-  *capacity = grown;
-  return 0;
-}
 
 /* The process has no file descriptor left (RLIMIT_NOFILE, or the system's table): `what` failed. Warned
  * once; the peers, or this process, try again and get through once descriptors are free. */
@@ -245,8 +234,8 @@ static void free_connection(connection* c) {
 }
 
 static connection* add_connection(int fd, int initiated, int connecting) {
-  if (reserve((void**)&service.connections, &service.connection_capacity, service.connection_count + 1,
-              sizeof(connection*)) != 0) {
+  if (dccl_grow_array((void**)&service.connections, &service.connection_capacity, (uint32_t)service.connection_count + 1,
+                      UINT32_MAX, sizeof(connection*)) != 0) {
     close(fd);
     return NULL;
   }
@@ -547,15 +536,9 @@ static void compact_inbox_cells(dccl_coord_session* s) {
 static int make_inbox_room(dccl_coord_session* s, uint32_t entries, uint32_t cells) {
   if (s->inbox_count + entries > INBOX_ENTRIES) return -1;
   if (s->inbox_cells_capacity - s->inbox_cells_used < cells) compact_inbox_cells(s);
-  if (s->inbox_cells_capacity - s->inbox_cells_used < cells) {
-    uint32_t capacity = s->inbox_cells_capacity;
-    while (capacity - s->inbox_cells_used < cells && capacity < INBOX_CELLS) capacity *= 2;
-    if (capacity - s->inbox_cells_used < cells) return -1;
-    dccl_wire_cell* grown = realloc(s->inbox_cells, capacity * sizeof(dccl_wire_cell));
-    if (grown == NULL) return -1;
-    s->inbox_cells = grown;
-    s->inbox_cells_capacity = capacity;
-  }
+  if (dccl_grow_array((void**)&s->inbox_cells, &s->inbox_cells_capacity, s->inbox_cells_used + cells, INBOX_CELLS,
+                      sizeof(dccl_wire_cell)) != 0)
+    return -1;
   if (s->inbox_count + entries > s->inbox_capacity) {
     uint32_t capacity = s->inbox_capacity;
     while (capacity < s->inbox_count + entries) capacity *= 2;
@@ -1081,11 +1064,12 @@ static void worker_work(dccl_coord_session* s, uint64_t now) {
 /* What the service thread polls besides the epoll set of connections: the listeners and the wake pipe. */
 typedef struct poll_set {
   struct pollfd* fds;
-  int count, capacity;
+  int count;
+  uint32_t capacity;
 } poll_set;
 
 static void poll_for(poll_set* set, int fd, short events) {
-  if (reserve((void**)&set->fds, &set->capacity, set->count + 1, sizeof(struct pollfd)) != 0)
+  if (dccl_grow_array((void**)&set->fds, &set->capacity, (uint32_t)set->count + 1, UINT32_MAX, sizeof(struct pollfd)) != 0)
     return; /* out of memory: not polled this time */
   set->fds[set->count++] = (struct pollfd){fd, events, 0};
 }
@@ -1323,8 +1307,8 @@ static int add_session(dccl_coord_session* s, char* error, size_t error_size) {
     pthread_mutex_unlock(&service.lock);
   }
   int rc = -1;
-  if (reserve((void**)&service.sessions, &service.session_capacity, service.session_count + 1,
-              sizeof(dccl_coord_session*)) != 0) {
+  if (dccl_grow_array((void**)&service.sessions, &service.session_capacity, (uint32_t)service.session_count + 1,
+                      UINT32_MAX, sizeof(dccl_coord_session*)) != 0) {
     snprintf(error, error_size, "out of memory for %d coordinated communicators", service.session_count + 1);
     if (registry_fd >= 0) close(registry_fd);
   } else if (s->options.registry[0] != '\0' && setup_tcp(&s->options, s->leader, registry_fd, error, error_size) != 0) {
