@@ -918,6 +918,22 @@ static void* leave_in_thread(void* session) {
   return NULL;
 }
 
+/* A frozen leader of a two-rank communicator (`o`, set up here), told to leave on thread `leaving` while
+ * its worker has not joined: it waits up to two seconds for it. NULL (a failed check) if it cannot lead. */
+static dccl_coord_session* frozen_leader_leaving(dccl_coord_options* o, uint64_t comm_id, dccl_table_store* store,
+                                                 pthread_t* leaving) {
+  two_rank_options(o, comm_id, store);
+  o->frozen = 1;
+  char error[256];
+  dccl_coord_session* leader = dccl_coord_lead(o, error, sizeof(error));
+  CHECK_MSG(leader != NULL, "%s", error);
+  if (leader == NULL) return NULL;
+  CHECK(dccl_table_store_for_call(store, 0) != NULL);
+  pthread_create(leaving, NULL, leave_in_thread, leader);
+  nanosleep(&(struct timespec){0, 100000000}, NULL); /* the leader is leaving */
+  return leader;
+}
+
 /* A frozen leader that is told to leave before its worker joined (an emulated rank 0 running all its
  * calls before another rank starts) still serves it: leaving waits up to two seconds for workers that
  * have not joined. Before, the leader left at once and the worker waited for its table for ever. */
@@ -929,16 +945,9 @@ static void test_leaving_leader_waits_for_a_worker_yet_to_join(void) {
   dccl_action ring_ll = dccl_action_make(1, 0, 2, 0);
   dccl_table_set(dccl_table_store_initial(&leader_store), cell, ring_ll);
   dccl_coord_options o;
-  two_rank_options(&o, 0x3F10, &leader_store);
-  o.frozen = 1;
-  char error[256];
-  dccl_coord_session* leader = dccl_coord_lead(&o, error, sizeof(error));
-  CHECK(leader != NULL);
-  if (leader == NULL) return;
-  CHECK(dccl_table_store_for_call(&leader_store, 0) != NULL);
   pthread_t leaving;
-  pthread_create(&leaving, NULL, leave_in_thread, leader);
-  nanosleep(&(struct timespec){0, 100000000}, NULL); /* the leader is leaving */
+  if (frozen_leader_leaving(&o, 0x3F10, &leader_store, &leaving) == NULL) return;
+  char error[256];
   o.rank = 1;
   o.store = &worker_store;
   dccl_coord_session* worker = dccl_coord_follow(&o, error, sizeof(error));
@@ -963,16 +972,9 @@ static void test_leader_of_a_reused_id_waits_for_the_old_one(void) {
   dccl_table_set(dccl_table_store_initial(&old_store), cell, ring_ll);
   dccl_table_set(dccl_table_store_initial(&new_store), cell, tree_ll);
   dccl_coord_options o;
-  two_rank_options(&o, 0x3F20, &old_store);
-  o.frozen = 1;
+  pthread_t leaving; /* the old leader waits 2 s for rank 1 */
+  if (frozen_leader_leaving(&o, 0x3F20, &old_store, &leaving) == NULL) return;
   char error[256];
-  dccl_coord_session* old_leader = dccl_coord_lead(&o, error, sizeof(error));
-  CHECK(old_leader != NULL);
-  if (old_leader == NULL) return;
-  CHECK(dccl_table_store_for_call(&old_store, 0) != NULL);
-  pthread_t leaving;
-  pthread_create(&leaving, NULL, leave_in_thread, old_leader); /* waits 2 s for rank 1 */
-  nanosleep(&(struct timespec){0, 100000000}, NULL);
   o.store = &new_store;
   dccl_coord_session* new_leader = dccl_coord_lead(&o, error, sizeof(error));
   CHECK_MSG(new_leader != NULL, "%s", error);
