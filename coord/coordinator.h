@@ -40,6 +40,11 @@ typedef struct dccl_coord_options {
    * before it may run any table, and must be empty until then. NULL: none (a worker's are then dropped). */
   dccl_pin_set* pins;
   int n_nodes;
+  /* Leader: workers that have not joined this many seconds after it started are named in a warning
+   * (once; an INFO line follows when the last one joins). A rank that does not follow rank 0 (another
+   * DYNAMICCL_MODE, no rules file, no profiler plugin, DYNAMICCL_COORD=off) runs choices of its own,
+   * and ranks that disagree hang NCCL. 0: no warning. */
+  double absent_warning_seconds;
 } dccl_coord_options;
 
 typedef struct dccl_coord_session dccl_coord_session;

@@ -101,6 +101,8 @@ struct dccl_coord_session {
   uint64_t register_retry_at_ns; /* after a refusal */
   int leaving, done;
   uint64_t leave_started_ns, final_decided;
+  uint64_t started_ns;  /* when it started leading */
+  int absence_warned;   /* 1: some workers were named as absent; 2: they have joined since */
   /* worker */
   connection* conn;
   int joined, looking_up;
@@ -902,8 +904,41 @@ static void unregister_leader(dccl_coord_session* s) {
   s->registered = 0;
 }
 
+/* Leader: names the workers that have not joined once absent_warning_seconds have passed, and says
+ * when the last of them joins. Whoever does not follow rank 0 runs other choices, and NCCL hangs at the
+ * first call they disagree on: this line, in rank 0's log, says why. */
+static void warn_of_absent_workers(dccl_coord_session* s, uint64_t now) {
+  double patience = s->options.absent_warning_seconds;
+  if (patience <= 0 || s->absence_warned == 2 || now - s->started_ns < (uint64_t)(patience * 1e9)) return;
+  char ranks[160] = "";
+  size_t used = 0;
+  int absent = 0;
+  for (int rank = 1; rank < s->options.n_ranks; rank++) {
+    if (s->links[rank].joined) continue;
+    if (++absent <= 8 && used < sizeof(ranks))
+      used += (size_t)snprintf(ranks + used, sizeof(ranks) - used, "%s%d", absent > 1 ? ", " : "", rank);
+  }
+  if (absent > 8 && used < sizeof(ranks)) snprintf(ranks + used, sizeof(ranks) - used, " and %d more", absent - 8);
+  if (absent > 0 && s->absence_warned == 0) {
+    s->absence_warned = 1;
+    DCCL_WARN(s->options.logger,
+              "coordination: rank 0 of comm %016llx leads, but %d of its %d other ranks (%s) %s not joined in %.1f s: a "
+              "rank that does not follow rank 0 (another DYNAMICCL_MODE, no DYNAMICCL_RULES_FILE where rank 0 has one, "
+              "no profiler plugin, DYNAMICCL_COORD=off) runs choices of its own, and ranks that disagree hang NCCL; "
+              "give every rank the same DYNAMICCL_ settings and plugins",
+              (unsigned long long)s->options.comm_id, absent, s->options.n_ranks - 1, ranks, absent == 1 ? "has" : "have", patience);
+  } else if (absent == 0 && s->absence_warned == 1) {
+    s->absence_warned = 2;
+    DCCL_INFO(s->options.logger, "coordination: every rank of comm %016llx has joined rank 0 now",
+              (unsigned long long)s->options.comm_id);
+  } else if (absent == 0) {
+    s->absence_warned = 2; /* all joined in time: nothing more to watch */
+  }
+}
+
 static void leader_work(dccl_coord_session* s, uint64_t now) {
   if (!s->leaving) register_leader(s, now);
+  warn_of_absent_workers(s, now); /* (a leaving leader waits for them too) */
   pthread_mutex_lock(&s->history_lock);
   uint64_t decided = dccl_table_store_decided(s->options.store);
   uint64_t oldest = UINT64_MAX;
@@ -1358,6 +1393,7 @@ dccl_coord_session* dccl_coord_lead(const dccl_coord_options* o, char* error, si
   pthread_mutex_init(&s->history_lock, NULL);
   s->links = calloc((size_t)o->n_ranks, sizeof(worker_link));
   s->history = malloc(sizeof(dccl_history));
+  s->started_ns = dccl_monotonic_ns();
   if (s->links == NULL || s->history == NULL ||
       dccl_history_init(s->history, dccl_table_store_latest(o->store), HISTORY_ENTRIES, HISTORY_CELLS) != 0) {
     snprintf(error, error_size, "out of memory");

@@ -27,16 +27,22 @@
 
 static int warnings;
 static const char* _Atomic watched_text; /* warnings containing it are counted in watched_warnings */
-static atomic_int watched_warnings;
+static atomic_int watched_warnings, watched_infos; /* (INFO lines containing it) */
+static char last_watched_warning[1024];
 static void quiet_sink(int level, const char* line) {
+  const char* watched = atomic_load(&watched_text);
+  int seen = watched != NULL && strstr(line, watched) != NULL;
+  if (level == NCCL_LOG_INFO && seen) atomic_fetch_add(&watched_infos, 1);
   if (level != NCCL_LOG_WARN) return;
   warnings++;
-  const char* watched = atomic_load(&watched_text);
-  if (watched != NULL && strstr(line, watched) != NULL) atomic_fetch_add(&watched_warnings, 1);
+  if (!seen) return;
+  snprintf(last_watched_warning, sizeof(last_watched_warning), "%s", line); /* published by the count */
+  atomic_fetch_add(&watched_warnings, 1);
 }
 static void watch_warnings(const char* text) {
   atomic_store(&watched_text, text);
   atomic_store(&watched_warnings, 0);
+  atomic_store(&watched_infos, 0);
 }
 static dccl_logger quiet = {0};
 
@@ -990,6 +996,54 @@ static void test_leader_of_a_reused_id_waits_for_the_old_one(void) {
   if (new_leader != NULL) dccl_coord_leave(new_leader, NULL);
 }
 
+/* Waits up to `seconds` for `count` watched warnings (or INFO lines, `infos`); whether they came. */
+static int watched_within(atomic_int* counter, int count, double seconds) {
+  for (int tries = 0; tries < (int)(seconds * 1000) && atomic_load(counter) < count; tries++)
+    nanosleep(&(struct timespec){0, 1000000}, NULL);
+  return atomic_load(counter) >= count;
+}
+
+/* A rank that never joins rank 0 (another DYNAMICCL_MODE, say) runs choices of its own and NCCL hangs:
+ * rank 0's leader names it once the patience has passed, once, and says when the last one joins. */
+static void test_leader_names_ranks_that_have_not_joined(void) {
+  static dccl_table_store leader_store, worker_stores[3];
+  dccl_table_store_init(&leader_store, 1);
+  dccl_coord_options o;
+  two_rank_options(&o, 0x3F30, &leader_store);
+  o.n_ranks = 4;
+  o.frozen = 1;
+  o.absent_warning_seconds = 0.3;
+  watch_warnings("comm 0000000000003f30");
+  char error[256];
+  dccl_coord_session* leader = dccl_coord_lead(&o, error, sizeof(error));
+  CHECK_MSG(leader != NULL, "%s", error);
+  if (leader == NULL) return;
+  dccl_coord_session* workers[3] = {NULL, NULL, NULL};
+  o.rank = 2; /* ranks 1 and 3 are late */
+  dccl_table_store_init(&worker_stores[1], 1);
+  o.store = &worker_stores[1];
+  workers[1] = dccl_coord_follow(&o, error, sizeof(error));
+  CHECK(workers[1] != NULL && follows_within(&worker_stores[1], 5));
+  CHECK_MSG(watched_within(&watched_warnings, 1, 10), "no warning named the ranks that have not joined");
+  CHECK_MSG(strstr(last_watched_warning, "2 of its 3 other ranks (1, 3) have not joined") != NULL, "%s", last_watched_warning);
+  nanosleep(&(struct timespec){0, 200000000}, NULL);
+  CHECK_EQ_INT(atomic_load(&watched_warnings), 1); /* once */
+  CHECK_EQ_INT(atomic_load(&watched_infos), 0);
+  for (int rank = 1; rank <= 3; rank += 2) {
+    o.rank = rank;
+    dccl_table_store_init(&worker_stores[rank - 1], 1);
+    o.store = &worker_stores[rank - 1];
+    workers[rank - 1] = dccl_coord_follow(&o, error, sizeof(error));
+    CHECK(workers[rank - 1] != NULL && follows_within(&worker_stores[rank - 1], 5));
+  }
+  CHECK_MSG(watched_within(&watched_infos, 1, 10), "no line said that every rank has joined");
+  CHECK_EQ_INT(atomic_load(&watched_warnings), 1);
+  for (int i = 0; i < 3; i++)
+    if (workers[i] != NULL) dccl_coord_leave(workers[i], NULL);
+  dccl_coord_leave(leader, NULL);
+  watch_warnings(NULL);
+}
+
 /* A leader that leaves is forgotten by the registry at once, not when its process's connection to
  * the registry closes (a long-lived process making and ending communicators filled the registry). */
 static void test_registry_forgets_a_leader_that_left(void) {
@@ -1924,6 +1978,7 @@ int main(void) {
   RUN(test_workers_run_rank_0s_pins);
   RUN(test_leaving_leader_waits_for_a_worker_yet_to_join);
   RUN(test_leader_of_a_reused_id_waits_for_the_old_one);
+  RUN(test_leader_names_ranks_that_have_not_joined);
   RUN(test_registry_forgets_a_leader_that_left);
   RUN(test_refused_registration_is_retried);
   RUN(test_registry_backoff_from_a_foreign_peer);

@@ -321,6 +321,43 @@ static void test_fixed_tables_and_rules_are_rank_0s(void) {
   dccl_workload_free(&workload);
 }
 
+/* Ranks set up differently: rank 0 runs a fixed table, the workers DYNAMICCL_MODE=default. They cannot
+ * know that rank 0 leads, run NCCL's choices and disagree with it, which would hang NCCL; rank 0 names
+ * them after DYNAMICCL_COORD_TIMEOUT_S (here 0.2 s; the leader's end waits up to 2 s for them), in one
+ * warning (with ranks 3-7 of the 8-rank communicator, which the emulator leaves out). */
+static void workers_in_default_mode(int rank, void* argument) {
+  setenv("DYNAMICCL_TABLE_FILE", (const char*)argument, 1);
+  setenv("DYNAMICCL_MODE", rank == 0 ? "fixed" : "default", 1);
+}
+
+static void test_rank_0_names_ranks_that_do_not_follow(void) {
+  char table[] = "/tmp/dccl-absent-XXXXXX";
+  int fd = mkstemp(table);
+  CHECK(fd >= 0);
+  if (fd < 0) return;
+  close(fd);
+  write_text(table, "allreduce,0,-1,ring/ll\nallgather,0,-1,ring/simple\n");
+  static dccl_sim sim;
+  static dccl_workload workload;
+  if (prepare("nvlink-h100x8", "mixed", &sim, &workload, 3000) != 0) return;
+  unsetenv("DYNAMICCL_PROFILE");
+  setenv("DYNAMICCL_COORD_TIMEOUT_S", "0.2", 1);
+  dccl_emu_config config;
+  process_config(&config, 3, 3000, 0xC00D0030ULL);
+  config.rank_setup = workers_in_default_mode;
+  config.rank_setup_argument = table;
+  dccl_emu_result r;
+  char error[512];
+  CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
+  CHECK_MSG(r.rank_mismatches > 0, "ranks in different modes agreed");
+  CHECK_EQ_INT((int)r.plugin_warnings, 1); /* rank 0's, naming ranks 1 and 2 */
+  unsetenv("DYNAMICCL_COORD_TIMEOUT_S");
+  unsetenv("DYNAMICCL_TABLE_FILE");
+  unlink(table);
+  dccl_sim_free(&sim);
+  dccl_workload_free(&workload);
+}
+
 /* The leader starts 1.5 s late: the workers wait for its first table, say so after
  * DYNAMICCL_COORD_TIMEOUT_S (an error naming the leader, again every period), then run normally. */
 static void test_late_leader_is_waited_for(void) {
@@ -472,6 +509,7 @@ int main(int argc, char** argv) {
   RUN(test_multinode_without_coordinator_runs_nccl);
   RUN(test_frozen_ranks_run_rank_0s_policy);
   RUN(test_fixed_tables_and_rules_are_rank_0s);
+  RUN(test_rank_0_names_ranks_that_do_not_follow);
   RUN(test_late_leader_is_waited_for);
   RUN(test_tcp_across_nodes);
   RUN(test_eight_processes_agree);
