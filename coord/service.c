@@ -907,33 +907,39 @@ static void unregister_leader(dccl_coord_session* s) {
 /* Leader: names the workers that have not joined once absent_warning_seconds have passed, and says
  * when the last of them joins. Whoever does not follow rank 0 runs other choices, and NCCL hangs at the
  * first call they disagree on: this line, in rank 0's log, says why. */
-static void warn_of_absent_workers(dccl_coord_session* s, uint64_t now) {
+static void warn_of_absent_workers(dccl_coord_session* s, uint64_t now) { /* (its text: see emu/emulator.c) */
   double patience = s->options.absent_warning_seconds;
   if (patience <= 0 || s->absence_warned == 2 || now - s->started_ns < (uint64_t)(patience * 1e9)) return;
+  int first_absent = 0;
+  for (int rank = 1; rank < s->options.n_ranks && first_absent == 0; rank++)
+    if (!s->links[rank].joined) first_absent = rank;
+  if (first_absent == 0) { /* all joined: said so if they were named before; nothing more to watch */
+    if (s->absence_warned == 1)
+      DCCL_INFO(s->options.logger, "coordination: every rank of comm %016llx has joined rank 0 now",
+                (unsigned long long)s->options.comm_id);
+    s->absence_warned = 2;
+    return;
+  }
+  if (s->absence_warned == 1) return;
+  s->absence_warned = 1;
   char ranks[160] = "";
   size_t used = 0;
   int absent = 0;
-  for (int rank = 1; rank < s->options.n_ranks; rank++) {
+  for (int rank = first_absent; rank < s->options.n_ranks; rank++) {
     if (s->links[rank].joined) continue;
     if (++absent <= 8 && used < sizeof(ranks))
       used += (size_t)snprintf(ranks + used, sizeof(ranks) - used, "%s%d", absent > 1 ? ", " : "", rank);
   }
   if (absent > 8 && used < sizeof(ranks)) snprintf(ranks + used, sizeof(ranks) - used, " and %d more", absent - 8);
-  if (absent > 0 && s->absence_warned == 0) {
-    s->absence_warned = 1;
-    DCCL_WARN(s->options.logger,
-              "coordination: rank 0 of comm %016llx leads, but %d of its %d other ranks (%s) %s not joined in %.1f s: a "
-              "rank that does not follow rank 0 (another DYNAMICCL_MODE, no DYNAMICCL_RULES_FILE where rank 0 has one, "
-              "no profiler plugin, DYNAMICCL_COORD=off) runs choices of its own, and ranks that disagree hang NCCL; "
-              "give every rank the same DYNAMICCL_ settings and plugins",
-              (unsigned long long)s->options.comm_id, absent, s->options.n_ranks - 1, ranks, absent == 1 ? "has" : "have", patience);
-  } else if (absent == 0 && s->absence_warned == 1) {
-    s->absence_warned = 2;
-    DCCL_INFO(s->options.logger, "coordination: every rank of comm %016llx has joined rank 0 now",
-              (unsigned long long)s->options.comm_id);
-  } else if (absent == 0) {
-    s->absence_warned = 2; /* all joined in time: nothing more to watch */
-  }
+  int unregistered = s->options.registry[0] != '\0' && !s->registered;
+  DCCL_WARN(s->options.logger,
+            "coordination: rank 0 of comm %016llx leads, but %d of its %d other ranks (%s) %s not joined in %.1f s: a "
+            "rank that does not follow rank 0 (another DYNAMICCL_MODE, no DYNAMICCL_RULES_FILE where rank 0 has one, "
+            "no profiler plugin, DYNAMICCL_COORD=off) runs choices of its own, and ranks that disagree hang NCCL; "
+            "give every rank the same DYNAMICCL_ settings and plugins. Or they cannot reach rank 0 (DYNAMICCL_COORD, "
+            "the network)%s",
+            (unsigned long long)s->options.comm_id, absent, s->options.n_ranks - 1, ranks, absent == 1 ? "has" : "have",
+            patience, unregistered ? ": rank 0 is not registered at the registry yet" : "");
 }
 
 static void leader_work(dccl_coord_session* s, uint64_t now) {

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -27,21 +28,38 @@
 static _Atomic int log_verbosity;
 static _Atomic uint64_t log_warnings;
 
+static _Atomic int emulated_ranks; /* ranks 0..emulated_ranks-1 of the communicator run; the rest never do */
+
+/* Rank 0's warning that ranks have not joined it (coord/service.c: "... other ranks (3, 4, ...) ha..."),
+ * when the first rank it names is one the emulator does not run: expected, not a fault. */
+static int names_only_ranks_left_out(const char* message) {
+  const char* list = strstr(message, "other ranks (");
+  if (list == NULL || strstr(message, "not joined in") == NULL) return 0;
+  return atoi(list + strlen("other ranks (")) >= atomic_load(&emulated_ranks);
+}
+
 static void emulator_logger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line, const char* fmt,
                             ...) {
   (void)flags;
   (void)file;
   (void)line;
-  if (level == NCCL_LOG_WARN) atomic_fetch_add(&log_warnings, 1);
   int verbosity = atomic_load(&log_verbosity);
-  int show = level == NCCL_LOG_WARN || (level == NCCL_LOG_INFO && verbosity >= 1) || (level == NCCL_LOG_TRACE && verbosity >= 2);
-  if (!show) return;
+  if ((level == NCCL_LOG_INFO && verbosity < 1) || (level == NCCL_LOG_TRACE && verbosity < 2) ||
+      (level != NCCL_LOG_WARN && level != NCCL_LOG_INFO && level != NCCL_LOG_TRACE))
+    return;
   char message[1200];
   va_list args;
   va_start(args, fmt);
   vsnprintf(message, sizeof(message), fmt, args);
   va_end(args);
-  fprintf(stderr, "[emulated NCCL] %s%s\n", level == NCCL_LOG_WARN ? "WARN " : "", message);
+  const char* note = "";
+  if (level == NCCL_LOG_WARN && names_only_ranks_left_out(message)) {
+    level = NCCL_LOG_INFO;
+    note = " (the emulator runs fewer ranks than the communicator has)";
+  }
+  if (level == NCCL_LOG_WARN) atomic_fetch_add(&log_warnings, 1);
+  int show = level == NCCL_LOG_WARN || verbosity >= (level == NCCL_LOG_TRACE ? 2 : 1);
+  if (show) fprintf(stderr, "[emulated NCCL] %s%s%s\n", level == NCCL_LOG_WARN ? "WARN " : "", message, note);
 }
 
 /* ---- a rank's GPU: kernels queued by the host thread, reported by the proxy thread ---- */
@@ -612,6 +630,45 @@ static shared_state* allocate_shared(uint64_t calls, int ranks, int process_mode
   return s;
 }
 
+/* Waits for the rank processes (pids[0..count-1], rank order). When one fails (or `failed` already),
+ * the others are stopped: they would wait for it for ever (coupled GPU queues, the leader's table), as
+ * they did when one died at start (ThreadSanitizer could not map its shadow memory). The first failure
+ * is described in `why` (left as it is when already set). */
+static void stop_rank_processes(const pid_t* pids, int count) {
+  for (int i = 0; i < count; i++)
+    if (pids[i] > 0) kill(pids[i], SIGKILL);
+}
+
+static void reap_rank_processes(pid_t* pids, int count, int failed, char* why, size_t why_size) {
+  if (failed) stop_rank_processes(pids, count);
+  int left = count;
+  while (left > 0) {
+    int reaped = 0;
+    for (int i = 0; i < count; i++) {
+      if (pids[i] <= 0) continue;
+      int status = 0;
+      pid_t done = waitpid(pids[i], &status, failed ? 0 : WNOHANG);
+      if (done == 0) continue;
+      pids[i] = -1;
+      left--;
+      reaped++;
+      if (done < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        if (!failed && why[0] == '\0') {
+          if (done > 0 && WIFSIGNALED(status))
+            snprintf(why, why_size, "rank %d's process was killed by signal %d; the other ranks were stopped", i,
+                     WTERMSIG(status));
+          else
+            snprintf(why, why_size, "rank %d's process failed (exit status %d); the other ranks were stopped", i,
+                     done > 0 ? WEXITSTATUS(status) : -1);
+        }
+        if (!failed) stop_rank_processes(pids, count);
+        failed = 1;
+      }
+    }
+    if (left > 0 && reaped == 0 && !failed) nanosleep(&(struct timespec){0, 5000000}, NULL);
+  }
+}
+
 int dccl_emu_run(const dccl_emu_config* cfg, const dccl_sim* sim, const dccl_workload* workload, dccl_emu_result* result,
                  char* error, size_t error_size) {
   memset(result, 0, sizeof(*result));
@@ -637,6 +694,7 @@ int dccl_emu_run(const dccl_emu_config* cfg, const dccl_sim* sim, const dccl_wor
     return -1;
   }
   atomic_store(&log_verbosity, cfg->verbose);
+  atomic_store(&emulated_ranks, cfg->ranks);
   atomic_store(&log_warnings, 0);
   FILE* call_log = NULL;
   if (cfg->call_log != NULL) {
@@ -720,14 +778,12 @@ int dccl_emu_run(const dccl_emu_config* cfg, const dccl_sim* sim, const dccl_wor
       }
       pids[forked++] = pid;
     }
-    int crashed = forked < cfg->ranks;
-    for (int i = 0; i < forked; i++) {
-      int status = 0;
-      if (waitpid(pids[i], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) crashed = 1;
-    }
+    char why[160] = "";
+    if (forked < cfg->ranks) snprintf(why, sizeof(why), "could not fork rank %d's process", forked);
+    reap_rank_processes(pids, forked, forked < cfg->ranks, why, sizeof(why));
     free(pids);
-    if (crashed) {
-      snprintf(error, error_size, "a rank process failed or crashed");
+    if (why[0] != '\0') {
+      snprintf(error, error_size, "%s", why);
       free(contexts);
       goto fail;
     }

@@ -3,6 +3,9 @@
  * own choices exactly, a fixed table is applied exactly, and the profiler half measures every
  * collective with the GPU duration the emulated NCCL reported. Also in process mode. */
 #include <libgen.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../emu/emulator.h"
@@ -291,8 +294,13 @@ static void test_disagreement_is_detected(void) {
   config.processes = 1;
   dccl_emu_result r;
   setenv("DYNAMICCL_TABLE_FILE", table_a, 1);
+  /* Rank 0 names ranks 3-7, which never join, soon; the emulator, which leaves them out, says so
+   * without a warning. */
+  setenv("DYNAMICCL_COORD_TIMEOUT_S", "0.1", 1);
   CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
   CHECK_EQ_INT((int)r.rank_mismatches, 0);
+  CHECK_EQ_INT((int)r.plugin_warnings, 0);
+  unsetenv("DYNAMICCL_COORD_TIMEOUT_S");
   config.rank_setup = per_rank_table;
   config.check_default = 1;
   CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
@@ -302,6 +310,51 @@ static void test_disagreement_is_detected(void) {
   CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
   CHECK_EQ_INT((int)r.rank_mismatches, 50);
   clear_environment();
+  unload_scenario();
+}
+
+/* A rank's process that dies (here before it loads the plugin; under ThreadSanitizer one could not map
+ * its shadow memory) fails the run at once, naming it: the others, whose GPU queues are coupled to it,
+ * waited for it for ever, and the emulator for them. */
+static void rank_2_dies(int rank, void* argument) {
+  (void)argument;
+  if (rank == 2) _exit(9);
+}
+
+typedef struct emulator_job {
+  dccl_emu_config config;
+  dccl_emu_result result;
+  char error[512];
+  int rc;
+} emulator_job;
+
+static void* run_emulator(void* argument) {
+  emulator_job* job = argument;
+  job->rc = dccl_emu_run(&job->config, &sim, &workload, &job->result, job->error, sizeof(job->error));
+  return NULL;
+}
+
+static void test_dead_rank_process_fails_the_run(void) {
+  load_scenario("nvlink-h100x8", "allreduce 1M x2000\n");
+  clear_environment();
+  static emulator_job job;
+  dccl_emu_config_defaults(&job.config);
+  job.config.plugin_path = plugin_path;
+  job.config.ranks = 3;
+  job.config.processes = 1;
+  job.config.couple_depth = 8;
+  job.config.rank_setup = rank_2_dies;
+  pthread_t runner;
+  pthread_create(&runner, NULL, run_emulator, &job);
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += 60;
+  if (pthread_timedjoin_np(runner, NULL, &deadline) != 0) {
+    CHECK_MSG(0, "the run did not end within 60 s of rank 2's process dying"); /* its processes are left */
+    return;
+  }
+  CHECK(job.rc != 0);
+  CHECK_MSG(strstr(job.error, "rank 2's process failed (exit status 9)") != NULL, "%s", job.error);
   unload_scenario();
 }
 
@@ -333,6 +386,7 @@ int main(int argc, char** argv) {
   RUN(test_trace_matches_gpu_durations_processes);
   RUN(test_release_mapping);
   RUN(test_disagreement_is_detected);
+  RUN(test_dead_rank_process_fails_the_run);
   RUN(test_too_many_calls_to_record);
   char command[128];
   snprintf(command, sizeof(command), "rm -rf %s", temp_dir);

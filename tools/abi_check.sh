@@ -1,27 +1,41 @@
 #!/usr/bin/env bash
 # tools/abi_check.sh: checks the plugin ABI declared in abi/ against an NCCL source tree's own plugin
-# headers, without copying them: every tuner and profiler struct's layout (each member's name, offset
-# and size, nested unions included, read by gdb from both builds), the function pointers' parameter
-# lists, and the constants both sides name (result codes, collectives, log levels and subsystems,
-# algorithm and protocol indices, profiler event bits, the kernel-channel stop state). Run it when NCCL
-# ships a new plugin ABI: NVIDIA/nccl's src/include/plugin/ is the reference (CI has no NCCL source).
+# headers, without copying them. Both are built with debug information and gdb reads every tuner and
+# profiler struct from each build (tools/abi_layout.py): each member's offset, size, name and type, down
+# to the function pointers' parameters and the layout of the structs they point to, so that a v6 entry
+# point taking a v5 descriptor, or a member whose type changed at the same size, is a difference. It also
+# compares the constants both sides name (result codes, collectives, log levels and subsystems, algorithm
+# and protocol indices, profiler event bits, the kernel-channel stop state), and names any newer tuner or
+# profiler version the tree declares. Run it when NCCL ships a new plugin ABI: NVIDIA/nccl's
+# src/include/plugin/ is the reference (CI has no NCCL source tree).
 # Usage: tools/abi_check.sh NCCL_SOURCE_DIR [CUDA_INCLUDE_DIR]
-#        (needs gcc, g++, gdb and python3; CUDA_INCLUDE_DIR holds an nccl.h, default /usr/local/cuda/include)
-# Exit status: 0 when everything matches, 1 on a difference (printed), 2 when it cannot run.
-set -euo pipefail
+#        (needs gcc, g++, gdb with Python and python3; the tree's src/nccl.h.in gives nccl.h, else
+#        CUDA_INCLUDE_DIR's, default /usr/local/cuda/include)
+# Exit status: 0 when everything matches, 1 on a difference (printed), 2 when the check cannot run.
+set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 nccl=${1:?usage: tools/abi_check.sh NCCL_SOURCE_DIR [CUDA_INCLUDE_DIR]}
 cuda_include=${2:-/usr/local/cuda/include}
 plugin_headers="$nccl/src/include/plugin"
-for tool in gcc g++ gdb python3; do
-  command -v "$tool" >/dev/null || { echo "abi_check: $tool not found" >&2; exit 2; }
-done
+fail() { echo "abi_check: $*" >&2; exit 2; }
+for tool in gcc g++ gdb python3; do command -v "$tool" >/dev/null || fail "$tool not found"; done
+gdb -batch -ex "python import gdb" >/dev/null 2>&1 || fail "this gdb has no Python"
 [[ -f "$plugin_headers/nccl_tuner.h" && -f "$plugin_headers/nccl_profiler.h" ]] ||
-  { echo "abi_check: no plugin/nccl_tuner.h and plugin/nccl_profiler.h under $nccl/src/include" >&2; exit 2; }
-[[ -f "$cuda_include/nccl.h" ]] || { echo "abi_check: no nccl.h in $cuda_include (give CUDA_INCLUDE_DIR)" >&2; exit 2; }
+  fail "no plugin/nccl_tuner.h and plugin/nccl_profiler.h under $nccl/src/include"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-
+mkdir -p "$work/include"
+# NCCL's own nccl.h (result codes) from the tree's template when there is one.
+if [[ -f "$nccl/src/nccl.h.in" ]]; then
+  sed 's/\${nccl:[A-Za-z]*}/0/g' "$nccl/src/nccl.h.in" > "$work/include/nccl.h"
+  nccl_h="the tree's src/nccl.h.in"
+elif [[ -f "$cuda_include/nccl.h" ]]; then
+  nccl_h="$cuda_include/nccl.h"
+else
+  fail "no src/nccl.h.in in the tree and no nccl.h in $cuda_include (give CUDA_INCLUDE_DIR)"
+fi
+# NCCL's profiler header includes its os.h (threads, sockets) for one type: the pid.
+printf '#include <sys/types.h>\ntypedef pid_t ncclPid_t;\n' > "$work/include/os.h"
 
 # The structs, by NCCL's names (abi/ uses the same ones).
 types="ncclTuner_v2_t ncclTuner_v3_t ncclTuner_v4_t ncclTuner_v5_t ncclTuner_v6_t ncclNvlDomainInfo_v5_t
@@ -52,7 +66,15 @@ ncclProfileKernelLaunch|ncclProfileKernelLaunch ncclProfileCeColl|ncclProfileCeC
 ncclProfileCeSync|ncclProfileCeSync ncclProfileCeBatch|ncclProfileCeBatch
 NCCL_PROFILER_KERNEL_CH_STOP|ncclProfilerKernelChStop"
 
-# An older NCCL declares fewer versions: those it lacks are named and left out.
+status=0
+# Versions this tree declares that abi/ does not: a new ABI to declare (a difference).
+newer=$(grep -rhoE '\bncclTuner_v[0-9]+_t\b|\bncclProfiler_v[0-9]+_t\b' "$plugin_headers" | sort -u |
+  while read -r name; do grep -qw "$name" <<<"$types" || grep -qE "_v[0-3]_t$" <<<"$name" || echo "$name"; done | paste -sd' ' -)
+if [[ -n $newer ]]; then
+  echo "this NCCL declares plugin versions abi/ does not: $newer"
+  status=1
+fi
+# Versions an older tree lacks, and constants it does not name, are listed and left out.
 present="" absent=""
 for t in $types; do
   if grep -rqw "$t" "$plugin_headers"; then present+=" $t"; else absent+=" $t"; fi
@@ -62,95 +84,59 @@ types=$present
 kept="" absent=""
 for pair in $constants; do
   if grep -qw "${pair##*|}" "$plugin_headers"/*.h "$plugin_headers"/*/*.h "$nccl/src/include/nccl_common.h" \
-    "$cuda_include/nccl.h" 2>/dev/null; then kept+=" $pair"; else absent+=" ${pair##*|}"; fi
+    "$work/include/nccl.h" "$cuda_include/nccl.h" 2>/dev/null; then kept+=" $pair"; else absent+=" ${pair##*|}"; fi
 done
 constants=$kept
 [[ -n $absent ]] && echo "constants this NCCL does not name, not compared:$absent"
 
-# One program per side: a variable of each type (for gdb) and the constants printed (as doubles).
-write_side() { # side, includes, column of `constants`
-  local side=$1 includes=$2 column=$3 source="$work/$1.c"
-  [[ $side == theirs ]] && source="$work/theirs.cc"
+# One program per side: a variable of each type (for gdb) and the constants printed.
+write_side() { # source file, includes, 1 for our expressions or 2 for NCCL's
+  local source=$1 includes=$2 column=$3 pair expression
   { printf '%s\n' "$includes" '#include <stdio.h>'
     for t in $types; do echo "$t variable_$t;"; done
     echo 'int main(void) {'
     for pair in $constants; do
-      local expression=${pair##*|}
+      expression=${pair##*|}
       [[ $column == 1 ]] && expression=${pair%%|*}
-      echo "  printf(\"%s %.6g\\n\", \"${pair%%|*}\", (double)($expression));"
+      echo "  printf(\"%s %.17g\\n\", \"${pair%%|*}\", (double)($expression));"
     done
     echo '  return 0;'
     echo '}'; } > "$source"
 }
-write_side ours "#include \"$here/abi/nccl_tuner_abi.h\"
+write_side "$work/ours.c" "#include \"$here/abi/nccl_tuner_abi.h\"
 #include \"$here/abi/nccl_profiler_abi.h\"
 #include \"$here/core/types.h\"" 1
-# NCCL's profiler header includes its os.h (threads, sockets) for one type: pid_t.
-mkdir -p "$work/stub"
-printf '#include <sys/types.h>\ntypedef pid_t ncclPid_t;\n' > "$work/stub/os.h"
-write_side theirs "#include <sys/types.h>
+write_side "$work/theirs.cc" "#include <sys/types.h>
 #include \"plugin/nccl_tuner.h\"
 #include \"plugin/nccl_profiler.h\"" 2
-gcc -std=c11 -g -O0 -o "$work/ours" "$work/ours.c"
-g++ -g -O0 -I "$work/stub" -I "$nccl/src/include" -I "$cuda_include" -o "$work/theirs" "$work/theirs.cc"
+gcc -std=c11 -g -O0 -o "$work/ours" "$work/ours.c" 2> "$work/ours.compile" ||
+  { cat "$work/ours.compile" >&2; fail "cannot compile abi/'s headers (above)"; }
+g++ -g -O0 -I "$work/include" -I "$nccl/src/include" -I "$cuda_include" -o "$work/theirs" "$work/theirs.cc" \
+  2> "$work/theirs.compile" || { cat "$work/theirs.compile" >&2; fail "cannot compile NCCL's plugin headers (above)"; }
 
-# gdb's `ptype /o` of every type (one gdb run per build), reduced to each member's offset, size and
-# name, and each function pointer's parameter types (C's _Bool and C++'s bool, and the versioned
-# typedef names of one type, count as the same).
-layouts() { # binary, output prefix
-  local commands=()
-  for t in $types; do commands+=(-ex "echo == $t\\n" -ex "ptype /o $t"); done
-  gdb -batch "${commands[@]}" "$1" 2>&1 | python3 -c '
-import re, sys
-layout, signatures = open(sys.argv[1] + ".layout", "w"), open(sys.argv[1] + ".signatures", "w")
-for line in sys.stdin:
-    line = line.rstrip()
-    if line.startswith("== ") or line.startswith("No symbol"):
-        print(line, file=layout)
-        continue
-    m = re.match(r"/\*\s*(\d*)\s*\|?\s*(\d+)\s*\*/\s*(.*);$", line)
-    if m:
-        offset, size, declaration = m.groups()
-        pointer = re.search(r"\(\*\s*(\w+)\)", declaration)
-        name = pointer.group(1) if pointer else re.search(r"(\w+)\s*((\[\d+\])*)$", declaration).group(0)
-        print(offset or "-", size, name, file=layout)
-        if pointer:
-            text = re.sub(r"\b_Bool\b", "bool", declaration)
-            text = re.sub(r"_v\d+_t\b", "_t", text)
-            print(re.sub(r"\s+", " ", text.replace("ncclProfilerEventState_t", "int")), file=signatures)
-        continue
-    m = re.match(r"\s*\}\s*(\w+(\[\d+\])*)?;$", line)
-    if m:
-        print("end", m.group(1) or "", file=layout)
-        continue
-    m = re.search(r"total size \(bytes\):\s*(\d+)", line)
-    if m:
-        print("total", m.group(1), file=layout)' "$2"
-}
-status=0
-layouts "$work/ours" "$work/ours"
-layouts "$work/theirs" "$work/theirs"
-if grep -q "No symbol" "$work/ours.layout" "$work/theirs.layout"; then
-  grep -H "No symbol" "$work/ours.layout" "$work/theirs.layout" | sed "s|$work/||"
+for side in ours theirs; do
+  ABI_TYPES="$types" ABI_OUT="$work/$side.layout" gdb -batch -x "$here/tools/abi_layout.py" "$work/$side" \
+    > "$work/$side.gdb" 2>&1
+  [[ $(grep -c '^== ' "$work/$side.layout" 2>/dev/null) == $(wc -w <<<"$types") ]] ||
+    { cat "$work/$side.gdb" >&2; fail "gdb did not describe every type of the $side build (above)"; }
+  "$work/$side" > "$work/$side.constants" || fail "the $side constants program failed"
+done
+if grep -q ' missing$' "$work/ours.layout" "$work/theirs.layout"; then
+  grep -H ' missing$' "$work/ours.layout" "$work/theirs.layout" | sed "s|$work/||"
   status=1
 fi
-for part in layout signatures; do
-  if ! diff "$work/ours.$part" "$work/theirs.$part" > "$work/$part.diff"; then
-    echo "$part differ (< ours, > NCCL's):"
-    cat "$work/$part.diff"
-    status=1
-  fi
-done
-"$work/ours" > "$work/ours.constants"
-"$work/theirs" > "$work/theirs.constants"
+if ! diff "$work/ours.layout" "$work/theirs.layout" > "$work/layout.diff"; then
+  echo "layouts differ (< abi/, > NCCL's; offset, size, member: type; ptr(struct<size>#<layout digest>)):"
+  cat "$work/layout.diff"
+  status=1
+fi
 if ! diff "$work/ours.constants" "$work/theirs.constants" > "$work/constants.diff"; then
-  echo "constants differ (< ours, > NCCL's; named by ours):"
+  echo "constants differ (< abi/, > NCCL's; named by abi/):"
   cat "$work/constants.diff"
   status=1
 fi
 version=$(sed -n 's/^NCCL_\(MAJOR\|MINOR\|PATCH\) *:= *//p' "$nccl/makefiles/version.mk" 2>/dev/null | paste -sd. -)
-members=$(grep -cv '^==\|^end\|^total' "$work/ours.layout")
-echo "abi_check against NCCL ${version:-(version unknown)} at $nccl: $(wc -w <<<"$types") structs ($members members)," \
-  "$(wc -l < "$work/ours.signatures") function pointers, $(wc -l < "$work/ours.constants") constants:" \
-  "$([[ $status == 0 ]] && echo identical || echo DIFFERENT)"
+echo "abi_check against NCCL ${version:-(version unknown)} at $nccl (nccl.h: $nccl_h):" \
+  "$(wc -w <<<"$types") structs, $(grep -cv '^==' "$work/ours.layout") members," \
+  "$(wc -l < "$work/ours.constants") constants: $([[ $status == 0 ]] && echo identical || echo DIFFERENT)"
 exit $status
