@@ -648,7 +648,8 @@ static void reap_rank_processes(pid_t* pids, int count, int failed, char* why, s
       if (pids[i] <= 0) continue;
       int status = 0;
       pid_t done = waitpid(pids[i], &status, failed ? 0 : WNOHANG);
-      if (done == 0) continue;
+      if (done == 0 || (done < 0 && errno == EINTR)) continue;
+      if (done < 0) kill(pids[i], SIGKILL); /* (not waitable: not left running either) */
       pids[i] = -1;
       left--;
       reaped++;

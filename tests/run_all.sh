@@ -18,7 +18,8 @@ for build in "$@"; do
       # A sanitizer that cannot map its shadow memory in a forked rank process (seen once under
       # ThreadSanitizer: errno 12) is the machine's fault, not the test's: run it once more, saying so.
       if [ "$rc" -ne 0 ] && [ "$attempt" -eq 1 ] && grep -q 'Sanitizer failed to allocate' "$test.log"; then
-        echo "$name: the sanitizer could not map memory ($(grep -m1 -o 'Sanitizer failed to allocate.*' "$test.log")); running it again"
+        echo "$name: the sanitizer could not map memory ($(grep -m1 -o 'Sanitizer failed to allocate.*' "$test.log")); running it again (first log: $test.log.1)"
+        mv "$test.log" "$test.log.1"
         continue
       fi
       break

@@ -19,7 +19,7 @@ cuda_include=${2:-/usr/local/cuda/include}
 plugin_headers="$nccl/src/include/plugin"
 fail() { echo "abi_check: $*" >&2; exit 2; }
 for tool in gcc g++ gdb python3; do command -v "$tool" >/dev/null || fail "$tool not found"; done
-gdb -batch -ex "python import gdb" >/dev/null 2>&1 || fail "this gdb has no Python"
+gdb -nx -batch -ex "python import gdb" >/dev/null 2>&1 || fail "this gdb has no Python"
 [[ -f "$plugin_headers/nccl_tuner.h" && -f "$plugin_headers/nccl_profiler.h" ]] ||
   fail "no plugin/nccl_tuner.h and plugin/nccl_profiler.h under $nccl/src/include"
 work=$(mktemp -d)
@@ -115,7 +115,7 @@ g++ -g -O0 -I "$work/include" -I "$nccl/src/include" -I "$cuda_include" -o "$wor
   2> "$work/theirs.compile" || { cat "$work/theirs.compile" >&2; fail "cannot compile NCCL's plugin headers (above)"; }
 
 for side in ours theirs; do
-  ABI_TYPES="$types" ABI_OUT="$work/$side.layout" gdb -batch -x "$here/tools/abi_layout.py" "$work/$side" \
+  ABI_TYPES="$types" ABI_OUT="$work/$side.layout" gdb -nx -batch -x "$here/tools/abi_layout.py" "$work/$side" \
     > "$work/$side.gdb" 2>&1
   [[ $(grep -c '^== ' "$work/$side.layout" 2>/dev/null) == $(wc -w <<<"$types") ]] ||
     { cat "$work/$side.gdb" >&2; fail "gdb did not describe every type of the $side build (above)"; }

@@ -15,7 +15,8 @@ def describe(type_, depth=0):
     code = t.code
     if code in (gdb.TYPE_CODE_STRUCT, gdb.TYPE_CODE_UNION):
         kind = "struct" if code == gdb.TYPE_CODE_STRUCT else "union"
-        parts = ["%d:%s:%s" % (f.bitpos // 8, f.name or "", describe(f.type, depth + 1)) for f in t.fields()]
+        parts = ["%d%s:%s:%s" % (f.bitpos, "/%d" % f.bitsize if f.bitsize else "", f.name or "",
+                                 describe(f.type, depth + 1)) for f in t.fields()]  # bit offsets, widths
         return "%s%d{%s}" % (kind, t.sizeof, ";".join(parts))
     if code == gdb.TYPE_CODE_PTR:
         target = t.target().strip_typedefs().unqualified()
@@ -27,6 +28,8 @@ def describe(type_, depth=0):
         return "ptr(%s)" % text
     if code == gdb.TYPE_CODE_FUNC:
         parameters = ",".join(describe(f.type, depth + 1) for f in t.fields())
+        if str(t).rstrip().endswith("...)"):  # variadic (NCCL's logger): a different calling convention
+            parameters += ",..."
         return "func(%s)->%s" % (parameters, describe(t.target(), depth + 1))
     if code == gdb.TYPE_CODE_ARRAY:
         low, high = t.range()
@@ -39,7 +42,7 @@ def describe(type_, depth=0):
     if code == gdb.TYPE_CODE_BOOL:
         return "bool"
     if code == gdb.TYPE_CODE_INT or code == gdb.TYPE_CODE_CHAR:
-        signed = getattr(t, "is_signed", True)
+        signed = t.is_signed if hasattr(t, "is_signed") else "unsigned" not in str(t)  # (gdb before 12)
         name = str(t)
         if "char" in name:  # char, signed char, unsigned char: the text itself
             return name
@@ -58,6 +61,8 @@ def members(type_, prefix, base, out):
     for f in t.fields():
         offset = base + f.bitpos // 8
         path = prefix + (f.name or "(anonymous)")
+        if f.bitsize:  # a bitfield: its bit offset and width
+            path += " bits %d/%d" % (f.bitpos % 8, f.bitsize)
         ft = f.type.strip_typedefs().unqualified()
         if ft.code in (gdb.TYPE_CODE_STRUCT, gdb.TYPE_CODE_UNION):
             kind = "struct" if ft.code == gdb.TYPE_CODE_STRUCT else "union"
