@@ -184,6 +184,26 @@ diff <(cut -d, -f2-7 "$scratch/frozen-trace/trace-0.csv") <(cut -d, -f2-7 "$scra
   > /dev/null || fail "the ranks' traces differ"
 end
 
+begin collbench_one_host_shares_the_gpu_from_2_30 # NCCL_MULTI_RANK_GPU_ENABLE: one node, coordination on this host
+collbench --one-host --mode none $small --out "$scratch/one-host-2.28.csv" > "$scratch/one-host-2.28.log" 2>&1
+[ $? = 3 ] && grep -q "needs NCCL 2.30 or later" "$scratch/one-host-2.28.log" || fail "NCCL 2.28 was not refused"
+[ "$(DYNAMICCL_MOCK_NCCL=2.30 "$build/gpu/collbench" --nccl-version 2> /dev/null)" = 23007 ] || fail "--nccl-version"
+# (PAT is for one rank per node: not in this table.)
+printf '%s\n' allreduce,0,-1,tree/simple/ch=2 allgather,0,-1,ring/ll/ch=1 reducescatter,0,-1,ring/simple/ch=1 \
+  > "$scratch/one-host.table"
+DYNAMICCL_MOCK_NCCL=2.30 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING run_collbench one-host --one-host --mode fixed \
+  --table "$scratch/one-host.table" $small --trace-dir "$scratch/one-host-trace"
+expect_verified "$scratch/one-host.csv"
+for line in "NCCL version 2.30.7+mock" "TUNER/Plugin: Using $plugin (v6)" "nRanks 2 nNodes 1" \
+            "DynamICCL: coordination: rank 0 leads comm [0-9a-f]* (2 ranks, unix sockets, its fixed table, frozen, 0 rule pins)"; do
+  grep -q "$line" "$scratch/one-host.log" || fail "no line '$line' in the log"
+done
+! grep -q "NCCL WARN" "$scratch/one-host.log" || fail "warnings: $(grep -m 2 "NCCL WARN" "$scratch/one-host.log")"
+expect_traced "$scratch/one-host-trace" allreduce tree/simple/ch=2
+expect_traced "$scratch/one-host-trace" allgather ring/ll/ch=1
+expect_traced "$scratch/one-host-trace" reducescatter ring/simple/ch=1
+end
+
 begin collbench_pairs_and_their_summary # the summary must name the swept actions (they keep their / in the CSV)
 run_collbench pairs --mode pairs --entries nccl,ring/simple/ch=2,tree/simple/ch=2 --repeat 2 $small \
   --trace-dir "$scratch/pairs-trace"
@@ -224,7 +244,7 @@ if [ -n "$asan_runtime" ]; then
   finish
 fi
 begin run_sh_end_to_end
-steps=load,learn,compare,pairs,events
+steps=load,learn,compare,pairs,events,onehost
 torch=1
 python3 -c 'import torch' > /dev/null 2>&1 || { torch=0; steps=$steps,ddp; } # ddp must then skip, and say so
 (cd "$source_dir" && OUT=$scratch/run NCCL_HOME=$mock timeout 280 bench/gpu/run.sh --quick --no-mps --steps "$steps" \
@@ -235,7 +255,9 @@ for line in "NCCL headers and library: $mock (nccl.h says 2.28" "NCCL version 2.
             "DynamICCL: tuner v5 attached" "policy from $scratch/warm-policy: policy-" \
             "the plugin's word on the warm start: warm start from" "learning done: learner: [1-9][0-9]* measurements" \
             "side-by-side runs done: [1-9][0-9]* rows, 0 wrong results" \
-            "pairs done: [1-9][0-9]* rows, 0 wrong results" "profiler check done" "^total: [0-9]* s"; do
+            "pairs done: [1-9][0-9]* rows, 0 wrong results" "profiler check done" \
+            "one-host topology skipped: NCCL_MULTI_RANK_GPU_ENABLE needs NCCL 2.30 or later (this NCCL's version code: 22809)" \
+            "^total: [0-9]* s"; do
   grep -q -- "$line" "$summary" 2> /dev/null || fail "summary.md has no line '$line'"
 done
 [ "$torch" = 1 ] || grep -q "DDP runs skipped: PyTorch not found" "$summary" || fail "no word that DDP was skipped"
@@ -252,6 +274,21 @@ table_rows "$summary" "DynamICCL on real NCCL, side by side" |
   fail "the side-by-side summary shows no learned policy's choice"
 ratios=$(table_rows "$summary" "Profiler check" | awk -F'|' '{ print $6 }' | sort | uniq -c | tr -s ' \n' ' ')
 [[ "$ratios" =~ ^\ ?[0-9]+\ 1\.000\ ?$ ]] || fail "profiler / CUDA events ratios: '$ratios' (not all 1.000)"
+[ "$current_failed" = 0 ] || show "$summary" 40
+end
+
+begin run_sh_one_host_on_2_30 # the second topology's step where the NCCL has it
+(cd "$source_dir" && DYNAMICCL_MOCK_NCCL=2.30 OUT=$scratch/run-one NCCL_HOME=$mock timeout 200 bench/gpu/run.sh --quick \
+   --no-mps --steps onehost --learn-seconds 1 --repeat 2 --actions tree/simple/ch=2,ring/ll128/ch=2 --budget 190) \
+  > "$scratch/run-one.log" 2>&1 || { fail "exit status $?"; show "$scratch/run-one.log"; }
+summary=$scratch/run-one/summary.md
+for line in "## One host: the ranks share GPU 0" "nRanks 2 nNodes 1" \
+            "one-host runs done: [1-9][0-9]* measurements learned, [1-9][0-9]* side-by-side rows, 0 wrong results"; do
+  grep -q -- "$line" "$summary" 2> /dev/null || fail "summary.md has no line '$line'"
+done
+[ "$(column_values "$scratch/run-one/onehost/compare.csv" 1)" = "default frozen none sweep " ] ||
+  fail "one-host compare entries: $(column_values "$scratch/run-one/onehost/compare.csv" 1)"
+grep -q "^|" "$scratch/run-one/onehost/summary.md" || fail "onehost/summary.md has no table"
 [ "$current_failed" = 0 ] || show "$summary" 40
 end
 finish

@@ -2,7 +2,9 @@
  * its own NCCL_HOSTID (so NCCL treats them as separate nodes and talks over its socket transport on
  * loopback), runs AllReduce, AllGather and ReduceScatter over a size sweep, verifies every result
  * against the expected values (a wrong configuration is caught, not timed) and reports time and bus
- * bandwidth per size with nccl-tests' formulas, as CSV.
+ * bandwidth per size with nccl-tests' formulas, as CSV. With --one-host (NCCL 2.30 or later) the ranks
+ * are one host instead, sharing GPU 0 through NCCL_MULTI_RANK_GPU_ENABLE=1: NCCL's intra-node
+ * transports, a second topology.
  *
  * Modes:
  *   none     NCCL alone (no plugin)
@@ -80,6 +82,7 @@ typedef struct options {
   const char* out;
   const char* trace_dir;
   int event_check; /* also time single calls with CUDA events (profiler check) */
+  int one_host;    /* the ranks as one host sharing GPU 0 (NCCL_MULTI_RANK_GPU_ENABLE), not separate hosts */
   const char* entries; /* rotate: what to run, each in its own set of processes */
   int repeat;          /* sweep, rotate, pairs: passes over the entries, each (after the first) in a new order */
   int pairs;           /* pairs: split each size's calls by the parity of their number in the cell */
@@ -104,6 +107,9 @@ static void usage(void) {
           "  (pairs: --entries of actions, nccl and @TABLE files of A|B lines; --iterations made odd, at least 3)\n"
           "  --trace-dir DIR     keep the plugin's per-rank traces there\n"
           "  --event-check       profiler check: time every call with CUDA events (trace it too)\n"
+          "  --one-host          the ranks as one host sharing GPU 0 (NCCL_MULTI_RANK_GPU_ENABLE=1, NCCL 2.30\n"
+          "                      or later; exit status 3 on an older NCCL), not as separate hosts\n"
+          "  --nccl-version      print the NCCL version code (e.g. 23007) and exit\n"
           "  --out FILE          CSV (default stdout)\n");
 }
 
@@ -184,9 +190,11 @@ static ncclResult_t launch(int coll, const float* send, float* recv, size_t byte
 }
 
 static int run_rank(const options* o, int rank, shared_block* block) {
-  char hostid[64];
-  snprintf(hostid, sizeof(hostid), "collbench-host-%d", rank);
-  setenv("NCCL_HOSTID", hostid, 1);
+  if (!o->one_host) { /* each rank its own "node" */
+    char hostid[64];
+    snprintf(hostid, sizeof(hostid), "collbench-host-%d", rank);
+    setenv("NCCL_HOSTID", hostid, 1);
+  }
   CHECK_CUDA(cudaSetDevice(0), block);
   if (rank == 0) {
     CHECK_NCCL(ncclGetUniqueId(&block->id), block);
@@ -599,6 +607,16 @@ int main(int argc, char** argv) {
       o.event_check = 1;
       continue;
     }
+    if (strcmp(a, "--one-host") == 0) {
+      o.one_host = 1;
+      continue;
+    }
+    if (strcmp(a, "--nccl-version") == 0) {
+      int code = 0;
+      ncclGetVersion(&code);
+      printf("%d\n", code);
+      return 0;
+    }
     if (v == NULL) {
       usage();
       return 2;
@@ -647,8 +665,15 @@ int main(int argc, char** argv) {
 
   int version = 0;
   ncclGetVersion(&version);
-  fprintf(stderr, "collbench: NCCL %d.%d.%d, %d ranks on GPU 0 as separate hosts (NCCL_HOSTID), mode %s\n",
-          version / 10000, version / 100 % 100, version % 100, o.ranks, o.mode);
+  if (o.one_host && version < 23000) {
+    fprintf(stderr, "collbench: --one-host needs NCCL 2.30 or later (NCCL_MULTI_RANK_GPU_ENABLE); this is NCCL %d.%d.%d\n",
+            version / 10000, version / 100 % 100, version % 100);
+    return 3;
+  }
+  if (o.one_host) setenv("NCCL_MULTI_RANK_GPU_ENABLE", "1", 1);
+  fprintf(stderr, "collbench: NCCL %d.%d.%d, %d ranks on GPU 0 as %s, mode %s\n", version / 10000,
+          version / 100 % 100, version % 100, o.ranks,
+          o.one_host ? "one host (NCCL_MULTI_RANK_GPU_ENABLE)" : "separate hosts (NCCL_HOSTID)", o.mode);
   setenv("NCCL_SOCKET_IFNAME", getenv("NCCL_SOCKET_IFNAME") ? getenv("NCCL_SOCKET_IFNAME") : "lo", 1);
   /* The ranks are separate "nodes" on this one machine: learning and frozen policies need their
    * coordinator, which listens on loopback. */

@@ -13,13 +13,15 @@
 #      which 10 repetitions of step 4 cannot average out, cancels in these ratios;
 #   5. a congestion run: learning while a loopback traffic generator runs for part of the time;
 #   6. the profiler check: the plugin's GPU durations against CUDA events of the same calls;
+#   6b. one host (NCCL 2.30 or later; said and skipped before): the ranks share GPU 0 as one node
+#      (NCCL_MULTI_RANK_GPU_ENABLE=1), a second topology: load, a short learning run, side by side;
 #   7. PyTorch DDP step time: NCCL alone, the plugin's default, the learned policy frozen, interleaved twice
 #      (skipped, and said so, without PyTorch);
 #   8. summary.md (bench/gpu/summarize.py).
 # Usage: OUT=/path bench/gpu/run.sh [options]
 #   --ranks N            ranks (processes on the one GPU; default 2)
 #   --quick              small sizes, short learning, 2 repetitions
-#   --steps LIST         of load,learn,compare,pairs,congestion,events,ddp (default: all, which do not all
+#   --steps LIST         of load,learn,compare,pairs,congestion,events,onehost,ddp (default: all, which do not all
 #                        fit in one 10-minute command: docs/gpu.md gives the two commands that do)
 #   --learn-seconds S    learning passes stop after S seconds (default 120)
 #   --repeat R           side-by-side repetitions (default 4) and pairs repetitions (R, at least 6)
@@ -37,7 +39,7 @@ cd "$(dirname "$0")/../.."
 ranks=2
 quick=0
 dry=0
-steps=load,learn,compare,pairs,congestion,events,ddp
+steps=load,learn,compare,pairs,congestion,events,onehost,ddp
 learn_seconds=
 repeat=
 actions_option=
@@ -305,6 +307,46 @@ if wanted events; then
   bench 60 --mode default --max 16M --event-check --trace-dir "$OUT/event-trace" --out "$OUT/event-check.csv" \
     2>> "$OUT/runs.log"
   step "profiler check done"
+fi
+
+# ---- 6b. one host: the ranks as one host sharing GPU 0 (NCCL_MULTI_RANK_GPU_ENABLE=1, NCCL 2.30 or
+# later), NCCL's intra-node transports: a second topology. The plugin loads there, learns briefly into a
+# policy folder of its own, and NCCL alone, the default policy, the learned policy frozen and intra-node
+# actions (LL128 included; PAT is for one rank per node) run side by side, verified, in $OUT/onehost/
+# with its own summary. ----
+if wanted onehost; then
+  nccl_code=$(build/gpu/collbench --nccl-version 2> /dev/null)
+  case $nccl_code in '' | *[!0-9]*) nccl_code=0 ;; esac
+  if [ "$nccl_code" -lt 23000 ]; then
+    say "- one-host topology skipped: NCCL_MULTI_RANK_GPU_ENABLE needs NCCL 2.30 or later (this NCCL's version code: $nccl_code)"
+  elif [ "$(left)" -lt 120 ]; then
+    say "- one-host topology skipped: out of time"
+  else
+    one=$OUT/onehost
+    rm -rf "$one"; mkdir -p "$one/policy"
+    NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING,ENV,PROFILE bench 60 --one-host --mode default --max 64K \
+      --iterations 3 --out "$one/load-check.csv" > "$one/load.log" 2>&1
+    say ""
+    say "## One host: the ranks share GPU 0 (NCCL_MULTI_RANK_GPU_ENABLE=1)"
+    say '```'
+    grep -E "DynamICCL|TUNER|Tuner|PROFILER|Profiler|NCCL version|nNodes" "$one/load.log" | head -16 | tee -a "$summary" > /dev/null
+    say '```'
+    one_learn=$(( learn_seconds < 60 ? learn_seconds : 60 ))
+    DYNAMICCL_POLICY_DIR="$one/policy" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING bench $((one_learn + 60)) --one-host \
+      --mode learn --max "$max" --rounds 500 --seconds "$one_learn" --out "$one/learn.csv" > "$one/learn.log" 2>&1
+    one_actions="ring/ll/ch=1,ring/ll/ch=4,ring/ll128/ch=2,ring/ll128/ch=8,ring/simple/ch=1,ring/simple/ch=4"
+    one_actions="$one_actions,tree/ll/ch=2,tree/simple/ch=2"
+    one_actions=${actions_option:-$one_actions}
+    entries="none,default,$one_actions"
+    ls "$one/policy"/*.bin > /dev/null 2>&1 && entries="none,default,frozen,$one_actions"
+    DYNAMICCL_POLICY_DIR="$one/policy" bench 300 --one-host --mode rotate --entries "$entries" --repeat "$repeat" \
+      --max "$max" --trace-dir "$one/compare-trace" --out "$one/compare.csv" 2>> "$OUT/runs.log"
+    python3 bench/gpu/summarize.py --write-executed "$one" 2>> "$OUT/runs.log"
+    python3 bench/gpu/summarize.py "$one" > "$one/summary.md" 2>> "$OUT/runs.log"
+    learned=$(grep -m1 -o 'learner: [0-9]* measurements' "$one/learn.log" | sed 's/learner: //')
+    rows=$(($(grep -c . "$one/compare.csv" 2> /dev/null || echo 1) - 1))
+    step "one-host runs done: ${learned:-no} learned, $rows side-by-side rows, $(awk -F, '$9 == 0' "$one/compare.csv" 2> /dev/null | wc -l) wrong results (onehost/summary.md)"
+  fi
 fi
 
 # ---- 7. PyTorch DDP, NCCL alone / plugin default / learned policy frozen, interleaved twice ----

@@ -17,19 +17,20 @@ static double model_bandwidth_gbs(int algo, int proto) {
   return algo == DCCL_ALGO_RING ? base : 0.9 * base;
 }
 
-static int available(ncclFunc_t func, int algo, int proto) {
-  if (proto == DCCL_PROTO_LL128) return 0; /* NCCL does not run LL128 over sockets */
+static int available(ncclFunc_t func, int algo, int proto, int one_rank_per_node) {
+  if (proto == DCCL_PROTO_LL128) return 0; /* NCCL does not run LL128 over sockets (nor does the mock on one host) */
   if (algo == DCCL_ALGO_RING) return 1;
   if (algo == DCCL_ALGO_TREE) return func == ncclFuncAllReduce;
-  if (algo == DCCL_ALGO_PAT)
-    return proto == DCCL_PROTO_SIMPLE && (func == ncclFuncAllGather || func == ncclFuncReduceScatter);
+  if (algo == DCCL_ALGO_PAT) /* PAT: one rank per node */
+    return one_rank_per_node && proto == DCCL_PROTO_SIMPLE && (func == ncclFuncAllGather || func == ncclFuncReduceScatter);
   return 0;
 }
 
-void mock_cost_table(ncclFunc_t func, size_t bytes, float cost[NCCL_ABI_NUM_ALGORITHMS][NCCL_ABI_NUM_PROTOCOLS]) {
+void mock_cost_table(ncclFunc_t func, size_t bytes, int one_rank_per_node,
+                     float cost[NCCL_ABI_NUM_ALGORITHMS][NCCL_ABI_NUM_PROTOCOLS]) {
   for (int a = 0; a < NCCL_ABI_NUM_ALGORITHMS; a++)
     for (int p = 0; p < NCCL_ABI_NUM_PROTOCOLS; p++)
-      cost[a][p] = available(func, a, p)
+      cost[a][p] = available(func, a, p, one_rank_per_node)
                      ? (float)(model_latency_us(a, p) + (double)bytes / (1000.0 * model_bandwidth_gbs(a, p)))
                      : NCCL_ABI_ALGO_PROTO_IGNORE;
 }

@@ -17,8 +17,10 @@ typedef struct mock_execution {
   int algo, proto, channels; /* NCCL's indices (algorithm: tree 0, ring 1, PAT 6; protocol: LL 0, Simple 2) */
 } mock_execution;
 
-/* NCCL's cost table (float[7][3], us; -1: not available) for `bytes` in all (nccl-tests' total). */
-void mock_cost_table(ncclFunc_t func, size_t bytes, float cost[NCCL_ABI_NUM_ALGORITHMS][NCCL_ABI_NUM_PROTOCOLS]);
+/* NCCL's cost table (float[7][3], us; -1: not available) for `bytes` in all (nccl-tests' total); PAT only
+ * with one rank per node, as in NCCL. */
+void mock_cost_table(ncclFunc_t func, size_t bytes, int one_rank_per_node,
+                     float cost[NCCL_ABI_NUM_ALGORITHMS][NCCL_ABI_NUM_PROTOCOLS]);
 /* The lowest non-negative cost; channels: the tuner's count (0: NCCL's own), at most MOCK_MAX_CHANNELS.
  * Returns 0, or -1 when the table leaves nothing to run. */
 int mock_select(const float cost[NCCL_ABI_NUM_ALGORITHMS][NCCL_ABI_NUM_PROTOCOLS], size_t bytes, int tuner_channels,

@@ -52,14 +52,22 @@ static void advance_gpu_clock(unsigned long long ns) {
 }
 
 /* ---- version, ids, communicators ---- */
+static int stands_for_2_30(void) {
+  const char* release = getenv("DYNAMICCL_MOCK_NCCL");
+  return release != NULL && strcmp(release, "2.30") == 0;
+}
+int mock_nccl_version_code(void) { return stands_for_2_30() ? 23007 : 22809; }
+const char* mock_nccl_release(void) { return stands_for_2_30() ? "2.30" : "2.28"; }
+
 ncclResult_t ncclGetVersion(int* version) {
   static atomic_flag announced = ATOMIC_FLAG_INIT;
   if (version == NULL) return ncclInvalidArgument;
-  *version = MOCK_NCCL_VERSION_CODE;
+  int code = mock_nccl_version_code();
+  *version = code;
   if (!atomic_flag_test_and_set(&announced))
     fprintf(stderr, "mock NCCL %d.%d.%d (DynamICCL's bench/gpu/mock): no GPU; results computed exactly in host memory, "
                     "timings not real\n",
-            MOCK_NCCL_VERSION_CODE / 10000, MOCK_NCCL_VERSION_CODE / 100 % 100, MOCK_NCCL_VERSION_CODE % 100);
+            code / 10000, code / 100 % 100, code % 100);
   return ncclSuccess;
 }
 
@@ -112,10 +120,25 @@ ncclResult_t ncclCommInitRank(ncclComm_t* comm, int n_ranks, ncclUniqueId comm_i
   c->rank = rank;
   c->n_ranks = n_ranks;
   c->n_nodes = mock_group_hosts(&c->group);
+  int code = mock_nccl_version_code();
+  /* Every rank is on GPU 0: ranks of one host share it, which NCCL refuses unless told otherwise (so a
+   * collbench that gave two ranks one NCCL_HOSTID, or --one-host without NCCL_MULTI_RANK_GPU_ENABLE, fails
+   * here as on the GPU). */
+  const char* multi_rank_gpu = getenv("NCCL_MULTI_RANK_GPU_ENABLE");
+  if (c->n_nodes < n_ranks && !(code >= 23000 && multi_rank_gpu != NULL && strcmp(multi_rank_gpu, "1") == 0)) {
+    if (code >= 23000)
+      MOCK_WARN("Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this "
+                "configuration.");
+    else
+      MOCK_WARN("Duplicate GPU detected : rank %d and another rank of this host both on GPU 0", rank);
+    mock_group_leave(&c->group);
+    free(c);
+    return ncclInvalidUsage;
+  }
   if (rank == 0)
     mock_log(NCCL_LOG_VERSION, NCCL_INIT, __FILE__, __LINE__,
-             "NCCL version %d.%d.%d+mock (DynamICCL's mock NCCL: no GPU, host memory, timings not real)",
-             MOCK_NCCL_VERSION_CODE / 10000, MOCK_NCCL_VERSION_CODE / 100 % 100, MOCK_NCCL_VERSION_CODE % 100);
+             "NCCL version %d.%d.%d+mock (DynamICCL's mock NCCL: no GPU, host memory, timings not real)", code / 10000,
+             code / 100 % 100, code % 100);
   const char* corrupt = getenv("DYNAMICCL_MOCK_CORRUPT");
   c->corrupt = rank == 0 && corrupt != NULL && strcmp(corrupt, "1") == 0;
   if (c->corrupt) MOCK_INFO(NCCL_INIT | NCCL_ENV, "DYNAMICCL_MOCK_CORRUPT set: one element of every result is wrong");

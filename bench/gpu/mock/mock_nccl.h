@@ -10,8 +10,11 @@
 #include "../../../abi/nccl_abi.h"
 #include "mock_cuda.h"
 
-#define MOCK_NCCL_VERSION_CODE 22809 /* 2.28.9: tuner ABI v5, profiler ABI v5 */
-#define MOCK_NCCL_RELEASE "2.28"
+/* The release the mock stands for: 2.28.9 (tuner and profiler ABI v5), or 2.30.7 (v6, and
+ * NCCL_MULTI_RANK_GPU_ENABLE) where DYNAMICCL_MOCK_NCCL=2.30. As in NCCL, ranks sharing a host (and so
+ * GPU 0) are refused unless the release is 2.30 and NCCL_MULTI_RANK_GPU_ENABLE=1. */
+int mock_nccl_version_code(void);
+const char* mock_nccl_release(void);
 
 typedef struct ncclComm* ncclComm_t;
 

@@ -10,14 +10,14 @@
 #include "mock_log.h"
 #include "mock_nccl.h"
 
-/* Loads the plugin that `variable` names, looking for the ABI versions NCCL 2.28 knows of `kind`. */
+/* Loads the plugin that `variable` names, looking for the ABI versions of `kind` the mock's release knows. */
 static void load(const char* variable, const char* kind, const char* label, unsigned long log_flags,
                  dccl_loaded_plugin* out) {
   memset(out, 0, sizeof(*out));
   const char* value = getenv(variable);
   if (value == NULL || value[0] == '\0') return;
   int max_tuner = 0, max_profiler = 0;
-  dccl_nccl_release_abis(MOCK_NCCL_RELEASE, &max_tuner, &max_profiler);
+  dccl_nccl_release_abis(mock_nccl_release(), &max_tuner, &max_profiler);
   if (strcmp(kind, "tuner") == 0) max_profiler = 0;
   else max_tuner = 0;
   char path[4096], error[512] = "";
@@ -33,7 +33,7 @@ static void load(const char* variable, const char* kind, const char* label, unsi
   int version = max_tuner > 0 ? out->tuner_version : out->profiler_version;
   if (version == 0) {
     MOCK_INFO(log_flags, "%s/Plugin: %s has no %s symbol NCCL %s knows: running without it", label, value, kind,
-              MOCK_NCCL_RELEASE);
+              mock_nccl_release());
     dccl_plugin_unload(out);
     return;
   }
@@ -43,6 +43,7 @@ static void load(const char* variable, const char* kind, const char* label, unsi
 void mock_plugins_init(mock_plugins* p, uint64_t comm_id, int n_ranks, int n_nodes, int rank) {
   memset(p, 0, sizeof(*p));
   p->rank = rank;
+  p->one_rank_per_node = n_ranks == n_nodes;
   load("NCCL_PROFILER_PLUGIN", "profiler", "PROFILER", NCCL_INIT | NCCL_PROFILE, &p->profiler);
   load("NCCL_TUNER_PLUGIN", "tuner", "TUNER", NCCL_INIT | NCCL_TUNING, &p->tuner);
   if (p->profiler.profiler_version != 0) {
@@ -66,7 +67,7 @@ void mock_plugins_init(mock_plugins* p, uint64_t comm_id, int n_ranks, int n_nod
 
 int mock_plugins_choose(mock_plugins* p, ncclFunc_t func, size_t bytes, mock_execution* out) {
   float cost[NCCL_ABI_NUM_ALGORITHMS][NCCL_ABI_NUM_PROTOCOLS];
-  mock_cost_table(func, bytes, cost);
+  mock_cost_table(func, bytes, p->one_rank_per_node, cost);
   int tuner_channels = 0;
   if (p->tuner.tuner_version != 0)
     dccl_emu_tuner_get_coll_info(&p->tuner, p->tuner_context, func, bytes, 1, 0, &cost[0][0], &tuner_channels);

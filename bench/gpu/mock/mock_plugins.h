@@ -20,6 +20,7 @@ typedef struct mock_plugins {
   void* profiler_context;
   int collective_events, kernel_events; /* what the profiler asked for */
   int rank;
+  int one_rank_per_node; /* (PAT needs it) */
   uint64_t seq[5]; /* per collective kind, NCCL's sequence numbers */
 } mock_plugins;
 
