@@ -45,6 +45,9 @@ typedef struct dccl_coord_options {
    * DYNAMICCL_MODE, no rules file, no profiler plugin, DYNAMICCL_COORD=off) runs choices of its own,
    * and ranks that disagree hang NCCL. 0: no warning. */
   double absent_warning_seconds;
+  /* Testing (the NCCL emulator, which runs ranks 0..present_ranks-1 only): the leader expects no other
+   * rank, neither waiting for one when it leaves nor naming it as absent. 0: every rank. */
+  int present_ranks;
 } dccl_coord_options;
 
 typedef struct dccl_coord_session dccl_coord_session;

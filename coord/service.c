@@ -101,8 +101,8 @@ struct dccl_coord_session {
   uint64_t register_retry_at_ns; /* after a refusal */
   int leaving, done;
   uint64_t leave_started_ns, final_decided;
-  uint64_t started_ns;  /* when it started leading */
-  int absence_warned;   /* 1: some workers were named as absent; 2: they have joined since */
+  uint64_t started_ns; /* when it started leading */
+  enum { ABSENCE_WATCHED, ABSENCE_WARNED, ABSENCE_SETTLED } absence; /* of workers that have not joined */
   /* worker */
   connection* conn;
   int joined, looking_up;
@@ -904,28 +904,34 @@ static void unregister_leader(dccl_coord_session* s) {
   s->registered = 0;
 }
 
+/* Leader: the ranks it serves, 1 .. expected_ranks - 1 (all but those a test runs without). */
+static int expected_ranks(const dccl_coord_session* s) {
+  int present = s->options.present_ranks;
+  return present > 0 && present < s->options.n_ranks ? present : s->options.n_ranks;
+}
+
 /* Leader: names the workers that have not joined once absent_warning_seconds have passed, and says
  * when the last of them joins. Whoever does not follow rank 0 runs other choices, and NCCL hangs at the
  * first call they disagree on: this line, in rank 0's log, says why. */
-static void warn_of_absent_workers(dccl_coord_session* s, uint64_t now) { /* (its text: see emu/emulator.c) */
+static void warn_of_absent_workers(dccl_coord_session* s, uint64_t now) {
   double patience = s->options.absent_warning_seconds;
-  if (patience <= 0 || s->absence_warned == 2 || now - s->started_ns < (uint64_t)(patience * 1e9)) return;
-  int first_absent = 0;
-  for (int rank = 1; rank < s->options.n_ranks && first_absent == 0; rank++)
+  if (patience <= 0 || s->absence == ABSENCE_SETTLED || now - s->started_ns < (uint64_t)(patience * 1e9)) return;
+  int expected = expected_ranks(s), first_absent = 0;
+  for (int rank = 1; rank < expected && first_absent == 0; rank++)
     if (!s->links[rank].joined) first_absent = rank;
   if (first_absent == 0) { /* all joined: said so if they were named before; nothing more to watch */
-    if (s->absence_warned == 1)
+    if (s->absence == ABSENCE_WARNED)
       DCCL_INFO(s->options.logger, "coordination: every rank of comm %016llx has joined rank 0 now",
                 (unsigned long long)s->options.comm_id);
-    s->absence_warned = 2;
+    s->absence = ABSENCE_SETTLED;
     return;
   }
-  if (s->absence_warned == 1) return;
-  s->absence_warned = 1;
+  if (s->absence == ABSENCE_WARNED) return;
+  s->absence = ABSENCE_WARNED;
   char ranks[160] = "";
   size_t used = 0;
   int absent = 0;
-  for (int rank = first_absent; rank < s->options.n_ranks; rank++) {
+  for (int rank = first_absent; rank < expected; rank++) {
     if (s->links[rank].joined) continue;
     if (++absent <= 8 && used < sizeof(ranks))
       used += (size_t)snprintf(ranks + used, sizeof(ranks) - used, "%s%d", absent > 1 ? ", " : "", rank);
@@ -938,8 +944,8 @@ static void warn_of_absent_workers(dccl_coord_session* s, uint64_t now) { /* (it
             "no profiler plugin, DYNAMICCL_COORD=off) runs choices of its own, and ranks that disagree hang NCCL; "
             "give every rank the same DYNAMICCL_ settings and plugins. Or they cannot reach rank 0 (DYNAMICCL_COORD, "
             "the network)%s",
-            (unsigned long long)s->options.comm_id, absent, s->options.n_ranks - 1, ranks, absent == 1 ? "has" : "have",
-            patience, unregistered ? ": rank 0 is not registered at the registry yet" : "");
+            (unsigned long long)s->options.comm_id, absent, expected - 1, ranks, absent == 1 ? "has" : "have", patience,
+            unregistered ? ": rank 0 is not registered at the registry yet" : "");
 }
 
 static void leader_work(dccl_coord_session* s, uint64_t now) {
@@ -949,7 +955,7 @@ static void leader_work(dccl_coord_session* s, uint64_t now) {
   uint64_t decided = dccl_table_store_decided(s->options.store);
   uint64_t oldest = UINT64_MAX;
   int all_sent = 1;
-  for (int rank = 1; rank < s->options.n_ranks; rank++) {
+  for (int rank = 1; rank < expected_ranks(s); rank++) {
     worker_link* link = &s->links[rank];
     if (link->acked < oldest) oldest = link->acked;
     connection* c = link->conn;
@@ -996,7 +1002,7 @@ static void leader_work(dccl_coord_session* s, uint64_t now) {
       link->released = 1;
     if (link->sent < decided || c->out_length > 0) all_sent = 0;
   }
-  if (oldest != UINT64_MAX) dccl_history_forget(s->history, oldest);
+  dccl_history_forget(s->history, oldest != UINT64_MAX ? oldest : decided); /* (no worker: all of it) */
   pthread_mutex_unlock(&s->history_lock);
   if (s->leaving && !s->done && (all_sent || now - s->leave_started_ns > LEAVE_NS)) {
     for (int rank = 1; rank < s->options.n_ranks; rank++)

@@ -27,6 +27,7 @@ const dccl_setting_doc dccl_setting_docs[] = {
   {"DYNAMICCL_COORD_TIMEOUT_S", "30", "A worker waiting this long for the leader's table logs an error naming the leader (and again every as long; it keeps waiting: switching without the table could hang NCCL); rank 0 names the ranks that have not joined it by then (once)"},
   {"DYNAMICCL_COORD_SECRET", "(none)", "Mixed into the token every coordination message carries, so that only processes sharing it can take part"},
   {"DYNAMICCL_COORD_DROP", "0", "Testing only: probability that a worker drops its connection after a message (it reconnects and resumes)"},
+  {"DYNAMICCL_COORD_PRESENT_RANKS", "0", "Testing only (the NCCL emulator, which runs the first N ranks of a communicator): rank 0 expects only ranks below N to join, neither waiting for nor naming the others (0: every rank)"},
   {"DYNAMICCL_GUARD_PCT", "3", "a learned action slower than NCCL's own choice by more than this (percent, recent window) falls back to NCCL's"},
   {"DYNAMICCL_GAMMA", "0", "DQN discount (0..0.9); 0: the reward is immediate"},
   {"DYNAMICCL_EPSILON", "0.3", "initial exploration rate of a new decision cell (0..1)"},
@@ -230,6 +231,7 @@ static void read_coordination(dccl_settings* settings, const dccl_logger* logger
   }
   settings->coord_timeout_seconds = read_number("DYNAMICCL_COORD_TIMEOUT_S", 0.1, 1e6, 30, logger);
   settings->coord_drop = read_number("DYNAMICCL_COORD_DROP", 0, 0.5, 0, logger);
+  settings->coord_present_ranks = (int)read_integer("DYNAMICCL_COORD_PRESENT_RANKS", 0, 1 << 20, 0, logger);
   const char* secret = getenv("DYNAMICCL_COORD_SECRET");
   settings->coord_secret = 0;
   if (secret != NULL)

@@ -37,6 +37,7 @@ typedef struct dccl_settings {
   char coord_registry[288]; /* "host:port" or "[IPv6]:port" of the registry for multi-node coordination, or "" */
   double coord_timeout_seconds;
   double coord_drop;        /* testing: connection drop probability */
+  int coord_present_ranks;  /* testing: only ranks below this join rank 0 (the emulator's); 0: all */
   uint64_t coord_secret;
   double save_seconds;
   double guard_pct;

@@ -28,38 +28,21 @@
 static _Atomic int log_verbosity;
 static _Atomic uint64_t log_warnings;
 
-static _Atomic int emulated_ranks; /* ranks 0..emulated_ranks-1 of the communicator run; the rest never do */
-
-/* Rank 0's warning that ranks have not joined it (coord/service.c: "... other ranks (3, 4, ...) ha..."),
- * when the first rank it names is one the emulator does not run: expected, not a fault. */
-static int names_only_ranks_left_out(const char* message) {
-  const char* list = strstr(message, "other ranks (");
-  if (list == NULL || strstr(message, "not joined in") == NULL) return 0;
-  return atoi(list + strlen("other ranks (")) >= atomic_load(&emulated_ranks);
-}
-
 static void emulator_logger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line, const char* fmt,
                             ...) {
   (void)flags;
   (void)file;
   (void)line;
+  if (level == NCCL_LOG_WARN) atomic_fetch_add(&log_warnings, 1);
   int verbosity = atomic_load(&log_verbosity);
-  if ((level == NCCL_LOG_INFO && verbosity < 1) || (level == NCCL_LOG_TRACE && verbosity < 2) ||
-      (level != NCCL_LOG_WARN && level != NCCL_LOG_INFO && level != NCCL_LOG_TRACE))
-    return;
+  int show = level == NCCL_LOG_WARN || (level == NCCL_LOG_INFO && verbosity >= 1) || (level == NCCL_LOG_TRACE && verbosity >= 2);
+  if (!show) return;
   char message[1200];
   va_list args;
   va_start(args, fmt);
   vsnprintf(message, sizeof(message), fmt, args);
   va_end(args);
-  const char* note = "";
-  if (level == NCCL_LOG_WARN && names_only_ranks_left_out(message)) {
-    level = NCCL_LOG_INFO;
-    note = " (the emulator runs fewer ranks than the communicator has)";
-  }
-  if (level == NCCL_LOG_WARN) atomic_fetch_add(&log_warnings, 1);
-  int show = level == NCCL_LOG_WARN || verbosity >= (level == NCCL_LOG_TRACE ? 2 : 1);
-  if (show) fprintf(stderr, "[emulated NCCL] %s%s%s\n", level == NCCL_LOG_WARN ? "WARN " : "", message, note);
+  fprintf(stderr, "[emulated NCCL] %s%s\n", level == NCCL_LOG_WARN ? "WARN " : "", message);
 }
 
 /* ---- a rank's GPU: kernels queued by the host thread, reported by the proxy thread ---- */
@@ -630,15 +613,15 @@ static shared_state* allocate_shared(uint64_t calls, int ranks, int process_mode
   return s;
 }
 
-/* Waits for the rank processes (pids[0..count-1], rank order). When one fails (or `failed` already),
- * the others are stopped: they would wait for it for ever (coupled GPU queues, the leader's table), as
- * they did when one died at start (ThreadSanitizer could not map its shadow memory). The first failure
- * is described in `why` (left as it is when already set). */
 static void stop_rank_processes(const pid_t* pids, int count) {
   for (int i = 0; i < count; i++)
     if (pids[i] > 0) kill(pids[i], SIGKILL);
 }
 
+/* Waits for the rank processes (pids[0..count-1], rank order). When one fails (or `failed` already),
+ * the others are stopped: they would wait for it for ever (coupled GPU queues, the leader's table), as
+ * they did when one died at start (ThreadSanitizer could not map its shadow memory). The first failure
+ * is described in `why` (left as it is when already set). */
 static void reap_rank_processes(pid_t* pids, int count, int failed, char* why, size_t why_size) {
   if (failed) stop_rank_processes(pids, count);
   int left = count;
@@ -670,8 +653,8 @@ static void reap_rank_processes(pid_t* pids, int count, int failed, char* why, s
   }
 }
 
-int dccl_emu_run(const dccl_emu_config* cfg, const dccl_sim* sim, const dccl_workload* workload, dccl_emu_result* result,
-                 char* error, size_t error_size) {
+static int emulate(const dccl_emu_config* cfg, const dccl_sim* sim, const dccl_workload* workload, dccl_emu_result* result,
+                   char* error, size_t error_size) {
   memset(result, 0, sizeof(*result));
   if (cfg->builtin != NULL && cfg->processes) {
     snprintf(error, error_size, "a builtin plugin runs with ranks as threads only");
@@ -695,7 +678,6 @@ int dccl_emu_run(const dccl_emu_config* cfg, const dccl_sim* sim, const dccl_wor
     return -1;
   }
   atomic_store(&log_verbosity, cfg->verbose);
-  atomic_store(&emulated_ranks, cfg->ranks);
   atomic_store(&log_warnings, 0);
   FILE* call_log = NULL;
   if (cfg->call_log != NULL) {
@@ -805,4 +787,21 @@ fail:
   if (cfg->processes) munmap(shared, shared_size);
   else free(shared);
   return -1;
+}
+
+/* The plugin's coordination learns through DYNAMICCL_COORD_PRESENT_RANKS that only the emulated ranks
+ * exist: its leader neither waits for the others when it leaves nor names them as absent. The caller's
+ * value is put back afterwards. */
+int dccl_emu_run(const dccl_emu_config* cfg, const dccl_sim* sim, const dccl_workload* workload, dccl_emu_result* result,
+                 char* error, size_t error_size) {
+  static const char* const name = "DYNAMICCL_COORD_PRESENT_RANKS";
+  const char* before = getenv(name);
+  char saved[64], present[16];
+  if (before != NULL) snprintf(saved, sizeof(saved), "%s", before);
+  snprintf(present, sizeof(present), "%d", cfg->ranks);
+  setenv(name, present, 1);
+  int rc = emulate(cfg, sim, workload, result, error, error_size);
+  if (before != NULL) setenv(name, saved, 1);
+  else unsetenv(name);
+  return rc;
 }

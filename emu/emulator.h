@@ -120,7 +120,8 @@ typedef struct dccl_emu_result {
 void dccl_emu_config_defaults(dccl_emu_config* config);
 
 /* Runs the workload. Returns 0 when the run completed (whatever it found), -1 with a reason when it
- * could not run (plugin not loadable, a rank process crashed, out of memory). */
+ * could not run (plugin not loadable, a rank process failed, out of memory). For the run,
+ * DYNAMICCL_COORD_PRESENT_RANKS says how many ranks run, so that rank 0 expects no others. */
 int dccl_emu_run(const dccl_emu_config* config, const dccl_sim* sim, const dccl_workload* workload,
                  dccl_emu_result* result, char* error, size_t error_size);
 

@@ -135,6 +135,7 @@ static void coord_options(dccl_comm* comm, dccl_coord_options* o) {
   o->pins = &comm->pins; /* sent by the leader; a worker's are rank 0's */
   o->n_nodes = comm->n_nodes;
   o->absent_warning_seconds = comm->settings.coord_timeout_seconds;
+  o->present_ranks = comm->settings.coord_present_ranks;
 }
 
 /* A worker of a coordinated communicator: no agents and none of its own files, only the leader's tables

@@ -324,7 +324,7 @@ static void test_fixed_tables_and_rules_are_rank_0s(void) {
 /* Ranks set up differently: rank 0 runs a fixed table, the workers DYNAMICCL_MODE=default. They cannot
  * know that rank 0 leads, run NCCL's choices and disagree with it, which would hang NCCL; rank 0 names
  * them after DYNAMICCL_COORD_TIMEOUT_S (here 0.2 s; the leader's end waits up to 2 s for them), in one
- * warning (with ranks 3-7 of the 8-rank communicator, which the emulator leaves out). */
+ * warning (not ranks 3-7 of the 8-rank communicator, which the emulator does not run). */
 static void workers_in_default_mode(int rank, void* argument) {
   setenv("DYNAMICCL_TABLE_FILE", (const char*)argument, 1);
   setenv("DYNAMICCL_MODE", rank == 0 ? "fixed" : "default", 1);

@@ -294,9 +294,9 @@ static void test_disagreement_is_detected(void) {
   config.processes = 1;
   dccl_emu_result r;
   setenv("DYNAMICCL_TABLE_FILE", table_a, 1);
-  /* Rank 0 names ranks 3-7, which never join, after 1 s (its end waits 2 s for them; ranks 1 and 2
-   * have joined by then even under ThreadSanitizer on a loaded machine); the emulator, which leaves
-   * them out, says so without a warning. */
+  /* Ranks 3-7 of the 8-rank communicator never run: rank 0, told so by the emulator, neither names them
+   * after 1 s (ranks 1 and 2 have joined by then even under ThreadSanitizer on a loaded machine) nor waits
+   * for them when it leaves. */
   setenv("DYNAMICCL_COORD_TIMEOUT_S", "1", 1);
   CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
   CHECK_EQ_INT((int)r.rank_mismatches, 0);
