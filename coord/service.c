@@ -45,6 +45,7 @@
 #define POLL_NS 200000L                /* service period while a session is busy (see session_busy) */
 #define IDLE_POLL_NS 20000000L         /* longest wait when none is: its timers (retries, hello deadlines) */
 #define RETRY_NS 5000000ULL            /* between attempts to reach a leader or the registry */
+#define REFUSED_RETRY_NS (100 * RETRY_NS) /* a worker refused by its leader, or refusing it, tries again after */
 #define REGISTRY_BACKOFF_MAX_NS 1000000000ULL /* the registry's retry delay doubles from RETRY_NS to this */
 #define LEAVE_NS 2000000000ULL         /* a leaving leader waits this long for its workers */
 #define REREGISTER_NS 1000000000ULL    /* a leader the registry refused tries again after this long */
@@ -447,6 +448,14 @@ static void reject(connection* c, const dccl_wire_header* h, const char* why) {
   send_simple(c, DCCL_MSG_REJECT, h->rank, h->comm_id, why, NULL);
 }
 
+/* Worker `s` (NULL: none here) refuses what its leader sent on `c` and closes the connection; it joins
+ * again only after REFUSED_RETRY_NS, or the leader would send the same message again at once. */
+static void refuse_leader_message(dccl_coord_session* s, connection* c, const dccl_wire_header* h, const char* why) {
+  reject(c, h, why);
+  c->closing = 1;
+  if (s != NULL && s->conn == c) s->retry_at_ns = dccl_monotonic_ns() + REFUSED_RETRY_NS;
+}
+
 /* Leader: a worker joins (or rejoins) a communicator this process leads. */
 static void on_join(connection* c, const dccl_wire_header* h, dccl_wire_reader* r) {
   dccl_wire_join join;
@@ -490,9 +499,7 @@ static int on_rules(connection* c, const dccl_wire_header* h, const uint8_t* pay
   int valid = dccl_wire_get_rules(payload, h->payload_bytes, list->rules, &list->count, why, sizeof(why)) == 0;
   int taken = 1;
   if (!valid) {
-    reject(c, h, why);
-    c->closing = 1;
-    if (s != NULL && s->conn == c) s->retry_at_ns = dccl_monotonic_ns() + 100 * RETRY_NS; /* it would send it again */
+    refuse_leader_message(s, c, h, why);
   } else if (s != NULL && s->conn == c && !s->rules_received) { /* the same rules again after a reconnection: kept */
     dccl_pin_set* pins = s->options.pins;
     if (pins == NULL || list->count == 0) {
@@ -563,9 +570,7 @@ static int on_decisions(connection* c, const dccl_wire_header* h, const uint8_t*
   char why[160];
   int entries = dccl_wire_check_decisions(payload, h->payload_bytes, why, sizeof(why));
   if (entries < 0) {
-    reject(c, h, why);
-    c->closing = 1;
-    if (s != NULL && s->conn == c) s->retry_at_ns = dccl_monotonic_ns() + 100 * RETRY_NS; /* it would send it again */
+    refuse_leader_message(s, c, h, why);
     return 1;
   }
   if (s == NULL || s->conn != c) return 1; /* a session that left, or a stale connection */
@@ -797,7 +802,7 @@ static void handle_input(connection* c, uint64_t now) {
                   (unsigned long long)h.comm_id, h.rank, text);
         if (s != NULL) {
           s->joined = 0;
-          s->retry_at_ns = now + 100 * RETRY_NS;
+          s->retry_at_ns = now + REFUSED_RETRY_NS;
         }
         break;
       }
