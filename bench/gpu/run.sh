@@ -175,6 +175,21 @@ bench() {
     build/gpu/collbench --ranks "$ranks" --plugin "$plugin" --iterations "$iterations" "$@"
 }
 step() { say "- $1 ($(elapsed) s)"; }
+# The plugin's load check: a short default-policy run with NCCL's INFO lines into $1/load.log, and those
+# lines that say what NCCL loaded under the summary's heading $2. Further arguments go to collbench.
+load_check() {
+  local dir=$1 heading=$2; shift 2
+  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING,ENV,PROFILE bench 60 --mode default --max 64K --iterations 3 "$@" \
+    --out "$dir/load-check.csv" > "$dir/load.log" 2>&1
+  say ""
+  say "## $heading"
+  say '```'
+  grep -E "DynamICCL|TUNER|Tuner|PROFILER|Profiler|NCCL version|nNodes" "$dir/load.log" | head -16 | tee -a "$summary" > /dev/null
+  say '```'
+}
+# Rows of a collbench CSV (its header left out; 0 when there is none), and those whose results were wrong.
+csv_rows() { awk 'NR > 1' "$1" 2> /dev/null | wc -l; }
+wrong_rows() { awk -F, 'NR > 1 && $9 == 0' "$1" 2> /dev/null | wc -l; }
 
 # ---- 1b. MPS: without it the ranks' kernels time-share the GPU in slices of milliseconds, and every
 # collective up to several MiB takes one slice (about 4.5 ms on the H100 here), whatever the action.
@@ -204,13 +219,7 @@ fi
 
 # ---- 2. the plugin loads ----
 if wanted load; then
-  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING,ENV,PROFILE bench 60 --mode default --max 64K --iterations 3 \
-    --out "$OUT/load-check.csv" > "$OUT/load.log" 2>&1
-  say ""
-  say "## The plugin loads"
-  say '```'
-  grep -E "DynamICCL|TUNER|Tuner|PROFILER|Profiler|NCCL version" "$OUT/load.log" | head -16 | tee -a "$summary" > /dev/null
-  say '```'
+  load_check "$OUT" "The plugin loads"
   say ""
   step "load check done"
 fi
@@ -253,7 +262,7 @@ if wanted compare; then
   rm -rf "$OUT/compare-trace"
   bench 400 --mode rotate --entries "$entries" --repeat "$repeat" --max "$max" --trace-dir "$OUT/compare-trace" \
     --out "$OUT/compare.csv" 2>> "$OUT/runs.log"
-  step "side-by-side runs done: $(($(grep -c . "$OUT/compare.csv") - 1)) rows, $(awk -F, '$9 == 0' "$OUT/compare.csv" | wc -l) wrong results"
+  step "side-by-side runs done: $(csv_rows "$OUT/compare.csv") rows, $(wrong_rows "$OUT/compare.csv") wrong results"
   python3 bench/gpu/summarize.py --write-executed "$OUT" 2>> "$OUT/runs.log"
 fi
 unset DYNAMICCL_POLICY_DIR
@@ -283,7 +292,7 @@ if wanted pairs; then
   rm -rf "$OUT/pairs-trace"
   bench 300 --mode pairs --entries "$entries" --repeat "$pairs_repeat" --max "$max" --iterations 21 \
     --trace-dir "$OUT/pairs-trace" --out "$OUT/pairs.csv" 2>> "$OUT/runs.log"
-  step "pairs done: $(($(grep -c . "$OUT/pairs.csv") - 1)) rows, $(awk -F, '$9 == 0' "$OUT/pairs.csv" | wc -l) wrong results"
+  step "pairs done: $(csv_rows "$OUT/pairs.csv") rows, $(wrong_rows "$OUT/pairs.csv") wrong results"
 fi
 
 # ---- 5. congestion: learning while the loopback is loaded for part of the run ----
@@ -324,13 +333,7 @@ if wanted onehost; then
   else
     one=$OUT/onehost
     rm -rf "$one"; mkdir -p "$one/policy"
-    NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING,ENV,PROFILE bench 60 --one-host --mode default --max 64K \
-      --iterations 3 --out "$one/load-check.csv" > "$one/load.log" 2>&1
-    say ""
-    say "## One host: the ranks share GPU 0 (NCCL_MULTI_RANK_GPU_ENABLE=1)"
-    say '```'
-    grep -E "DynamICCL|TUNER|Tuner|PROFILER|Profiler|NCCL version|nNodes" "$one/load.log" | head -16 | tee -a "$summary" > /dev/null
-    say '```'
+    load_check "$one" "One host: the ranks share GPU 0 (NCCL_MULTI_RANK_GPU_ENABLE=1)" --one-host
     one_learn=$(( learn_seconds < 60 ? learn_seconds : 60 ))
     DYNAMICCL_POLICY_DIR="$one/policy" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING bench $((one_learn + 60)) --one-host \
       --mode learn --max "$max" --rounds 500 --seconds "$one_learn" --out "$one/learn.csv" > "$one/learn.log" 2>&1
@@ -344,8 +347,7 @@ if wanted onehost; then
     python3 bench/gpu/summarize.py --write-executed "$one" 2>> "$OUT/runs.log"
     python3 bench/gpu/summarize.py "$one" > "$one/summary.md" 2>> "$OUT/runs.log"
     learned=$(grep -m1 -o 'learner: [0-9]* measurements' "$one/learn.log" | sed 's/learner: //')
-    rows=$(($(grep -c . "$one/compare.csv" 2> /dev/null || echo 1) - 1))
-    step "one-host runs done: ${learned:-no} learned, $rows side-by-side rows, $(awk -F, '$9 == 0' "$one/compare.csv" 2> /dev/null | wc -l) wrong results (onehost/summary.md)"
+    step "one-host runs done: ${learned:-no} learned, $(csv_rows "$one/compare.csv") side-by-side rows, $(wrong_rows "$one/compare.csv") wrong results (onehost/summary.md)"
   fi
 fi
 
