@@ -1,8 +1,8 @@
 /* bench/bench_coord_idle.c: what the coordination service thread costs a leader's process between
  * tables. A leader of N worker ranks (raw Unix-socket connections that join and then say nothing, as
  * workers do between tables) is measured side by side frozen (its workers released: the thread waits
- * on its connections) and learning (the thread goes round every 200 us, for the epochs its hot path
- * decides). Reports the process's CPU time per wall second (user + system, % of one core), median of
+ * on its connections) and learning (its hot path idle: the thread polls for 20 ms after the store last
+ * moved, then waits for its bell). Reports the process's CPU time per wall second (user + system, % of one core), median of
  * --repeat runs, and the service's rounds per second.
  * Usage: bench_coord_idle [seconds per run (2)] [repeat (3)] */
 #include <stdio.h>

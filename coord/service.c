@@ -42,8 +42,10 @@
 #define INBOX_CELLS (1u << 16)
 #define INBOX_INITIAL_ENTRIES 64u
 #define INBOX_INITIAL_CELLS 2048u
-#define POLL_NS 200000L                /* service period while a session is busy (see session_busy) */
+#define POLL_NS 200000L                /* service period while a session is busy (see session_needs) */
 #define IDLE_POLL_NS 20000000L         /* longest wait when none is: its timers (retries, hello deadlines) */
+#define ACTIVE_NS 20000000ULL          /* a session that follows its hot path polls this long after it moved: its
+                                        * hot path rings the bell (a write) at most once per ACTIVE_NS */
 #define RETRY_NS 5000000ULL            /* between attempts to reach a leader or the registry */
 #define REFUSED_RETRY_NS (100 * RETRY_NS) /* a worker refused by its leader, or refusing it, tries again after */
 #define REGISTRY_BACKOFF_MAX_NS 1000000000ULL /* the registry's retry delay doubles from RETRY_NS to this */
@@ -103,6 +105,9 @@ struct dccl_coord_session {
   int leaving, done;
   uint64_t leave_started_ns, final_decided;
   uint64_t started_ns; /* when it started leading */
+  /* Both roles: the store's epochs entered and decided as the thread last saw them, and when they last
+   * moved. A session that follows its hot path is polled for ACTIVE_NS after that, then rung (the bell). */
+  uint64_t seen_entered, seen_decided, moved_ns;
   enum { ABSENCE_WATCHED, ABSENCE_WARNED, ABSENCE_SETTLED } absence; /* of workers that have not joined */
   /* worker */
   connection* conn;
@@ -149,7 +154,9 @@ static struct {
   uint64_t process_key, secret;
   pid_t key_pid; /* the process the key was made for (a forked child makes its own) */
   dccl_logger logger; /* process-wide messages: a copy of the first session's, which its communicator frees */
-  int wake[2]; /* a pipe: written to wake the thread from an idle wait (a session added or leaving) */
+  int wake[2]; /* a pipe: written to wake the thread from an idle wait (a session added or leaving, a bell) */
+  int dozing;  /* the thread armed its sessions' bells and waits up to the idle period */
+  uint64_t idle_period_ns; /* IDLE_POLL_NS unless a test set another */
   int epoll;   /* the connections, each registered once: a round costs the ready ones, not all of them */
   int tcp_listener;
   uint16_t tcp_port;
@@ -1126,32 +1133,88 @@ static void poll_for(poll_set* set, int fd, short events) {
   set->fds[set->count++] = (struct pollfd){fd, events, 0};
 }
 
-/* Whether a session needs the thread every POLL_NS rather than only when its connections have something:
- * a learning leader (its hot path decides epochs its workers wait for), a leader registering, leaving, or
- * serving a worker its frozen table, and a worker until its frozen leader said goodbye and the store took
- * everything. A frozen or fixed communicator, once its workers have the table, costs the thread nothing:
- * at 200 us the loop kept a leader process at 7% of a core with one connection, 61% with 1000. */
-static int session_busy(const dccl_coord_session* s) {
-  if (!s->leader) return !s->leader_gone || s->inbox_count > 0;
-  if (!s->options.frozen || s->leaving || (s->options.registry[0] != '\0' && !s->registered)) return 1;
+/* What a session needs of the thread:
+ *  - SESSION_BUSY: a round every POLL_NS, for its timers or for messages that wait for no event: a
+ *    leader registering, leaving, or serving a worker its frozen table; a worker finding or joining its
+ *    leader;
+ *  - SESSION_FOLLOWS: its hot path's progress (a learning leader's decided epochs go to its workers; a
+ *    worker commits each received table once its hot path entered the epoch before): a round every
+ *    POLL_NS for ACTIVE_NS after the store last moved, then none until the store's bell rings;
+ *  - SESSION_IDLE: only its connections' events. A frozen or fixed communicator whose workers have the
+ *    table costs the thread nothing: at 200 us the loop kept a leader process at 7% of a core with one
+ *    connection, 61% with 1000. */
+typedef enum { SESSION_IDLE, SESSION_FOLLOWS, SESSION_BUSY } session_need;
+
+static session_need session_needs(const dccl_coord_session* s) {
+  if (!s->leader) {
+    if (s->leader_gone) return s->inbox_count > 0 ? SESSION_FOLLOWS : SESSION_IDLE;
+    return s->conn == NULL || !s->joined ? SESSION_BUSY : SESSION_FOLLOWS;
+  }
+  if (s->leaving || (s->options.registry[0] != '\0' && !s->registered)) return SESSION_BUSY;
+  if (!s->options.frozen) return SESSION_FOLLOWS;
   for (int rank = 1; rank < s->options.n_ranks; rank++)
-    if (s->links[rank].conn != NULL && !s->links[rank].released) return 1;
-  return 0;
+    if (s->links[rank].conn != NULL && !s->links[rank].released) return SESSION_BUSY;
+  return SESSION_IDLE;
 }
 
-/* Called with the lock held. */
-static int service_busy(void) {
-  for (int i = 0; i < service.session_count; i++)
-    if (session_busy(service.sessions[i])) return 1;
-  for (int i = 0; i < service.connection_count; i++) /* connecting, or a message waiting for room */
-    if (service.connections[i]->connecting || service.connections[i]->input_stalled) return 1;
-  return 0;
+/* Whether the store moved since the thread last looked (entered, decided): notes when. */
+static int store_moved(dccl_coord_session* s, uint64_t entered, uint64_t decided, uint64_t now) {
+  if (entered == s->seen_entered && decided == s->seen_decided) return 0;
+  s->seen_entered = entered;
+  s->seen_decided = decided;
+  s->moved_ns = now;
+  return 1;
+}
+
+/* Called with the lock held, before the wait: how long the thread may wait for an event. POLL_NS while a
+ * session is busy, a connection is being made or holds a message waiting for room, or a session that
+ * follows its hot path moved within ACTIVE_NS; else the idle period, with the bells of the sessions that
+ * follow their hot paths armed (unless one moved meanwhile). */
+static long service_period(uint64_t now) {
+  int busy = 0;
+  for (int i = 0; i < service.connection_count && !busy; i++)
+    busy = service.connections[i]->connecting || service.connections[i]->input_stalled;
+  for (int i = 0; i < service.session_count; i++) {
+    dccl_coord_session* s = service.sessions[i];
+    session_need need = session_needs(s);
+    if (need == SESSION_BUSY) busy = 1;
+    if (need != SESSION_FOLLOWS) continue;
+    store_moved(s, dccl_table_store_entered(s->options.store), dccl_table_store_decided(s->options.store), now);
+    if (now - s->moved_ns < ACTIVE_NS) busy = 1;
+  }
+  if (busy) return POLL_NS;
+  int moved = 0;
+  for (int i = 0; i < service.session_count; i++) {
+    dccl_coord_session* s = service.sessions[i];
+    if (session_needs(s) != SESSION_FOLLOWS) continue;
+    uint64_t entered, decided;
+    dccl_table_store_arm_bell(s->options.store, &entered, &decided);
+    moved |= store_moved(s, entered, decided, now);
+  }
+  service.dozing = 1;
+  if (moved) return POLL_NS; /* (the bells are disarmed after the wait) */
+  return (long)(service.idle_period_ns != 0 ? service.idle_period_ns : IDLE_POLL_NS);
+}
+
+/* Called with the lock held, after a wait with the bells armed. */
+static void disarm_bells(void) {
+  if (!service.dozing) return;
+  service.dozing = 0;
+  for (int i = 0; i < service.session_count; i++) dccl_table_store_disarm_bell(service.sessions[i]->options.store);
 }
 
 static void wake_service(void) {
   if (service.wake[1] >= 0 && write(service.wake[1], "w", 1) < 0) {
     /* the pipe is full: the thread is being woken already */
   }
+}
+
+/* A store's bell (decision_table.h), rung by a hot path or a learner that moved it while the thread
+ * slept: a non-blocking write. The pipe outlives every store whose bell it is (dccl_coord_leave clears
+ * the bell before the session leaves). */
+static void ring_service(void* context) {
+  (void)context;
+  wake_service();
 }
 
 /* Reads from and writes to the connections the epoll set has ready. Each is still open: connections are
@@ -1215,10 +1278,12 @@ static void* service_main(void* argument) {
     if (service.wake[0] >= 0) poll_for(&set, service.wake[0], POLLIN);
     struct pollfd* fds = set.fds;
     int n = set.count;
-    struct timespec period = {0, service_busy() ? POLL_NS : IDLE_POLL_NS};
+    long wait_ns = service_period(now);
+    struct timespec period = {(time_t)(wait_ns / 1000000000L), wait_ns % 1000000000L};
     pthread_mutex_unlock(&service.lock);
     int ready = ppoll(fds, (nfds_t)n, &period, NULL);
     pthread_mutex_lock(&service.lock);
+    disarm_bells();
     if (ready <= 0) continue;
     now = dccl_monotonic_ns();
     for (int i = 0; i < n; i++) {
@@ -1426,7 +1491,9 @@ dccl_coord_session* dccl_coord_lead(const dccl_coord_options* o, char* error, si
       return NULL;
     }
   }
+  dccl_table_store_set_bell(o->store, ring_service, NULL); /* before the thread can see the session */
   if (add_session(s, error, error_size) != 0) {
+    dccl_table_store_set_bell(o->store, NULL, NULL);
     if (s->listener >= 0) close(s->listener);
     free_session(s);
     return NULL;
@@ -1450,7 +1517,9 @@ dccl_coord_session* dccl_coord_follow(const dccl_coord_options* o, char* error, 
     return NULL;
   }
   dccl_table_store_follow(o->store);
+  dccl_table_store_set_bell(o->store, ring_service, NULL); /* before the thread can see the session */
   if (add_session(s, error, error_size) != 0) {
+    dccl_table_store_set_bell(o->store, NULL, NULL);
     free_session(s);
     return NULL;
   }
@@ -1478,6 +1547,9 @@ const char* dccl_coord_leader_name(const dccl_coord_session* s) { return s->lead
 void dccl_coord_leave(dccl_coord_session* s, dccl_coord_stats* stats) {
   if (s == NULL) return;
   pthread_mutex_lock(&service.lock);
+  /* Its hot path and learner have stopped; the thread, whose commits (a worker's) ring it too, holds
+   * the lock while it runs the session. */
+  dccl_table_store_set_bell(s->options.store, NULL, NULL);
   if (s->leader) {
     s->leaving = 1;
     s->leave_started_ns = dccl_monotonic_ns();
@@ -1575,6 +1647,12 @@ int dccl_coord_service_open_connections(void) {
   int open = service.connection_count;
   pthread_mutex_unlock(&service.lock);
   return open;
+}
+
+void dccl_coord_service_set_idle_period(double seconds) {
+  pthread_mutex_lock(&service.lock);
+  service.idle_period_ns = seconds > 0 ? (uint64_t)(seconds * 1e9) : 0;
+  pthread_mutex_unlock(&service.lock);
 }
 
 void dccl_coord_service_set_hello_timeout(double seconds) {

@@ -50,6 +50,9 @@ void dccl_table_store_init(dccl_table_store* store, uint64_t epoch_calls) {
   atomic_store(&store->entered, 0);
   atomic_store(&store->self_limit, UINT64_MAX);
   atomic_store(&store->decided, (uint64_t)1 << 8);
+  atomic_store(&store->bell_armed, 0);
+  store->bell = NULL;
+  store->bell_context = NULL;
 }
 
 dccl_table* dccl_table_store_initial(dccl_table_store* store) { return &store->slots[0]; }
@@ -57,6 +60,31 @@ dccl_table* dccl_table_store_initial(dccl_table_store* store) { return &store->s
 void dccl_table_store_follow(dccl_table_store* store) {
   atomic_store(&store->self_limit, 0);
   atomic_store(&store->decided, 0);
+}
+
+void dccl_table_store_set_bell(dccl_table_store* store, void (*bell)(void* context), void* context) {
+  atomic_store(&store->bell_armed, 0);
+  store->bell = bell;
+  store->bell_context = context;
+}
+
+void dccl_table_store_arm_bell(dccl_table_store* store, uint64_t* entered, uint64_t* decided) {
+  atomic_store(&store->bell_armed, 1);
+  *entered = atomic_load(&store->entered);
+  *decided = atomic_load(&store->decided) >> 8;
+}
+
+void dccl_table_store_disarm_bell(dccl_table_store* store) {
+  atomic_store_explicit(&store->bell_armed, 0, memory_order_relaxed);
+}
+
+/* After a move of `entered` or `decided`, made sequentially consistent like the arming and the counters'
+ * reading in dccl_table_store_arm_bell: either that reading saw the move or this load sees the bell
+ * armed. Rings an armed bell once. (A hot path's own decision is always followed by its entering the
+ * epoch, which is the move the bell's thread sees.) */
+static void ring_bell(dccl_table_store* store) {
+  if (store->bell == NULL || !atomic_load(&store->bell_armed)) return;
+  if (atomic_exchange(&store->bell_armed, 0)) store->bell(store->bell_context);
 }
 
 void dccl_table_store_allow(dccl_table_store* store, uint64_t limit) {
@@ -86,9 +114,10 @@ int dccl_table_store_commit(dccl_table_store* store, dccl_table* table, uint64_t
     slot = filled;
   }
   if (!atomic_compare_exchange_strong_explicit(&store->decided, &word, ((decided + 1) << 8) | slot,
-                                               memory_order_acq_rel, memory_order_acquire))
+                                               memory_order_seq_cst, memory_order_acquire))
     return -1;
   if (epoch != NULL) *epoch = decided;
+  ring_bell(store);
   return 0;
 }
 
@@ -115,7 +144,12 @@ const dccl_table* dccl_table_store_enter(dccl_table_store* store, uint64_t epoch
     store->current_slot = slot;
     store->current_epoch = entered;
     entered++;
-    atomic_store_explicit(&store->entered, entered, memory_order_release);
+    if (store->bell != NULL) { /* (the move the bell's thread reads after arming: see ring_bell) */
+      atomic_store_explicit(&store->entered, entered, memory_order_seq_cst);
+      ring_bell(store);
+    } else {
+      atomic_store_explicit(&store->entered, entered, memory_order_release);
+    }
   }
   return &store->slots[store->current_slot];
 }

@@ -23,7 +23,15 @@
  *
  * Threads: one hot-path thread per communicator (NCCL never runs getCollInfo concurrently on one
  * communicator) and one publisher thread. A publisher only fills a slot the hot path cannot be
- * reading: not the slot of the last decided epoch, and only once the hot path has entered it. */
+ * reading: not the slot of the last decided epoch, and only once the hot path has entered it.
+ *
+ * The bell: a thread that acts on the store's progress (the coordination service, which sends a
+ * leader's decided epochs and commits a worker's received tables) may sleep instead of polling. It
+ * arms the bell, reading the counters at the same time; whoever next moves them (the hot path
+ * entering an epoch, a commit) disarms it and rings it once. Either that thread saw the move or the
+ * bell rings: both sides use sequentially consistent operations. A store without a bell costs the hot
+ * path nothing more; with one, a sequentially consistent store and one load per epoch, and the ring (a
+ * non-blocking write) only after the thread went to sleep. */
 #ifndef DYNAMICCL_CORE_DECISION_TABLE_H
 #define DYNAMICCL_CORE_DECISION_TABLE_H
 
@@ -102,6 +110,12 @@ typedef struct dccl_table_store {
   /* The hot path may decide epochs below this one itself (UINT64_MAX: all; a coordinated worker:
    * the epochs the leader decided without change). */
   _Atomic uint64_t self_limit;
+  /* The bell (see above): set before the first call and before the thread that arms it can see the
+   * store, cleared after the last call where that thread cannot be running it; armed by that thread,
+   * disarmed by whoever rings it. */
+  _Atomic int bell_armed;
+  void (*bell)(void* context);
+  void* bell_context;
   /* hot path only */
   uint32_t current_slot;
   uint64_t current_epoch; /* valid when entered > 0 */
@@ -118,6 +132,15 @@ dccl_table* dccl_table_store_initial(dccl_table_store* store);
 void dccl_table_store_follow(dccl_table_store* store);
 /* Publisher side: lets the hot path decide, unchanged, every epoch below `limit` (never lowers it). */
 void dccl_table_store_allow(dccl_table_store* store, uint64_t limit);
+
+/* Before the first call and before the arming thread can see the store, or after the last call where
+ * that thread cannot be running it: the bell's function (NULL: none) and its context. */
+void dccl_table_store_set_bell(dccl_table_store* store, void (*bell)(void* context), void* context);
+/* The sleeping side: arms the bell and reads, after arming, the epochs entered and decided. When
+ * they differ from what the caller saw last, it must not sleep (the move may not ring). */
+void dccl_table_store_arm_bell(dccl_table_store* store, uint64_t* entered, uint64_t* decided);
+/* The sleeping side, awake again: disarms the bell (ringing it now would wake nobody). */
+void dccl_table_store_disarm_bell(dccl_table_store* store);
 
 /* Publisher side. A slot to fill for the next epoch, or NULL when the next epoch cannot be decided
  * now (the hot path has not entered the last decided epoch yet: try again later). */

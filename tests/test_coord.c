@@ -798,6 +798,17 @@ static int registry_knows(int fd, uint64_t comm_id) {
   return registry_lookup(fd, comm_id, &a);
 }
 
+/* Rank 0 leads with options `o` (its own store) and rank 1 follows into `worker_store`; `o` is left as
+ * rank 1's. Either session may be NULL (the caller checks). */
+static void lead_and_follow(dccl_coord_options* o, dccl_table_store* worker_store, dccl_coord_session** leader,
+                            dccl_coord_session** worker) {
+  char error[256];
+  *leader = dccl_coord_lead(o, error, sizeof(error));
+  o->rank = 1;
+  o->store = worker_store;
+  *worker = dccl_coord_follow(o, error, sizeof(error));
+}
+
 /* Whether the worker's hot path gets the table of epoch 0 within `seconds`. */
 static int follows_within(dccl_table_store* worker_store, double seconds) {
   for (int tries = 0; tries < (int)(seconds * 1000); tries++) {
@@ -835,11 +846,8 @@ static void test_frozen_leader_releases_its_workers(void) {
     dccl_coord_options o;
     two_rank_options(&o, 0x3F00 + (uint64_t)frozen, &leader_store);
     o.frozen = frozen;
-    char error[256];
-    dccl_coord_session* leader = dccl_coord_lead(&o, error, sizeof(error));
-    o.rank = 1;
-    o.store = &worker_store;
-    dccl_coord_session* worker = dccl_coord_follow(&o, error, sizeof(error));
+    dccl_coord_session *leader, *worker;
+    lead_and_follow(&o, &worker_store, &leader, &worker);
     CHECK(leader != NULL && worker != NULL);
     CHECK(dccl_table_store_for_call(&leader_store, 0) != NULL); /* the leader's hot path stays in epoch 0 */
     CHECK(follows_within(&worker_store, 5));
@@ -871,6 +879,88 @@ static void test_frozen_leader_releases_its_workers(void) {
     dccl_coord_leave(worker, NULL);
     dccl_coord_leave(leader, NULL);
   }
+}
+
+/* Seconds until the worker's hot path may run call `call` (at most `seconds`; more: never). */
+static double seconds_until_it_may_run(dccl_table_store* worker_store, uint64_t call, double seconds) {
+  uint64_t start = dccl_monotonic_ns();
+  while (dccl_table_store_for_call(worker_store, call) == NULL) {
+    double waited = 1e-9 * (double)(dccl_monotonic_ns() - start);
+    if (waited > seconds) return waited;
+    nanosleep(&(struct timespec){0, 200000}, NULL);
+  }
+  return 1e-9 * (double)(dccl_monotonic_ns() - start);
+}
+
+/* The leader's learner commits the next epoch: the latest table with one cell changed. */
+static int commit_change(dccl_coord_session* leader, dccl_table_store* store, int cell, dccl_action action) {
+  dccl_table* t = dccl_table_store_begin(store);
+  if (t == NULL) return -1;
+  dccl_table_copy(t, dccl_table_store_latest(store));
+  dccl_table_set(t, cell, action);
+  return dccl_coord_commit(leader, store, t);
+}
+
+/* A learning leader and its worker with nothing to do cost the service thread no polling (it went
+ * round every 200 us: 2,500 rounds in 0.5 s), and what their hot paths do next still reaches the other
+ * side at once: the stores' bells wake the thread. The idle period is raised to 3 s, so that a thread
+ * left to its timer would make the worker wait that long. */
+static void test_idle_learning_sessions_sleep_until_their_hot_paths_move(void) {
+  static dccl_table_store leader_store, worker_store;
+  dccl_table_store_init(&leader_store, 1);
+  dccl_table_store_init(&worker_store, 1);
+  dccl_coord_options o;
+  two_rank_options(&o, 0x3F10, &leader_store);
+  dccl_coord_session *leader, *worker;
+  lead_and_follow(&o, &worker_store, &leader, &worker);
+  CHECK(leader != NULL && worker != NULL);
+  if (leader == NULL || worker == NULL) return;
+  CHECK(dccl_table_store_for_call(&leader_store, 0) != NULL);
+  CHECK(follows_within(&worker_store, 5));
+  nanosleep(&(struct timespec){0, 50000000}, NULL);
+  uint64_t rounds = dccl_coord_service_rounds();
+  nanosleep(&(struct timespec){0, 500000000}, NULL);
+  rounds = dccl_coord_service_rounds() - rounds;
+  CHECK_MSG(rounds < 250, "%llu rounds of the service in 0.5 s while a learning leader and its worker are idle",
+            (unsigned long long)rounds);
+  printf("  an idle learning leader and worker: %llu service rounds in 0.5 s\n", (unsigned long long)rounds);
+
+  dccl_coord_service_set_idle_period(3.0);
+  nanosleep(&(struct timespec){0, 100000000}, NULL); /* the thread now sleeps up to 3 s */
+  /* The leader's hot path decides epoch 1 itself: its bell wakes the leader's side, which sends it. */
+  CHECK(dccl_table_store_for_call(&leader_store, 1) != NULL);
+  double waited = seconds_until_it_may_run(&worker_store, 1, 2.0);
+  CHECK_MSG(waited < 1.0, "the worker waited %.3f s for an epoch its leader's hot path decided", waited);
+  printf("  epoch 1, decided by the sleeping leader's hot path, reached its worker in %.1f ms\n", 1e3 * waited);
+
+  /* The leader's learner changes epoch 2 while both sides sleep: its commit rings, and the worker has
+   * the table before the leader's hot path moves. */
+  int cell = dccl_cell_for_call(DCCL_COLL_ALLREDUCE, 1 << 20, 1, 0);
+  dccl_action changed[2] = {dccl_action_make(1, 1, 4, 0), dccl_action_make(0, 2, 8, 0)};
+  nanosleep(&(struct timespec){0, 100000000}, NULL);
+  CHECK_EQ_INT(commit_change(leader, &leader_store, cell, changed[0]), 0);
+  uint64_t start = dccl_monotonic_ns();
+  while (dccl_table_store_decided(&worker_store) < 3 && dccl_monotonic_ns() - start < 2000000000ULL)
+    nanosleep(&(struct timespec){0, 200000}, NULL);
+  waited = 1e-9 * (double)(dccl_monotonic_ns() - start);
+  CHECK_MSG(waited < 1.0, "the worker waited %.3f s for epoch 2, changed by its sleeping leader's learner", waited);
+  /* Epoch 3 changes too, while the worker's hot path is still in epoch 1: the worker's side can put it
+   * in place only once its hot path has entered epoch 2, which rings the worker's bell. */
+  CHECK(dccl_table_store_for_call(&leader_store, 2) != NULL);
+  nanosleep(&(struct timespec){0, 100000000}, NULL);
+  CHECK_EQ_INT(commit_change(leader, &leader_store, cell, changed[1]), 0);
+  CHECK(dccl_table_store_for_call(&leader_store, 3) != NULL);
+  nanosleep(&(struct timespec){0, 100000000}, NULL); /* received; the worker's side sleeps again */
+  const dccl_table* t2 = dccl_table_store_for_call(&worker_store, 2);
+  CHECK(t2 != NULL && dccl_table_get(t2, cell) == changed[0]);
+  waited = seconds_until_it_may_run(&worker_store, 3, 2.0);
+  CHECK_MSG(waited < 1.0, "the worker waited %.3f s for epoch 3, received while its hot path was in epoch 1", waited);
+  printf("  epoch 3, put in place when the worker's hot path entered epoch 2, after %.1f ms\n", 1e3 * waited);
+  const dccl_table* t3 = dccl_table_store_for_call(&worker_store, 3);
+  CHECK(t3 != NULL && dccl_table_get(t3, cell) == changed[1]);
+  dccl_coord_service_set_idle_period(0);
+  dccl_coord_leave(worker, NULL);
+  dccl_coord_leave(leader, NULL);
 }
 
 /* Every rank runs rank 0's rule pins: a worker's are put in place from the leader's before it may run
@@ -1975,6 +2065,7 @@ int main(void) {
   RUN(test_bad_peers_rejected);
   RUN(test_service_logger_outlives_first_session);
   RUN(test_frozen_leader_releases_its_workers);
+  RUN(test_idle_learning_sessions_sleep_until_their_hot_paths_move);
   RUN(test_workers_run_rank_0s_pins);
   RUN(test_leaving_leader_waits_for_a_worker_yet_to_join);
   RUN(test_leader_of_a_reused_id_waits_for_the_old_one);

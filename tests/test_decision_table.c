@@ -1,7 +1,11 @@
 /* tests/test_decision_table.c: cell indexing, and epoch-based publication without torn tables. */
 #include <pthread.h>
 #include <sched.h>
+#include <errno.h>
+#include <semaphore.h>
+#include <time.h>
 
+#include "../core/clock.h"
 #include "../core/decision_table.h"
 #include "test.h"
 
@@ -110,6 +114,110 @@ static void test_follower_waits(void) {
   CHECK_EQ_INT(algo_at(&store, 13), DCCL_ALGO_TREE);
 }
 
+static int rings;
+static void count_ring(void* context) { (*(int*)context)++; }
+
+/* The bell rings once after it was armed, at the next move (an epoch entered, a commit), and never
+ * unarmed; arming reports the counters as they are. */
+static void test_bell_rings_once_when_armed(void) {
+  static dccl_table_store store;
+  dccl_table_store_init(&store, 1);
+  rings = 0;
+  dccl_table_store_set_bell(&store, count_ring, &rings);
+  CHECK(dccl_table_store_for_call(&store, 0) != NULL);
+  CHECK(dccl_table_store_for_call(&store, 1) != NULL);
+  CHECK_EQ_INT(rings, 0); /* not armed */
+  uint64_t entered, decided;
+  dccl_table_store_arm_bell(&store, &entered, &decided);
+  CHECK_EQ_INT((int)entered, 2);
+  CHECK_EQ_INT((int)decided, 2);
+  CHECK(dccl_table_store_for_call(&store, 1) != NULL); /* the same epoch: no move */
+  CHECK_EQ_INT(rings, 0);
+  CHECK(dccl_table_store_for_call(&store, 4) != NULL); /* epochs 2..4 entered: one ring */
+  CHECK_EQ_INT(rings, 1);
+  CHECK(dccl_table_store_for_call(&store, 5) != NULL);
+  CHECK_EQ_INT(rings, 1); /* disarmed by the ring */
+  dccl_table_store_arm_bell(&store, &entered, &decided);
+  CHECK(dccl_table_store_commit(&store, NULL, NULL) == 0); /* a publisher's commit rings too */
+  CHECK_EQ_INT(rings, 2);
+  dccl_table_store_arm_bell(&store, &entered, &decided);
+  CHECK_EQ_INT((int)decided, 7);
+  dccl_table_store_disarm_bell(&store);
+  CHECK(dccl_table_store_for_call(&store, 9) != NULL);
+  CHECK_EQ_INT(rings, 2);
+  dccl_table_store_arm_bell(&store, &entered, &decided);
+  dccl_table_store_set_bell(&store, NULL, NULL); /* cleared: nothing rings */
+  CHECK(dccl_table_store_for_call(&store, 10) != NULL);
+  CHECK_EQ_INT(rings, 2);
+}
+
+/* A sleeper that arms the bell whenever it saw no move, and then waits for a ring, is never left
+ * asleep while the hot path moves on: the move it did not see on arming rings. The hot path runs free
+ * (moves racing the arming), and every 100 epochs pauses so that the sleeper sleeps, enters one more
+ * epoch and waits for the sleeper to see it: that takes microseconds when the move rings, the sleeper's
+ * 2 s timeout when it does not. */
+#define BELL_EPOCHS 20000
+typedef struct bell_race {
+  dccl_table_store store;
+  sem_t rung;
+  _Atomic int done;
+  _Atomic uint64_t observed; /* the epochs entered as the sleeper last read them */
+  int sleeps;
+} bell_race;
+
+static void post_ring(void* context) { sem_post(&((bell_race*)context)->rung); }
+
+static void* sleeper(void* argument) {
+  bell_race* r = argument;
+  uint64_t seen_entered = 0, seen_decided = 0;
+  while (!atomic_load(&r->done)) {
+    uint64_t entered, decided;
+    dccl_table_store_arm_bell(&r->store, &entered, &decided);
+    atomic_store(&r->observed, entered);
+    if (entered != seen_entered || decided != seen_decided) {
+      seen_entered = entered;
+      seen_decided = decided;
+      dccl_table_store_disarm_bell(&r->store);
+      continue;
+    }
+    r->sleeps++;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 2;
+    while (sem_timedwait(&r->rung, &until) != 0 && errno == EINTR) {
+    }
+  }
+  return NULL;
+}
+
+static void test_bell_never_misses_a_move(void) {
+  static bell_race r;
+  dccl_table_store_init(&r.store, 1);
+  sem_init(&r.rung, 0, 0);
+  dccl_table_store_set_bell(&r.store, post_ring, &r);
+  pthread_t thread;
+  pthread_create(&thread, NULL, sleeper, &r);
+  int late = 0, checks = 0;
+  for (uint64_t epoch = 0; epoch < BELL_EPOCHS && late < 3; epoch++) { /* (each miss costs a second) */
+    CHECK(dccl_table_store_for_call(&r.store, epoch) != NULL);
+    if (epoch % 100 != 99) continue;
+    nanosleep(&(struct timespec){0, 200000}, NULL); /* the sleeper sees no move and sleeps */
+    CHECK(dccl_table_store_for_call(&r.store, ++epoch) != NULL);
+    uint64_t start = dccl_monotonic_ns();
+    while (atomic_load(&r.observed) < epoch + 1 && dccl_monotonic_ns() - start < 1000000000ULL) sched_yield();
+    late += atomic_load(&r.observed) < epoch + 1 || dccl_monotonic_ns() - start > 500000000ULL;
+    checks++;
+  }
+  atomic_store(&r.done, 1);
+  sem_post(&r.rung);
+  pthread_join(thread, NULL);
+  sem_destroy(&r.rung);
+  CHECK_MSG(late == 0, "the sleeper slept through %d of %d moves", late, checks);
+  CHECK_MSG(r.sleeps > 10, "the sleeper slept only %d times", r.sleeps);
+  printf("  the sleeper slept %d times over %d epochs, woken by every one of %d checked moves\n", r.sleeps, BELL_EPOCHS,
+         checks);
+}
+
 /* A publisher commits tables as fast as it can while the hot path runs. Every call of an epoch must
  * see one whole table, and the table of every epoch must be exactly the last one the publisher
  * committed for an epoch at or before it: the publisher's record alone tells what every epoch ran,
@@ -177,5 +285,7 @@ int main(void) {
   RUN(test_hot_path_first);
   RUN(test_follower_waits);
   RUN(test_publication_is_exact);
+  RUN(test_bell_rings_once_when_armed);
+  RUN(test_bell_never_misses_a_move);
   TEST_SUMMARY();
 }
