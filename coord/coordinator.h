@@ -78,10 +78,11 @@ size_t dccl_coord_memory_bytes(dccl_coord_session* session);
 
 /* Tests: connections (all sessions) the service has accepted or made, and rejected messages. */
 void dccl_coord_service_counters(uint64_t* connections, uint64_t* rejected);
-/* Tests: rounds of the service thread's loop so far: every 200 us while a session is busy (a table on
- * its way, a worker finding its leader) or a learning leader's or a worker's hot path moved within the
- * last 20 ms; otherwise when a connection has an event, a hot path moves (the store's bell), or after
- * the idle period (20 ms) at the latest. */
+/* Tests: rounds of the service thread's loop so far: every 200 us while a session is busy (a leader
+ * registering, leaving or serving its frozen table, a worker finding its leader) or the store of a
+ * learning leader or of a worker moved (an epoch entered or decided) within the last 20 ms; otherwise
+ * when a connection has an event (a message, room to write), a store moves (its bell), or after the
+ * idle period (20 ms) at the latest. */
 uint64_t dccl_coord_service_rounds(void);
 /* Tests: connections the service holds open now. */
 int dccl_coord_service_open_connections(void);
@@ -91,8 +92,9 @@ int dccl_coord_service_open_connections(void);
  * started. */
 size_t dccl_coord_service_buffer_bytes(size_t* largest_output);
 /* Tests: the idle period, the longest the service waits with nothing to do (default 20 ms; 0: the
- * default). Only its timers wait for it: retries, hello deadlines, the end of a pause in accepting
- * (out of file descriptors), a message that could not be written for want of memory. */
+ * default). Only its timers wait for it: retries, hello deadlines, the absent-workers warning, the
+ * registry connection's release, the end of a pause in accepting (out of file descriptors), a message
+ * that could not be written for want of memory. */
 void dccl_coord_service_set_idle_period(double seconds);
 /* Tests: how long a peer may stay silent on a new connection before its hello (default 5 s; 0: the
  * default). */

@@ -108,6 +108,7 @@ struct dccl_coord_session {
   /* Both roles: the store's epochs entered and decided as the thread last saw them, and when they last
    * moved. A session that follows its hot path is polled for ACTIVE_NS after that, then rung (the bell). */
   uint64_t seen_entered, seen_decided, moved_ns;
+  int bell_armed; /* the thread armed its store's bell before this wait */
   enum { ABSENCE_WATCHED, ABSENCE_WARNED, ABSENCE_SETTLED } absence; /* of workers that have not joined */
   /* worker */
   connection* conn;
@@ -1152,7 +1153,7 @@ static session_need session_needs(const dccl_coord_session* s) {
   }
   if (s->leaving || (s->options.registry[0] != '\0' && !s->registered)) return SESSION_BUSY;
   if (!s->options.frozen) return SESSION_FOLLOWS;
-  for (int rank = 1; rank < s->options.n_ranks; rank++)
+  for (int rank = 1; rank < expected_ranks(s); rank++)
     if (s->links[rank].conn != NULL && !s->links[rank].released) return SESSION_BUSY;
   return SESSION_IDLE;
 }
@@ -1189,6 +1190,7 @@ static long service_period(uint64_t now) {
     if (session_needs(s) != SESSION_FOLLOWS) continue;
     uint64_t entered, decided;
     dccl_table_store_arm_bell(s->options.store, &entered, &decided);
+    s->bell_armed = 1;
     moved |= store_moved(s, entered, decided, now);
   }
   service.dozing = 1;
@@ -1200,7 +1202,12 @@ static long service_period(uint64_t now) {
 static void disarm_bells(void) {
   if (!service.dozing) return;
   service.dozing = 0;
-  for (int i = 0; i < service.session_count; i++) dccl_table_store_disarm_bell(service.sessions[i]->options.store);
+  for (int i = 0; i < service.session_count; i++) {
+    dccl_coord_session* s = service.sessions[i];
+    if (!s->bell_armed) continue; /* (the field shares a cache line with what the hot path reads) */
+    s->bell_armed = 0;
+    dccl_table_store_disarm_bell(s->options.store);
+  }
 }
 
 static void wake_service(void) {
@@ -1210,10 +1217,13 @@ static void wake_service(void) {
 }
 
 /* A store's bell (decision_table.h), rung by a hot path or a learner that moved it while the thread
- * slept: a non-blocking write. The pipe outlives every store whose bell it is (dccl_coord_leave clears
- * the bell before the session leaves). */
+ * slept: a non-blocking write (a full pipe means the thread is being woken already). The pipe outlives
+ * every store whose bell it is (dccl_coord_leave clears the bell before the session leaves). A child
+ * forked while the thread slept inherits armed bells but neither the thread nor, for sure, the pipe's
+ * descriptor: its rings are dropped (getpid, on this rare path only). */
 static void ring_service(void* context) {
   (void)context;
+  if (getpid() != service.key_pid) return; /* a forked child's copy of a store: the pipe is its parent's */
   wake_service();
 }
 
@@ -1491,7 +1501,9 @@ dccl_coord_session* dccl_coord_lead(const dccl_coord_options* o, char* error, si
       return NULL;
     }
   }
-  dccl_table_store_set_bell(o->store, ring_service, NULL); /* before the thread can see the session */
+  /* Before the thread can see the session. A frozen leader's session never follows its hot path (its
+   * table never changes), so its store has no bell and its hot path pays nothing for one. */
+  if (!o->frozen) dccl_table_store_set_bell(o->store, ring_service, NULL);
   if (add_session(s, error, error_size) != 0) {
     dccl_table_store_set_bell(o->store, NULL, NULL);
     if (s->listener >= 0) close(s->listener);
@@ -1547,8 +1559,8 @@ const char* dccl_coord_leader_name(const dccl_coord_session* s) { return s->lead
 void dccl_coord_leave(dccl_coord_session* s, dccl_coord_stats* stats) {
   if (s == NULL) return;
   pthread_mutex_lock(&service.lock);
-  /* Its hot path and learner have stopped; the thread, whose commits (a worker's) ring it too, holds
-   * the lock while it runs the session. */
+  /* Its hot path and learner have stopped; the thread, which reads the bell when it commits a worker's
+   * tables, holds the lock while it runs the session. */
   dccl_table_store_set_bell(s->options.store, NULL, NULL);
   if (s->leader) {
     s->leaving = 1;

@@ -79,9 +79,9 @@ void dccl_table_store_disarm_bell(dccl_table_store* store) {
 }
 
 /* After a move of `entered` or `decided`, made sequentially consistent like the arming and the counters'
- * reading in dccl_table_store_arm_bell: either that reading saw the move or this load sees the bell
- * armed. Rings an armed bell once. (A hot path's own decision is always followed by its entering the
- * epoch, which is the move the bell's thread sees.) */
+ * reading in dccl_table_store_arm_bell: either that reading saw the move (or an earlier one of the same
+ * call) or this load sees the bell armed. Rings an armed bell once. (A hot path's own decision is always
+ * followed by its entering the epoch, which is the move the bell's thread sees.) */
 static void ring_bell(dccl_table_store* store) {
   if (store->bell == NULL || !atomic_load(&store->bell_armed)) return;
   if (atomic_exchange(&store->bell_armed, 0)) store->bell(store->bell_context);
@@ -126,12 +126,23 @@ const dccl_table* dccl_table_store_latest(dccl_table_store* store) {
   return &store->slots[word & 0xFFu];
 }
 
+/* After the hot path entered epochs: the last move made sequentially consistent (see ring_bell), then
+ * the bell rung if armed. Once per call, however many epochs it entered. */
+static void entered_epochs(dccl_table_store* store, uint64_t entered) {
+  if (store->bell == NULL) return;
+  atomic_store_explicit(&store->entered, entered, memory_order_seq_cst);
+  ring_bell(store);
+}
+
 const dccl_table* dccl_table_store_enter(dccl_table_store* store, uint64_t epoch) {
-  uint64_t entered = atomic_load_explicit(&store->entered, memory_order_relaxed);
+  uint64_t first = atomic_load_explicit(&store->entered, memory_order_relaxed), entered = first;
   while (entered <= epoch) { /* enter epoch `entered` */
     uint64_t word = atomic_load_explicit(&store->decided, memory_order_acquire);
     while ((word >> 8) <= entered) {
-      if (entered >= atomic_load_explicit(&store->self_limit, memory_order_acquire)) return NULL;
+      if (entered >= atomic_load_explicit(&store->self_limit, memory_order_acquire)) {
+        if (entered != first) entered_epochs(store, entered);
+        return NULL;
+      }
       uint64_t same = ((entered + 1) << 8) | (word & 0xFFu);
       if (atomic_compare_exchange_weak_explicit(&store->decided, &word, same, memory_order_acq_rel,
                                                 memory_order_acquire))
@@ -144,12 +155,8 @@ const dccl_table* dccl_table_store_enter(dccl_table_store* store, uint64_t epoch
     store->current_slot = slot;
     store->current_epoch = entered;
     entered++;
-    if (store->bell != NULL) { /* (the move the bell's thread reads after arming: see ring_bell) */
-      atomic_store_explicit(&store->entered, entered, memory_order_seq_cst);
-      ring_bell(store);
-    } else {
-      atomic_store_explicit(&store->entered, entered, memory_order_release);
-    }
+    atomic_store_explicit(&store->entered, entered, memory_order_release);
   }
+  if (entered != first) entered_epochs(store, entered);
   return &store->slots[store->current_slot];
 }

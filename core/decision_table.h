@@ -30,8 +30,8 @@
  * arms the bell, reading the counters at the same time; whoever next moves them (the hot path
  * entering an epoch, a commit) disarms it and rings it once. Either that thread saw the move or the
  * bell rings: both sides use sequentially consistent operations. A store without a bell costs the hot
- * path nothing more; with one, a sequentially consistent store and one load per epoch, and the ring (a
- * non-blocking write) only after the thread went to sleep. */
+ * path a load and a branch per change of epoch; with one, a sequentially consistent store (a full
+ * fence on x86) and a load, and the ring (a non-blocking write) only after the thread went to sleep. */
 #ifndef DYNAMICCL_CORE_DECISION_TABLE_H
 #define DYNAMICCL_CORE_DECISION_TABLE_H
 

@@ -11,15 +11,16 @@ for build in "$@"; do
     [ -x "$test" ] || continue
     name="$build/$(basename "$test")"
     start=$(date +%s.%N)
-    for attempt in 1 2; do
+    for attempt in 1 2 3; do
       # A test that hangs (ranks waiting for each other, say) fails after this long instead of stalling CI.
       output=$(timeout --kill-after=10 "${DYNAMICCL_TEST_TIMEOUT_S:-600}" "$test" 2> "$test.log")
       rc=$?
-      # A sanitizer that cannot map its shadow memory in a forked rank process (seen once under
-      # ThreadSanitizer: errno 12) is the machine's fault, not the test's: run it once more, saying so.
-      if [ "$rc" -ne 0 ] && [ "$attempt" -eq 1 ] && grep -q 'Sanitizer failed to allocate' "$test.log"; then
-        echo "$name: the sanitizer could not map memory ($(grep -m1 -o 'Sanitizer failed to allocate.*' "$test.log")); running it again (first log: $test.log.1)"
-        mv "$test.log" "$test.log.1"
+      # A sanitizer that cannot map its shadow memory in a forked rank process (seen under
+      # ThreadSanitizer: errno 12, twice in a row once) is the machine's fault, not the test's: run it
+      # again, up to twice, saying so.
+      if [ "$rc" -ne 0 ] && [ "$attempt" -lt 3 ] && grep -q 'Sanitizer failed to allocate' "$test.log"; then
+        echo "$name: the sanitizer could not map memory ($(grep -m1 -o 'Sanitizer failed to allocate.*' "$test.log")); running it again (that attempt's log: $test.log.$attempt)"
+        mv "$test.log" "$test.log.$attempt"
         continue
       fi
       break

@@ -214,8 +214,8 @@ static void test_bell_never_misses_a_move(void) {
   sem_destroy(&r.rung);
   CHECK_MSG(late == 0, "the sleeper slept through %d of %d moves", late, checks);
   CHECK_MSG(r.sleeps > 10, "the sleeper slept only %d times", r.sleeps);
-  printf("  the sleeper slept %d times over %d epochs, woken by every one of %d checked moves\n", r.sleeps, BELL_EPOCHS,
-         checks);
+  printf("  the sleeper slept %d times over %d epochs; %d of %d checked moves woke it within 0.5 s\n", r.sleeps,
+         BELL_EPOCHS, checks - late, checks);
 }
 
 /* A publisher commits tables as fast as it can while the hot path runs. Every call of an epoch must
