@@ -135,8 +135,9 @@ test-asan:
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run_all.sh build-asan
 
 # ThreadSanitizer runs the tests whose threads share state: the registry and its drain thread, the
-# coordination service, the learner beside the hot path, ranks as threads and processes.
-TSAN_TESTS := test_plugin test_coord test_coordination test_emulator
+# coordination service, the learner beside the hot path, ranks as threads and processes, the decision
+# table's publisher and bell racing the hot path.
+TSAN_TESTS := test_plugin test_coord test_coordination test_emulator test_decision_table
 TSAN_ENV := TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 
 TSAN_BUILD := $(MAKE) --no-print-directory BUILD=build-tsan SANITIZE=thread plugin $(addprefix build-tsan/tests/,$(TSAN_TESTS))

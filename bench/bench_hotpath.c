@@ -1,6 +1,7 @@
 /* bench/bench_hotpath.c: cost of the plugin's hot paths called through its exported ABI symbols:
  * getCollInfo (default policy, fixed table, fixed table with rule pins) and profiler event
- * ingestion. Calls are timed in batches of 64 so the clock's own cost (~20 ns) is amortised; the
+ * ingestion; and of the decision-table store at one call per epoch, without and with a coordination
+ * bell (the sequentially consistent store a coordinated communicator pays at each epoch). Calls are timed in batches of 64 so the clock's own cost (~20 ns) is amortised; the
  * figures are the median and 99th percentile over batches of the per-call (or per-event) time.
  * Usage: bench_hotpath [batches]   (default 100000) */
 #include <dlfcn.h>
@@ -14,6 +15,7 @@
 #include "../abi/nccl_profiler_abi.h"
 #include "../abi/nccl_tuner_abi.h"
 #include "../core/clock.h"
+#include "../core/decision_table.h"
 #include "../core/sorting.h"
 
 #define BATCH 64
@@ -130,6 +132,31 @@ static void bench_profiler_events(int batches) {
   unsetenv("DYNAMICCL_PROFILE");
 }
 
+static void bell_never_rung(void* context) { (void)context; }
+
+/* The store getCollInfo reads, at one call per epoch (DYNAMICCL_EPOCH_CALLS=1, where every call
+ * enters an epoch): without a bell (no coordination, a frozen leader) and with one that is not armed
+ * (a learning leader's or a worker's store while its coordination thread polls). */
+static void bench_store_epochs(int batches) {
+  static dccl_table_store store;
+  double* per_call = malloc((size_t)batches * sizeof(double));
+  if (per_call == NULL) return;
+  for (int bell = 0; bell < 2; bell++) {
+    dccl_table_store_init(&store, 1);
+    if (bell) dccl_table_store_set_bell(&store, bell_never_rung, NULL);
+    uint64_t call = 0;
+    uintptr_t sink = 0;
+    for (int b = 0; b < batches; b++) {
+      uint64_t start = dccl_monotonic_ns();
+      for (int i = 0; i < BATCH; i++) sink += (uintptr_t)dccl_table_store_for_call(&store, call++);
+      per_call[b] = (double)(dccl_monotonic_ns() - start) / BATCH;
+    }
+    if (sink == 0) printf("(no table)\n");
+    report(bell ? "store, an epoch per call, with a bell" : "store, an epoch per call, no bell", per_call, batches);
+  }
+  free(per_call);
+}
+
 int main(int argc, char** argv) {
   int batches = argc > 1 ? atoi(argv[1]) : 100000;
   if (batches < 100) batches = 100;
@@ -175,6 +202,7 @@ int main(int argc, char** argv) {
   unsetenv("DYNAMICCL_MODE");
   unsetenv("DYNAMICCL_TABLE_FILE");
   bench_profiler_events(batches / 4 > 100 ? batches / 4 : 100);
+  bench_store_epochs(batches);
   unlink(table);
   unlink(rules);
   rmdir(dir);
