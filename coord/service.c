@@ -156,7 +156,6 @@ static struct {
   pid_t key_pid; /* the process the key was made for (a forked child makes its own) */
   dccl_logger logger; /* process-wide messages: a copy of the first session's, which its communicator frees */
   int wake[2]; /* a pipe: written to wake the thread from an idle wait (a session added or leaving, a bell) */
-  int dozing;  /* the thread armed its sessions' bells and waits up to the idle period */
   uint64_t idle_period_ns; /* IDLE_POLL_NS unless a test set another */
   int epoll;   /* the connections, each registered once: a round costs the ready ones, not all of them */
   int tcp_listener;
@@ -1193,15 +1192,12 @@ static long service_period(uint64_t now) {
     s->bell_armed = 1;
     moved |= store_moved(s, entered, decided, now);
   }
-  service.dozing = 1;
   if (moved) return POLL_NS; /* (the bells are disarmed after the wait) */
   return (long)(service.idle_period_ns != 0 ? service.idle_period_ns : IDLE_POLL_NS);
 }
 
-/* Called with the lock held, after a wait with the bells armed. */
+/* Called with the lock held, after the wait: disarms the bells service_period armed. */
 static void disarm_bells(void) {
-  if (!service.dozing) return;
-  service.dozing = 0;
   for (int i = 0; i < service.session_count; i++) {
     dccl_coord_session* s = service.sessions[i];
     if (!s->bell_armed) continue; /* (the field shares a cache line with what the hot path reads) */

@@ -809,13 +809,20 @@ static void lead_and_follow(dccl_coord_options* o, dccl_table_store* worker_stor
   *worker = dccl_coord_follow(o, error, sizeof(error));
 }
 
+/* Seconds until the worker's hot path may run call `call` (at most `seconds`; more: never). */
+static double seconds_until_it_may_run(dccl_table_store* worker_store, uint64_t call, double seconds) {
+  uint64_t start = dccl_monotonic_ns();
+  while (dccl_table_store_for_call(worker_store, call) == NULL) {
+    double waited = 1e-9 * (double)(dccl_monotonic_ns() - start);
+    if (waited > seconds) return waited;
+    nanosleep(&(struct timespec){0, 200000}, NULL);
+  }
+  return 1e-9 * (double)(dccl_monotonic_ns() - start);
+}
+
 /* Whether the worker's hot path gets the table of epoch 0 within `seconds`. */
 static int follows_within(dccl_table_store* worker_store, double seconds) {
-  for (int tries = 0; tries < (int)(seconds * 1000); tries++) {
-    if (dccl_table_store_for_call(worker_store, 0) != NULL) return 1;
-    nanosleep(&(struct timespec){0, 1000000}, NULL);
-  }
-  return 0;
+  return seconds_until_it_may_run(worker_store, 0, seconds) <= seconds;
 }
 
 static void registry_options(dccl_coord_options* o, int port) {
@@ -825,11 +832,7 @@ static void registry_options(dccl_coord_options* o, int port) {
 
 /* Whether the worker's hot path may run call `call` within `seconds`. */
 static int may_run_within(dccl_table_store* worker_store, uint64_t call, double seconds) {
-  for (int tries = 0; tries < (int)(seconds * 1000); tries++) {
-    if (dccl_table_store_for_call(worker_store, call) != NULL) return 1;
-    nanosleep(&(struct timespec){0, 1000000}, NULL);
-  }
-  return 0;
+  return seconds_until_it_may_run(worker_store, call, seconds) <= seconds;
 }
 
 /* A frozen leader's table never changes: once a worker has it, the worker runs it on without waiting
@@ -879,17 +882,6 @@ static void test_frozen_leader_releases_its_workers(void) {
     dccl_coord_leave(worker, NULL);
     dccl_coord_leave(leader, NULL);
   }
-}
-
-/* Seconds until the worker's hot path may run call `call` (at most `seconds`; more: never). */
-static double seconds_until_it_may_run(dccl_table_store* worker_store, uint64_t call, double seconds) {
-  uint64_t start = dccl_monotonic_ns();
-  while (dccl_table_store_for_call(worker_store, call) == NULL) {
-    double waited = 1e-9 * (double)(dccl_monotonic_ns() - start);
-    if (waited > seconds) return waited;
-    nanosleep(&(struct timespec){0, 200000}, NULL);
-  }
-  return 1e-9 * (double)(dccl_monotonic_ns() - start);
 }
 
 /* The leader's learner commits the next epoch: the latest table with one cell changed. */

@@ -665,14 +665,15 @@ int main(int argc, char** argv) {
 
   int version = 0;
   ncclGetVersion(&version);
+  char release[32];
+  snprintf(release, sizeof(release), "%d.%d.%d", version / 10000, version / 100 % 100, version % 100);
   if (o.one_host && version < 23000) {
-    fprintf(stderr, "collbench: --one-host needs NCCL 2.30 or later (NCCL_MULTI_RANK_GPU_ENABLE); this is NCCL %d.%d.%d\n",
-            version / 10000, version / 100 % 100, version % 100);
+    fprintf(stderr, "collbench: --one-host needs NCCL 2.30 or later (NCCL_MULTI_RANK_GPU_ENABLE); this is NCCL %s\n",
+            release);
     return 3;
   }
   if (o.one_host) setenv("NCCL_MULTI_RANK_GPU_ENABLE", "1", 1);
-  fprintf(stderr, "collbench: NCCL %d.%d.%d, %d ranks on GPU 0 as %s, mode %s\n", version / 10000,
-          version / 100 % 100, version % 100, o.ranks,
+  fprintf(stderr, "collbench: NCCL %s, %d ranks on GPU 0 as %s, mode %s\n", release, o.ranks,
           o.one_host ? "one host (NCCL_MULTI_RANK_GPU_ENABLE)" : "separate hosts (NCCL_HOSTID)", o.mode);
   setenv("NCCL_SOCKET_IFNAME", getenv("NCCL_SOCKET_IFNAME") ? getenv("NCCL_SOCKET_IFNAME") : "lo", 1);
   /* The ranks are separate "nodes" on this one machine: learning and frozen policies need their
