@@ -49,14 +49,22 @@ static int parse_entry(char* line, int n_ranks, int n_nodes, dccl_table* table, 
     snprintf(why, why_size, "bad byte range '%s'..'%s'", fields[1], fields[2]);
     return -1;
   }
-  /* `A|B`: the cell's calls alternate, A on even-numbered calls and B on odd ones. */
+  /* `A|B`: the cell's calls alternate, A on even-numbered calls and B on odd ones; `A||B`: in blocks of
+   * four calls, A on calls 0-3 of every eight and B on calls 4-7. */
   char* second_text = strchr(fields[3], '|');
-  if (second_text != NULL) *second_text++ = '\0';
+  int blocks = 0;
+  if (second_text != NULL) {
+    *second_text++ = '\0';
+    if (*second_text == '|') {
+      blocks = 1;
+      second_text++;
+    }
+  }
   dccl_action actions[2] = {DCCL_ACTION_NCCL, DCCL_ACTION_NCCL};
   for (int k = 0; k < (second_text != NULL ? 2 : 1); k++) {
     const char* text = k == 0 ? fields[3] : second_text;
     if (dccl_action_parse(text, &actions[k]) != 0) {
-      snprintf(why, why_size, "bad action '%s' (expected nccl or algorithm/protocol[/ch=N][/chunk=SIZE], or two of them as A|B)",
+      snprintf(why, why_size, "bad action '%s' (expected nccl or algorithm/protocol[/ch=N][/chunk=SIZE], or two of them as A|B or A||B)",
                text);
       return -1;
     }
@@ -67,7 +75,7 @@ static int parse_entry(char* line, int n_ranks, int n_nodes, dccl_table* table, 
       return -1;
     }
   }
-  uint8_t alternate_mask = second_text != NULL ? DCCL_TABLE_ALTERNATE_MASK : 0;
+  uint8_t alternate_mask = second_text == NULL ? 0 : blocks ? DCCL_TABLE_BLOCKS_MASK : DCCL_TABLE_ALTERNATE_MASK;
   int pipe = -1, reg = -1;
   if ((count > 4 && parse_selector(fields[4], 1, 1 << 20, &pipe) != 0) ||
       (count > 5 && parse_selector(fields[5], 0, 1, &reg) != 0)) {
@@ -160,15 +168,16 @@ static void append(text_buffer* b, const char* fmt, ...) {
   }
 }
 
-/* What a line can say about a cell: its action and, when its calls alternate, the second action
- * (other exploration masks, a learner's, are not written). */
+/* What a line can say about a cell: its action and, when its calls alternate (1: call by call, `A|B`;
+ * 2: in blocks, `A||B`), the second action (other exploration masks, a learner's, are not written). */
 typedef struct cell_text {
   dccl_action action, second;
   int alternates;
 } cell_text;
 
 static cell_text cell_text_of(const dccl_table* table, int cell) {
-  int alternates = atomic_load_explicit(&table->explore_mask[cell], memory_order_relaxed) == DCCL_TABLE_ALTERNATE_MASK;
+  uint8_t mask = atomic_load_explicit(&table->explore_mask[cell], memory_order_relaxed);
+  int alternates = mask == DCCL_TABLE_ALTERNATE_MASK ? 1 : mask == DCCL_TABLE_BLOCKS_MASK ? 2 : 0;
   cell_text t = {dccl_table_get(table, cell),
                  alternates ? atomic_load_explicit(&table->explore[cell], memory_order_relaxed) : DCCL_ACTION_NCCL,
                  alternates};
@@ -201,7 +210,7 @@ static void write_runs(text_buffer* b, const dccl_table* table, int coll, int pi
       char first[96], second[96], text[200];
       dccl_action_format(cell.action, first, sizeof(first));
       dccl_action_format(cell.second, second, sizeof(second));
-      snprintf(text, sizeof(text), "%s%s%s", first, cell.alternates ? "|" : "", cell.alternates ? second : "");
+      snprintf(text, sizeof(text), "%s%s%s", first, cell.alternates == 2 ? "||" : cell.alternates ? "|" : "", cell.alternates ? second : "");
       unsigned long long low = bin == 0 ? 0 : 1ULL << bin;
       if (end == DCCL_SIZE_BINS - 1) append(b, "%s,%llu,-1,%s", dccl_coll_name(coll), low, text);
       else append(b, "%s,%llu,%llu,%s", dccl_coll_name(coll), low, (1ULL << (end + 1)) - 1, text);

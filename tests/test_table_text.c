@@ -66,20 +66,28 @@ static void test_bad_lines_and_shape_checks(void) {
   CHECK_EQ_INT(dccl_action_proto(dccl_table_get(&table, dccl_cell_for_call(DCCL_COLL_ALLREDUCE, 64, 1, 0))), DCCL_PROTO_LL);
 }
 
-/* `A|B` lines alternate two actions call by call (B on odd-numbered calls); a later plain line over
- * the same cells ends the alternation; a bad second action is reported like a bad first one. */
+/* `A|B` lines alternate two actions call by call (B on odd-numbered calls), `A||B` lines in blocks of
+ * four calls; a later plain line over the same cells ends the alternation; a bad second action is
+ * reported like a bad first one. */
 static void test_alternating_actions(void) {
   const char* text =
     "allreduce,0,-1,ring/simple/ch=1|nccl\n"
     "allreduce,1M,1M,tree/simple\n"
     "allgather,0,-1,nccl|ring/ll\n"
-    "reducescatter,0,-1,ring/ll|ring/warp\n"; /* bad second action */
+    "reducescatter,0,-1,ring/ll|ring/warp\n" /* bad second action */
+    "reducescatter,1M,1M,pat/simple/ch=1||nccl\n"
+    "reducescatter,2M,2M,ring/simple||ring/warp\n"; /* bad second action after || */
   dccl_table_fill(&table, DCCL_ACTION_NCCL);
   test_log_reset();
   dccl_log_set_sink(test_log_capture);
-  CHECK_EQ_INT(dccl_table_text_parse(text, "alt", 2, 2, &table, NULL), 1);
+  CHECK_EQ_INT(dccl_table_text_parse(text, "alt", 2, 2, &table, NULL), 2);
   dccl_log_set_sink(NULL);
   CHECK(strstr(test_log_buffer, "alt:4: bad action 'ring/warp'") != NULL);
+  CHECK(strstr(test_log_buffer, "alt:6: bad action 'ring/warp'") != NULL);
+  int blocks = dccl_cell_for_call(DCCL_COLL_REDUCESCATTER, 1u << 20, 1, 0);
+  dccl_action pat1 = dccl_action_make(DCCL_ALGO_PAT, DCCL_PROTO_SIMPLE, 1, 0);
+  for (uint32_t call = 0; call < 24; call++)
+    CHECK_MSG(dccl_table_action(&table, blocks, call) == ((call / 4) % 2 ? DCCL_ACTION_NCCL : pat1), "block call %u", call);
   int cell = dccl_cell_for_call(DCCL_COLL_ALLREDUCE, 4096, 1, 0);
   dccl_action ring1 = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 1, 0);
   for (uint32_t call = 0; call < 16; call++)
@@ -96,6 +104,7 @@ static void test_alternating_actions(void) {
   char* written = dccl_table_text_format(&table);
   CHECK(written != NULL && strstr(written, "allreduce,0,1048575,ring/simple/ch=1|nccl") != NULL);
   CHECK(written != NULL && strstr(written, "allgather,0,-1,nccl|ring/ll") != NULL);
+  CHECK(written != NULL && strstr(written, "reducescatter,1048576,2097151,pat/simple/ch=1||nccl") != NULL);
   dccl_table_fill(&again, DCCL_ACTION_NCCL);
   CHECK_EQ_INT(dccl_table_text_parse(written, "again", 2, 2, &again, NULL), 0);
   for (int c = 0; c < DCCL_TABLE_CELLS; c++)

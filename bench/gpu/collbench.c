@@ -21,12 +21,14 @@
  *            processes, in a new order each time: timings of one set of processes drift by tens of
  *            percent from the next on this testbed, so comparisons take medians over repetitions.
  *   pairs    --entries --repeat times like rotate, but each entry compares two actions inside its set of
- *            processes, call by call, through a fixed table's A|B lines (a cell's even-numbered calls
- *            run A, its odd-numbered calls B): an action X (X|nccl: X against NCCL's own choice),
- *            `nccl` (nccl|nccl: the method's own noise) or @FILE (a table of A|B lines, e.g. the learned
- *            policy's choices against NCCL's). Two rows per size: action <entry> (A's median call) and
- *            nccl@<entry> (B's), the same repetition; applied says whether the trace shows A's
- *            algorithm and protocol on every even-numbered call (action entries only).
+ *            processes, in alternating blocks of four calls, through a fixed table's A||B lines (a cell's
+ *            calls 0-3 of every eight run A, calls 4-7 B): an action X (X||nccl: X against NCCL's own
+ *            choice), `nccl` (nccl||nccl: the method's own noise) or @FILE (a table of A||B lines, e.g.
+ *            the learned policy's choices against NCCL's). The first call of each block is not timed:
+ *            over sockets some actions (tree) leave work behind their kernel that delays the next call,
+ *            so a call right after a switch pays for the other action. Two rows per size: action
+ *            <entry> (A's median call) and nccl@<entry> (B's), the same repetition; applied says whether
+ *            the trace shows A's algorithm and protocol on every call of A's blocks (action entries only).
  * Other environment (NCCL_*, DYNAMICCL_*) passes through to the ranks.
  *
  * CSV columns: mode,action,collective,bytes,ranks,time_us,algbw_gbs,busbw_gbs,verified,applied,repetition
@@ -53,6 +55,12 @@
 #define MAX_RANKS 8
 #define MAX_ROUNDS 512
 #define MAX_ITERATIONS 64
+
+/* pairs: a cell's calls alternate in blocks of four (the plugin's A||B table cells): calls 0-3 of every
+ * eight run A (half 0), calls 4-7 run B (half 1). The first call of a block follows the other half's
+ * last call, whose leftover work it may pay for: it is left out of the timings. */
+static int pair_half(unsigned cell_call) { return (int)((cell_call >> 2) & 1u); }
+static int pair_first_of_block(unsigned cell_call) { return (cell_call & 3u) == 0; }
 #define MAX_ENTRIES 64
 #define NUM_COLLS 3
 static const char* coll_names[NUM_COLLS] = {"allreduce", "allgather", "reducescatter"};
@@ -244,12 +252,14 @@ static int run_rank(const options* o, int rank, shared_block* block) {
         CHECK_CUDA(cudaMemcpy(send, host, in_bytes, cudaMemcpyHostToDevice), block);
         int iterations = bytes > (16u << 20) ? (o->iterations + 1) / 2 : o->iterations;
         int warmup = bytes > (16u << 20) ? 1 : o->warmup;
-        if (o->pairs) { /* an odd count: the last warm-up call and the last timed call, both verified, are one A and one B */
-          if (warmup < 1) warmup = 1;
-          if (iterations < 3) iterations = 3;
-          if (iterations % 2 == 0) iterations = iterations < MAX_ITERATIONS ? iterations + 1 : iterations - 1;
-        }
         int* cell = &cell_calls[coll][63 - __builtin_clzll((unsigned long long)bytes)];
+        if (o->pairs) { /* the last warm-up call and the last timed call, both verified, are one A and one B */
+          if (warmup < 1) warmup = 1;
+          if (iterations < 12) iterations = 12; /* three blocks of each half at least, first calls left out */
+          if (iterations > MAX_ITERATIONS - 4) iterations = MAX_ITERATIONS - 4;
+          while (pair_half((unsigned)(*cell + warmup - 1)) == pair_half((unsigned)(*cell + warmup + iterations - 1)))
+            iterations++;
+        }
         int verified = 1;
         /* Warm-up, then verify the first result of this configuration. */
         for (int i = 0; i < warmup; i++) CHECK_NCCL(launch(coll, send, recv, bytes, o->ranks, comm, stream), block);
@@ -279,15 +289,17 @@ static int run_rank(const options* o, int rank, shared_block* block) {
           }
           CHECK_CUDA(cudaEventSynchronize(marks[iterations]), block);
           for (int i = 0; i < iterations; i++) CHECK_CUDA(cudaEventElapsedTime(&per_call_ms[i], marks[i], marks[i + 1]), block);
-          if (o->pairs) { /* A ran the cell's even-numbered calls, B the odd ones: a median each */
-            float parity_ms[2][MAX_ITERATIONS];
+          if (o->pairs) { /* A's blocks and B's: a median each, the first call of every block left out */
+            float half_ms[2][MAX_ITERATIONS];
             int count[2] = {0, 0};
             for (int i = 0; i < iterations; i++) {
-              int b = (first_timed + i) % 2;
-              parity_ms[b][count[b]++] = per_call_ms[i];
+              unsigned call = (unsigned)(first_timed + i);
+              if (pair_first_of_block(call)) continue;
+              int b = pair_half(call);
+              half_ms[b][count[b]++] = per_call_ms[i];
             }
-            block->time_us[1][rank][coll][s] = 1000.0 * median_ms(parity_ms[1], count[1]);
-            total_ms = median_ms(parity_ms[0], count[0]) * iterations;
+            block->time_us[1][rank][coll][s] = 1000.0 * median_ms(half_ms[1], count[1]);
+            total_ms = median_ms(half_ms[0], count[0]) * iterations;
           } else {
             total_ms = median_ms(per_call_ms, iterations) * iterations;
           }
@@ -354,7 +366,7 @@ static int run_ranks(const options* o, shared_block* block) {
 
 /* Whether every traced call of collective `coll` ran the wanted algorithm and protocol (NCCL ignores
  * a table entry it cannot run for that collective, e.g. tree for AllGather, and chooses itself). With
- * `bytes` > 0 (pairs), only that size's even-numbered calls count: a rank's trace lists its calls in
+ * `bytes` > 0 (pairs), only that size's calls in A's blocks count: a rank's trace lists its calls in
  * order, so the k-th call of a size is its cell's call k when each size has a size bin of its own. */
 static int trace_applied(const char* trace_dir, int ranks, const char* action, int coll, size_t bytes) {
   char algo[32] = "", proto[32] = "";
@@ -372,7 +384,7 @@ static int trace_applied(const char* trace_dir, int ranks, const char* action, i
       if (sscanf(line, "%*[^,],%*[^,],%31[^,],%llu,%31[^,],%31[^,]", c, &b, a, p) != 4 ||
           strcasecmp(c, coll_names[coll]) != 0 || (bytes > 0 && b != bytes))
         continue;
-      if (bytes > 0 && k++ % 2 != 0) continue;
+      if (bytes > 0 && pair_half((unsigned)k++) != 0) continue;
       total++;
       matched += strcasecmp(a, algo) == 0 && strcasecmp(p, proto) == 0;
     }
@@ -468,7 +480,7 @@ static int run_entry(const options* base, shared_block* block, const char* entry
   if (!base->pairs && (strcmp(entry, "none") == 0 || strcmp(entry, "default") == 0 || strcmp(entry, "frozen") == 0))
     kind = entry;
   int from_file = base->pairs && entry[0] == '@';
-  const char* action = base->pairs && !from_file && strcmp(entry, "nccl") != 0 ? entry : NULL; /* pairs: X of X|nccl */
+  const char* action = base->pairs && !from_file && strcmp(entry, "nccl") != 0 ? entry : NULL; /* pairs: X of X||nccl */
   if (strcmp(kind, "none") != 0 && plugin_path[0] == '\0') {
     fprintf(stderr, "collbench: entry %s needs the plugin\n", entry);
     return -1;
@@ -498,7 +510,7 @@ static int run_entry(const options* base, shared_block* block, const char* entry
     fprintf(stderr, "collbench: cannot create %s: %s\n", folder, strerror(errno));
     return -1;
   }
-  char pattern[1200], table_path[1200];
+  char pattern[1200], table_path[PATH_MAX];
   snprintf(pattern, sizeof(pattern), "%s/trace-%%r.csv", folder);
   for (int r = 0; r < o.ranks; r++) {
     char path[1200];
@@ -519,7 +531,7 @@ static int run_entry(const options* base, shared_block* block, const char* entry
     FILE* t = fopen(table_path, "w");
     if (t == NULL) return -1;
     for (int k = 0; k < o.n_colls; k++)
-      fprintf(t, "%s,0,-1,%s%s\n", coll_names[o.colls[k]], entry, strcmp(kind, "pairs") == 0 ? "|nccl" : "");
+      fprintf(t, "%s,0,-1,%s%s\n", coll_names[o.colls[k]], entry, strcmp(kind, "pairs") == 0 ? "||nccl" : "");
     fclose(t);
     setenv("DYNAMICCL_TABLE_FILE", table_path, 1);
     setenv("DYNAMICCL_MODE", "fixed", 1);
@@ -683,7 +695,7 @@ int main(int argc, char** argv) {
     snprintf(address, sizeof(address), "127.0.0.1:%d", free_loopback_port());
     setenv("DYNAMICCL_COORD", address, 1);
   }
-  char plugin_path[4096] = "";
+  char plugin_path[PATH_MAX] = "";
   if (strcmp(o.mode, "none") != 0 && realpath(o.plugin, plugin_path) == NULL) {
     fprintf(stderr, "collbench: plugin %s: %s\n", o.plugin, strerror(errno));
     return 1;

@@ -9,7 +9,7 @@
 #      plugin's default policy (overhead), the learned policy frozen, and every action of the sweep
 #      through a fixed table, verified (the real best per size);
 #   4b. pairs: the learned policy's choices and the sweep's actions, each against NCCL's own choice inside
-#      one set of processes, call by call (fixed tables of A|B lines): the process sets' placement noise,
+#      one set of processes, in alternating blocks of calls (fixed tables of A||B lines): the process sets' placement noise,
 #      which 10 repetitions of step 4 cannot average out, cancels in these ratios;
 #   5. a congestion run: learning while a loopback traffic generator runs for part of the time;
 #   6. the profiler check: the plugin's GPU durations against CUDA events of the same calls;
@@ -134,11 +134,11 @@ if [ $dry -eq 1 ]; then
   done
   python3 bench/gpu/summarize.py "$OUT" > "$OUT/dry-summary.md" || { say "summarize.py failed"; exit 1; }
   python3 bench/gpu/summarize.py --self-test > "$OUT/dry-self-test.txt" 2>&1 || { say "summarize.py --self-test failed"; exit 1; }
-  # The pairs step's tables (A|B lines) on the same topology: the ranks must still agree on every call.
-  printf 'allreduce,0,-1,ring/simple/ch=1|nccl\nallgather,0,-1,ring/ll|nccl\nreducescatter,0,-1,nccl|nccl\n' > "$OUT/dry-pairs.table"
+  # The pairs step's tables (A||B lines) on the same topology: the ranks must still agree on every call.
+  printf 'allreduce,0,-1,ring/simple/ch=1||nccl\nallgather,0,-1,ring/ll||nccl\nreducescatter,0,-1,nccl||nccl\n' > "$OUT/dry-pairs.table"
   build/dccl run --profile sockets-1gpu-4ranks --workload sweep --policy fixed --table "$OUT/dry-pairs.table" --ranks 4 \
     > "$OUT/dry-pairs.txt" 2>&1 || { say "emulator run (pairs table) failed"; exit 1; }
-  say "- emulator, pairs table (A|B lines): $(grep 'rank agreement' "$OUT/dry-pairs.txt" | sed 's/^ *//')"
+  say "- emulator, pairs table (A||B lines): $(grep 'rank agreement' "$OUT/dry-pairs.txt" | sed 's/^ *//')"
   python3 bench/gpu/summarize.py docs/results/gpu/4-side-by-side-r10-warm > "$OUT/dry-run4-summary.md" ||
     { say "summarize.py failed on the committed run 4"; exit 1; }
   say "- $(tail -1 "$OUT/dry-self-test.txt"); the committed run 4 summarized again"
@@ -268,8 +268,9 @@ fi
 unset DYNAMICCL_POLICY_DIR
 
 # ---- 4b. pairs: each action, and the learned policy's choices, against NCCL's own choice inside one set
-# of processes, call by call (a fixed table's A|B lines: a size's even-numbered calls run A, its odd ones
-# NCCL's choice); `nccl` against itself measures the method's own noise. The learned choices come from
+# of processes, in alternating blocks of four calls (a fixed table's A||B lines: a size's calls 0-3 of every
+# eight run A, calls 4-7 NCCL's choice; collbench leaves the first call of each block out, as it may pay for
+# the other action's leftover work); `nccl` against itself measures the method's own noise. The learned choices come from
 # the frozen entry's trace of step 4, else from a frozen run of their own. ----
 if wanted pairs; then
   pair_actions="ring/ll/ch=1,ring/ll/ch=2,ring/simple/ch=1,ring/simple/ch=2,tree/ll/ch=1,tree/ll/ch=2"

@@ -12,7 +12,7 @@ frozen.csv, congestion.csv, event-check.csv and the trace folders there; prints 
        python3 bench/gpu/summarize.py --write-executed OUT_DIR   (writes OUT_DIR/executed.csv, what NCCL
        ran per swept entry and size, from compare-trace/: compact enough to keep with the results)
        python3 bench/gpu/summarize.py --write-learned-table TRACE_DIR FILE   (the learned policy's choices
-       from a frozen run's trace, as A|B lines against NCCL's own choice, for collbench --mode pairs)
+       from a frozen run's trace, as A||B lines against NCCL's own choice, for collbench --mode pairs)
        python3 bench/gpu/summarize.py --self-test   (the statistics on known cases; run.sh --dry-run runs it)
 """
 import collections
@@ -268,17 +268,17 @@ def write_executed(out):
 
 
 def write_learned_table(trace_dir, path):
-    """A fixed table of A|B lines from a frozen run's trace: per collective and size, the action the
+    """A fixed table of A||B lines from a frozen run's trace: per collective and size, the action the
     learned policy ran (its most frequent) against NCCL's own choice, for collbench --mode pairs."""
     choices = traced_choices(trace_dir)
     if not choices:
         print(f"summarize.py: no trace in {trace_dir}", file=sys.stderr)
         return 1
     with open(path, "w") as f:
-        f.write("# the learned policy's choices (from a frozen run's trace) against NCCL's own, call by call\n")
+        f.write("# the learned policy's choices (from a frozen run's trace) against NCCL's own, in alternating blocks of calls\n")
         for (coll, size), action in sorted(choices.items()):
             action = action.replace("/ch=0", "")  # channels not reported: NCCL's count
-            f.write(f"{coll},{size},{size},{action}|nccl\n")
+            f.write(f"{coll},{size},{size},{action}||nccl\n")
     return 0
 
 
@@ -303,8 +303,8 @@ def within_set_ratios(rows):
 
 
 def pairs_table(out):
-    """Actions against NCCL's own choice inside one set of processes, call by call (collbench --mode
-    pairs): per size, the method's noise (nccl|nccl), the best action over NCCL (picked on even
+    """Actions against NCCL's own choice inside one set of processes, alternating (collbench --mode
+    pairs): per size, the method's noise (nccl||nccl), the best action over NCCL (picked on even
     repetitions, its median on the odd ones when there are two or more), the learned policy over NCCL,
     and the learned policy over the best; verdicts on issue 5's 0.97 targets from the intervals."""
     with open(os.path.join(out, "pairs.csv")) as f:
@@ -315,9 +315,11 @@ def pairs_table(out):
     actions = [e for e in entries if "/" in e]
     learned = next((e for e in entries if e not in actions and e != "nccl"), None)
     wrong = sum(1 for r in rows if r["verified"] != "1")
-    print("## Inside one set of processes: actions against NCCL's own choice, call by call\n")
+    print("## Inside one set of processes: actions against NCCL's own choice, alternating\n")
     print(f"{len(reps)} repetitions; each entry alternates with NCCL's own choice in its own set of processes "
-          f"(a fixed table's A|B lines), the ratio is A's median call over B's in bus bandwidth, per repetition. "
+          f"(a fixed table's A|B lines, call by call, in runs before the blocks; A||B lines, blocks of four calls "
+          f"whose first is left out, since: docs/gpu.md), the ratio is A's median call over B's in bus bandwidth, "
+          f"per repetition. "
           f"Rows whose results were wrong: {wrong}. Intervals: the median over repetitions, distribution-free "
           f"(order statistics; the smallest and largest where there are fewer than 6).\n")
     print("| collective | bytes | nccl vs nccl (noise) | best action | best / NCCL | learned / NCCL (interval) "
@@ -360,6 +362,77 @@ def pairs_table(out):
         print("\n(verdict: 'below NCCL' when the learned policy's whole interval is under 0.97 of NCCL's own "
               "choice; 'below best' when its median is under 0.97 of the best action's; else 'meets both'.)\n")
         print("- learned policy: " + ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items())))
+
+
+def stream_times(out):
+    """What the profiler's kernel spans miss, from the pairs entries' traces (pairs-trace/<entry>/trace-R.csv)
+    and pairs.csv: per action, the rank-0 kernel span (what rank 0's learner is given), the longest span of
+    the ranks, and the stream time (this call's GPU start to the next call's on rank 0, within one size's
+    back-to-back calls, so the time until the GPU could start the next call) over collbench's median call
+    (event to event on rank 0's stream). {(entry action, collective, bytes): (span0, span_max, stream, call)}"""
+    calls = collections.defaultdict(list)
+    with open(os.path.join(out, "pairs.csv")) as f:
+        for r in csv.DictReader(f):
+            if r["verified"] == "1" and "/" in r["action"] and not r["action"].startswith(("nccl@", "@")):
+                calls[(r["action"], r["collective"], int(r["bytes"]))].append(float(r["time_us"]))
+    found = {}
+    for folder in sorted(glob.glob(os.path.join(out, "pairs-trace", "*"))):
+        action = os.path.basename(folder).replace("-", "/", 2)
+        by_rank = {}
+        for path in glob.glob(os.path.join(folder, "trace-*.csv")):
+            with open(path) as f:
+                rows = list(csv.DictReader(f))
+            if rows:
+                by_rank[int(rows[0]["rank"])] = {int(r["seq"]): r for r in rows}
+        if 0 not in by_rank:
+            continue
+        samples = collections.defaultdict(lambda: ([], [], []))
+        for seq, r in by_rank[0].items():
+            ran = f"{r['algorithm']}/{r['protocol']}/ch={r['channels']}"
+            if ran != action:
+                continue
+            key = (action, r["collective"], int(r["bytes"]))
+            span0 = int(r["duration_ns"]) / 1e3
+            spans = [int(rank[seq]["duration_ns"]) / 1e3 for rank in by_rank.values() if seq in rank]
+            samples[key][0].append(span0)
+            samples[key][1].append(max(spans))
+            after = by_rank[0].get(seq + 1)
+            if after and after["collective"] == r["collective"] and after["bytes"] == r["bytes"]:
+                samples[key][2].append((int(after["gpu_start_ns"]) - int(r["gpu_start_ns"])) / 1e3)
+        for key, (span0, span_max, stream) in samples.items():
+            if key in calls and stream:
+                found[key] = (statistics.median(span0), statistics.median(span_max), statistics.median(stream),
+                              statistics.median(calls[key]))
+    return found
+
+
+def stream_time_table(out):
+    """The kernel spans against the calls' stream time, per action (geometric means over sizes) and, for
+    AllReduce, per size."""
+    found = stream_times(out)
+    if not found:
+        return
+    print("\n## What the profiler's kernel spans miss: GPU time between a call's kernel and the next\n")
+    print("From the pairs entries' traces (the calls they hold) and pairs.csv. Per action: the rank-0 kernel span "
+          "(what rank 0's learner is given), the longest span of the ranks, and the stream time (this call's "
+          "kernel start to the next call's on rank 0, within one size's back-to-back calls), each over "
+          "collbench's median call (event to event on rank 0's stream); geometric means over the sizes.\n")
+    print("| action | sizes | rank-0 span / call | longest rank's span / call | stream time / call |")
+    print("|---|---|---|---|---|")
+    for action in sorted({k[0] for k in found}):
+        rows = [v for k, v in found.items() if k[0] == action]
+        print(f"| {action} | {len(rows)} | {geomean([r[0] / r[3] for r in rows]):.3f} | "
+              f"{geomean([r[1] / r[3] for r in rows]):.3f} | {geomean([r[2] / r[3] for r in rows]):.3f} |")
+    sizes = sorted({k[2] for k in found if k[1] == "allreduce"})
+    shown = [a for a in ("ring/simple/ch=2", "tree/simple/ch=1", "tree/simple/ch=2", "tree/ll/ch=2")
+             if any(k[0] == a for k in found)]
+    if sizes and shown:
+        print("\nAllReduce, median us: rank-0 span, stream time, collbench's call\n")
+        print("| bytes | " + " | ".join(shown) + " |")
+        print("|---|" + "---|" * len(shown))
+        for size in sizes:
+            cells = [found.get((a, "allreduce", size)) for a in shown]
+            print(f"| {size} | " + " | ".join(f"{c[0]:.0f}, {c[2]:.0f}, {c[3]:.0f}" if c else "-" for c in cells) + " |")
 
 
 def self_test():
@@ -429,6 +502,7 @@ def main():
     path = lambda name: os.path.join(out, name)
     if os.path.exists(path("pairs.csv")):
         pairs_table(out)
+        stream_time_table(out)
         if not os.path.exists(path("compare.csv")):
             return 0
     if os.path.exists(path("compare.csv")):
