@@ -61,7 +61,7 @@ ifeq ($(HAVE_CUDA),1)
   GPU_TOOLS += $(BUILD)/gpu/collbench \
                $(MOCK_HOME)/lib/libnccl.so.2 $(MOCK_HOME)/lib/$(CUDART_SONAME) $(MOCK_HOME)/include/nccl.h
 endif
-GPU_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Wshadow -Werror
+GPU_CFLAGS = -std=c11 -D_GNU_SOURCE -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2 -O2 -Wall -Wextra -Wshadow -Werror
 
 # Quiet by default; `make V=1` shows the commands.
 ifeq ($(V),1)

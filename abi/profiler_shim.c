@@ -53,6 +53,8 @@ static inline dccl_event_pool* pool_of(void* context) {
       *handle = dccl_event_coll_start(pool, &event);                                               \
     } else if (descr->type == ncclProfileKernelCh) {                                               \
       *handle = dccl_event_channel_start(pool, descr->parentObj, descr->kernelCh.pTimer);          \
+    } else if (descr->type == ncclProfileP2p) {                                                    \
+      dccl_event_other_call(pool);                                                                 \
     }                                                                                              \
     return ncclSuccess;                                                                            \
   } while (0)

@@ -46,6 +46,7 @@ typedef struct dccl_settings {
   double explore_budget_pct;
   double cusum_k, cusum_h;
   dccl_trigger_setting trigger;
+  int stream_cost; /* DYNAMICCL_COST: 0 `span`, 1 `stream` */
   int max_channels;
   long long nccl_buffer_bytes[3]; /* NCCL's own NCCL_LL_BUFFSIZE, NCCL_LL128_BUFFSIZE, NCCL_BUFFSIZE
                                      (by protocol: LL, LL128, Simple); 0: not set, NCCL's default */

@@ -84,6 +84,7 @@ static void learner_inputs(dccl_comm* comm, dccl_learner_inputs* in) {
   in->measurements = comm->profiling ? &comm->queue : NULL;
   in->tables = &comm->tables;
   in->call_counter = &comm->calls;
+  in->calls_started = comm->profiling ? &comm->events.calls_started : NULL;
   in->logger = &comm->logger;
   in->commit = comm->coord != NULL ? dccl_coord_commit : NULL;
   in->commit_context = comm->coord;
@@ -284,6 +285,7 @@ static int start_agents(dccl_comm* comm, dccl_mode mode, int downgraded) {
   dccl_learner_options o;
   memset(&o, 0, sizeof(o));
   o.trigger = s->agent == DCCL_STRATEGY_AUTOCCL ? DCCL_TRIGGER_OFF : (int)s->trigger; /* AutoCCL holds: no trigger */
+  o.stream_cost = s->stream_cost;
   dccl_agent_default_options(&o.agent);
   o.agent.learning = mode == DCCL_MODE_LEARN;
   o.agent.epsilon_start = s->epsilon;
@@ -422,7 +424,8 @@ static int open_trace(dccl_comm* comm) {
     DCCL_WARN(&comm->logger, "cannot open trace file %s: %s; measurements are not written", path, strerror(errno));
     return -1;
   }
-  fprintf(comm->trace, "rank,seq,collective,bytes,algorithm,protocol,channels,channels_measured,gpu_start_ns,duration_ns\n");
+  fprintf(comm->trace, "rank,seq,collective,bytes,algorithm,protocol,channels,channels_measured,gpu_start_ns,duration_ns,"
+                       "call_order,host_launch_ns,host_done_ns\n");
   return 0;
 }
 
@@ -440,13 +443,15 @@ int dccl_comm_attach_profiler(dccl_comm* comm, int abi_version, int rank) {
       dccl_event_pool_free(&comm->events);
     } else {
       comm->profiling = 1;
+      comm->events.host_stamps = s->stream_cost || s->trace_file[0] != '\0';
       dccl_event_pool_register(comm->slot, &comm->events);
       if (s->trace_file[0] != '\0') open_trace(comm);
     }
   }
   DCCL_INIT_INFO(&comm->logger, "profiler v%d attached: comm %016llx rank %d, measurements %s", abi_version,
                  (unsigned long long)comm->comm_id, rank, comm->profiling ? "on" : "off");
-  return comm->profiling ? (ncclProfileColl | ncclProfileKernelCh) : 0;
+  /* P2p only to count point-to-point calls between collectives (their kernels hold the stream too). */
+  return comm->profiling ? (ncclProfileColl | ncclProfileKernelCh | ncclProfileP2p) : 0;
 }
 
 #define BEHIND_BACKLOG 256 /* measurements waiting at the start of a pass: the learner is behind the job */
@@ -476,9 +481,10 @@ int dccl_comm_drain(dccl_comm* comm, int max_measurements) {
   for (; taken < max_measurements && dccl_queue_pop(&comm->queue, &m); taken++) {
     if (learning) dccl_learner_take(comm->learner, &in, &m);
     if (comm->trace != NULL) {
-      fprintf(comm->trace, "%d,%llu,%s,%llu,%s,%s,%u,%u,%llu,%llu\n", comm->rank, (unsigned long long)m.seq,
+      fprintf(comm->trace, "%d,%llu,%s,%llu,%s,%s,%u,%u,%llu,%llu,%llu,%llu,%llu\n", comm->rank, (unsigned long long)m.seq,
               dccl_coll_name(m.coll), (unsigned long long)m.bytes, dccl_algo_name(m.algo), dccl_proto_name(m.proto),
-              m.channels, m.channels_measured, (unsigned long long)m.gpu_start_ns, (unsigned long long)m.duration_ns);
+              m.channels, m.channels_measured, (unsigned long long)m.gpu_start_ns, (unsigned long long)m.duration_ns,
+              (unsigned long long)m.call_order, (unsigned long long)m.host_launch_ns, (unsigned long long)m.host_done_ns);
       comm->traced++;
     }
   }
@@ -574,11 +580,12 @@ void dccl_comm_destroy(dccl_comm* comm) {
     dccl_learner* l = comm->learner;
     dccl_agent_stats* a = &l->agent.stats;
     DCCL_INFO(&comm->logger,
-              "learner: %llu measurements (%llu unmatched, %llu of them of calls it lost), %llu tables published, %llu congestion onsets, %llu "
+              "learner: %llu measurements (%llu unmatched, %llu of them of calls it lost; %llu costed by stream time), %llu tables published, %llu congestion onsets, %llu "
               "recoveries, %llu guard trips, %.1f us of background CPU per 1000 measurements, %llu DQN training steps put off "
               "while behind (%llu dropped, %u still owed), %.1f MiB",
               (unsigned long long)l->counters.measurements, (unsigned long long)l->counters.unjoined,
-              (unsigned long long)l->counters.lost_calls, (unsigned long long)l->counters.publications, (unsigned long long)l->counters.onsets,
+              (unsigned long long)l->counters.lost_calls, (unsigned long long)l->counters.stream_timed,
+              (unsigned long long)l->counters.publications, (unsigned long long)l->counters.onsets,
               (unsigned long long)l->counters.recoveries, (unsigned long long)a->guard_trips,
               /* ns per measurement = us per 1000 measurements */
               l->counters.measurements ? (double)l->counters.cpu_ns / (double)l->counters.measurements : 0.0,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/clock.h"
 #include "../core/types.h"
 
 _Static_assert(sizeof(void*) == 8, "event handles pack 64 bits into a pointer");
@@ -119,7 +120,12 @@ static inline int parse_proto(const char* s) {
   return -1;
 }
 
+void dccl_event_other_call(dccl_event_pool* pool) {
+  atomic_fetch_add_explicit(&pool->calls_started, 1, memory_order_relaxed);
+}
+
 void* dccl_event_coll_start(dccl_event_pool* pool, const dccl_coll_event* event) {
+  uint64_t call_order = atomic_fetch_add_explicit(&pool->calls_started, 1, memory_order_relaxed);
   int coll = parse_func(event->func), algo = parse_algo(event->algo), proto = parse_proto(event->proto);
   size_t element = dccl_datatype_size(event->datatype);
   if (coll < 0 || algo < 0 || proto < 0 || element == 0 || event->channels == 0) {
@@ -156,6 +162,8 @@ void* dccl_event_coll_start(dccl_event_pool* pool, const dccl_coll_event* event)
     return NULL;
   }
   record->seq = event->seq;
+  record->call_order = call_order;
+  record->host_launch_ns = pool->host_stamps ? dccl_monotonic_ns() : 0;
   record->bytes = dccl_coll_bytes(coll, event->count, element, pool->n_ranks);
   record->coll = (uint8_t)coll;
   record->algo = (uint8_t)algo;
@@ -165,6 +173,7 @@ void* dccl_event_coll_start(dccl_event_pool* pool, const dccl_coll_event* event)
   atomic_store_explicit(&record->channels_measured, 0, memory_order_relaxed);
   atomic_store_explicit(&record->first_start, UINT64_MAX, memory_order_relaxed);
   atomic_store_explicit(&record->last_stop, 0, memory_order_relaxed);
+  atomic_store_explicit(&record->host_done_ns, 0, memory_order_relaxed);
   atomic_store_explicit(&record->tag, make_tag(generation, record_busy), memory_order_release);
   atomic_fetch_add_explicit(&pool->counters.collectives, 1, memory_order_relaxed);
   return make_handle(generation, pool->comm_slot, index, kind_coll);
@@ -190,6 +199,13 @@ void dccl_event_channel_stop_time(void* handle, uint64_t gpu_stop_ns) {
          !atomic_compare_exchange_weak_explicit(&h.record->last_stop, &current, gpu_stop_ns, memory_order_relaxed,
                                                 memory_order_relaxed)) {
   }
+  if (h.pool->host_stamps) {
+    uint64_t now = dccl_monotonic_ns();
+    uint64_t seen = atomic_load_explicit(&h.record->host_done_ns, memory_order_relaxed);
+    while (now > seen && !atomic_compare_exchange_weak_explicit(&h.record->host_done_ns, &seen, now,
+                                                                memory_order_relaxed, memory_order_relaxed)) {
+    }
+  }
   atomic_fetch_add_explicit(&h.record->channels_measured, 1, memory_order_relaxed);
 }
 
@@ -204,6 +220,9 @@ static void complete(dccl_event_pool* pool, dccl_event_record* record, uint32_t 
                           .bytes = record->bytes,
                           .gpu_start_ns = start,
                           .duration_ns = stop - start,
+                          .call_order = record->call_order,
+                          .host_launch_ns = record->host_launch_ns,
+                          .host_done_ns = atomic_load_explicit(&record->host_done_ns, memory_order_relaxed),
                           .coll = record->coll,
                           .algo = record->algo,
                           .proto = record->proto,

@@ -28,7 +28,9 @@ typedef struct dccl_event_record {
   _Atomic uint32_t channels_measured;
   _Atomic uint64_t first_start;
   _Atomic uint64_t last_stop;
+  _Atomic uint64_t host_done_ns; /* host time of the latest channel stop */
   uint64_t seq, bytes;
+  uint64_t call_order, host_launch_ns;
   uint8_t coll, algo, proto, channels;
 } __attribute__((aligned(64))) dccl_event_record;
 
@@ -48,6 +50,12 @@ typedef struct dccl_event_pool {
   uint32_t comm_slot;
   int n_ranks;
   _Atomic uint64_t next_record;
+  /* Calls the profiler saw start: Coll events (interpreted or not) and P2p events. A measurement's
+   * call_order is its place in this count. */
+  _Atomic uint64_t calls_started;
+  /* Whether measurements get host stamps (a monotonic clock read at each Coll start and channel stop):
+   * set before the pool is registered, where something reads them (DYNAMICCL_COST=stream, a trace). */
+  int host_stamps;
   dccl_measurement_queue* queue;
   dccl_event_counters counters;
   /* The first Coll event that could not be interpreted, described once for the log (by the learner's
@@ -74,6 +82,9 @@ void dccl_event_pool_free(dccl_event_pool* pool);
 
 /* Event entry points (hot path). Handles are NULL when the event is not tracked. */
 void* dccl_event_coll_start(dccl_event_pool* pool, const dccl_coll_event* event);
+/* A point-to-point call started (not measured: counted, so that the calls around it are not taken
+ * for neighbours). */
+void dccl_event_other_call(dccl_event_pool* pool);
 void* dccl_event_channel_start(dccl_event_pool* pool, void* parent_handle, uint64_t gpu_start_ns);
 /* The two below find the pool from the handle (NCCL does not pass the context). */
 void dccl_event_channel_stop_time(void* handle, uint64_t gpu_stop_ns);

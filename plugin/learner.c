@@ -120,17 +120,61 @@ void dccl_learner_set_trigger_listener(dccl_trigger_listener listener, void* con
   trigger_listener = listener;
 }
 
+/* What a call cost the communicator's stream, from its measurement and the next call's. Its kernel
+ * span, unless the next call was already launched when this one's kernel ended (NCCL's launch of it
+ * came before the proxy saw this kernel end: the stream was backlogged) and its kernel started only
+ * after this one's ended: then the time from this kernel's start to the next one's. Over network
+ * transports an algorithm can leave work behind its kernel that holds the next kernel back (tree's
+ * last sends over sockets: 500-700 us at 4 MiB on the H100 testbed, docs/results/gpu); a learner given
+ * spans alone takes such an action for cheaper than it is. A call that was not waiting started when
+ * the application launched it, so a gap before it is not this call's. Both measurements need host
+ * stamps and consecutive call orders (a point-to-point call or a call the profiler could not read
+ * between them breaks the pair). It also charges a call for the next one's wait on another CUDA stream
+ * (a data-parallel gradient bucket waiting for its backward pass, as the NCCL emulator's workloads
+ * model): hence DYNAMICCL_COST=stream, for collectives that run back to back. */
+static double stream_cost_us(const dccl_measurement* m, const dccl_measurement* next, int* stream_timed) {
+  uint64_t end = m->gpu_start_ns + m->duration_ns;
+  *stream_timed = next != NULL && next->call_order == m->call_order + 1 && m->host_done_ns != 0 &&
+                  next->host_launch_ns != 0 && next->host_launch_ns <= m->host_done_ns && next->gpu_start_ns >= end;
+  return (double)(*stream_timed ? next->gpu_start_ns - m->gpu_start_ns : m->duration_ns) / 1000.0;
+}
+
+static void learn_from(dccl_learner* l, const dccl_learner_inputs* in, const dccl_measurement* m,
+                       const dccl_call_record* joined_call, double latency_us);
+
+/* Learns from the held measurement, costed with `next` (NULL: no next call will tell). */
+static void release_held(dccl_learner* l, const dccl_learner_inputs* in, const dccl_measurement* next) {
+  if (!l->held_valid) return;
+  l->held_valid = 0;
+  int timed;
+  double cost_us = stream_cost_us(&l->held, next, &timed);
+  l->counters.stream_timed += (uint64_t)timed;
+  learn_from(l, in, &l->held, &l->held_call, cost_us);
+}
+
 static void observe(dccl_learner* l, const dccl_learner_inputs* in, const dccl_measurement* m) {
   l->counters.measurements++;
   dccl_call_record call;
   int joined = join(l, m, &call);
+  release_held(l, in, m);
   if (joined <= 0) {
     if (joined < 0) l->counters.lost_calls++;
     l->counters.unjoined++;
     return;
   }
   l->counters.joined++;
-  double latency_us = (double)m->duration_ns / 1000.0;
+  if (l->options.stream_cost && m->host_done_ns != 0) { /* its cost is known once the next call is */
+    l->held = *m;
+    l->held_call = call;
+    l->held_valid = 1;
+    return;
+  }
+  learn_from(l, in, m, &call, (double)m->duration_ns / 1000.0);
+}
+
+static void learn_from(dccl_learner* l, const dccl_learner_inputs* in, const dccl_measurement* m,
+                       const dccl_call_record* joined_call, double latency_us) {
+  dccl_call_record call = *joined_call;
   uint64_t end = m->gpu_start_ns + m->duration_ns;
   if (l->last_end_ns != 0 && m->gpu_start_ns > l->last_end_ns) {
     double gap_us = (double)(m->gpu_start_ns - l->last_end_ns) / 1000.0;
@@ -138,7 +182,7 @@ static void observe(dccl_learner* l, const dccl_learner_inputs* in, const dccl_m
   } else if (l->last_end_ns != 0) {
     l->gap_average_us += (0 - l->gap_average_us) / 64;
   }
-  l->duration_average_us += (latency_us - l->duration_average_us) / 64;
+  l->duration_average_us += ((double)m->duration_ns / 1000.0 - l->duration_average_us) / 64;
   if (end > l->last_end_ns) l->last_end_ns = end;
 
   dccl_action decided = call.decided;
@@ -207,6 +251,11 @@ void dccl_learner_take(dccl_learner* l, const dccl_learner_inputs* in, const dcc
 }
 
 void dccl_learner_end(dccl_learner* l, const dccl_learner_inputs* in) {
+  /* No call started after the held one: the next, when it comes, was not waiting for it. */
+  if (l->held_valid &&
+      (in->calls_started == NULL ||
+       atomic_load_explicit(in->calls_started, memory_order_relaxed) <= l->held.call_order + 1))
+    release_held(l, in, NULL);
   if (l->options.agent.learning) publish(l, in);
   l->counters.cpu_ns += dccl_thread_cpu_ns() - l->step_started_ns;
 }

@@ -56,6 +56,7 @@ typedef struct dccl_cost_snapshots {
 /* ---- the learner ---- */
 typedef struct dccl_learner_options {
   int trigger;               /* 0: no Agent-1; 1: plain CUSUM; 2: LSTM + CUSUM */
+  int stream_cost;           /* 1: a call that kept the stream past its kernel is charged for it (stream_cost_us) */
   dccl_agent_options agent;  /* agent.learning: 1 learn mode, 0 frozen; agent.model_intensity < 0: from gaps */
   dccl_trigger_options trigger_options;
 } dccl_learner_options;
@@ -81,6 +82,7 @@ typedef struct dccl_join_stream {
 typedef struct dccl_learner_counters {
   uint64_t measurements, joined, unjoined, skipped_calls, publications, onsets, recoveries;
   uint64_t lost_calls; /* measurements of calls the learner lost (call log full, or too far behind) */
+  uint64_t stream_timed; /* measurements costed by their stream time rather than their kernel span */
   uint64_t cpu_ns; /* thread CPU time spent in dccl_learner_step */
 } dccl_learner_counters;
 
@@ -96,6 +98,12 @@ typedef struct dccl_learner {
   dccl_table* unpublished; /* a filled slot no epoch has taken yet */
   uint64_t step_started_ns;
   dccl_learner_counters counters;
+  /* With options.stream_cost: the last joined measurement with host stamps, held until the
+   * communicator's next call is measured (or is known not to have been waiting): its cost may be the
+   * time until that call's kernel could start (plugin/learner.c, stream_cost_us). */
+  int held_valid;
+  dccl_measurement held;
+  dccl_call_record held_call;
 } dccl_learner;
 
 /* Evaluation tools: a process-wide listener told of every Agent-1 event (the call number of the
@@ -117,6 +125,9 @@ typedef struct dccl_learner_inputs {
   struct dccl_measurement_queue* measurements; /* NULL: nothing measured */
   struct dccl_table_store* tables;
   _Atomic uint64_t* call_counter;
+  /* The profiler's count of calls started on the communicator (dccl_event_pool.calls_started); NULL
+   * where there is none. */
+  _Atomic uint64_t* calls_started;
   const dccl_logger* logger;
   /* NULL: tables are committed straight into `tables`; else through this (a coordinated leader,
    * which also sends them to the workers). Same contract as dccl_table_store_commit. */

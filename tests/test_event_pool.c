@@ -59,6 +59,49 @@ static void test_one_collective(void) {
   teardown();
 }
 
+/* Each measurement carries its call's place among the communicator's calls (collectives, unreadable
+ * ones and point-to-point calls alike) and, where asked for, host stamps: its launch, then its last
+ * channel stop. */
+static void test_call_order_and_host_stamps(void) {
+  setup(64);
+  pool.host_stamps = 1;
+  dccl_coll_event bad = {1, "AllToAll", 1024, "ncclFloat32", 1, "RING", "SIMPLE"};
+  CHECK(dccl_event_coll_start(&pool, &bad) == NULL); /* call 0: not readable, still counted */
+  dccl_event_other_call(&pool);                       /* call 1: a point-to-point call */
+  for (int k = 0; k < 2; k++) {                       /* calls 2 and 3 */
+    dccl_coll_event e = allreduce(10 + (uint64_t)k, 2);
+    void* coll = dccl_event_coll_start(&pool, &e);
+    CHECK(coll != NULL);
+    dccl_event_stop(coll);
+    for (int c = 0; c < 2; c++) {
+      void* ch = dccl_event_channel_start(&pool, coll, 1000);
+      dccl_event_channel_stop_time(ch, 2000);
+      dccl_event_stop(ch);
+    }
+  }
+  dccl_measurement m[2];
+  for (int k = 0; k < 2; k++) {
+    CHECK(dccl_queue_pop(&queue, &m[k]));
+    CHECK_EQ_INT((int)m[k].call_order, 2 + k);
+    CHECK(m[k].host_launch_ns != 0 && m[k].host_done_ns >= m[k].host_launch_ns);
+  }
+  CHECK(m[1].host_launch_ns >= m[0].host_done_ns); /* launched after the first one's kernel was seen ending */
+  CHECK_EQ_INT((int)atomic_load(&pool.calls_started), 4);
+  teardown();
+  /* Without host stamps (nothing reads them), the clock is not read: call orders only. */
+  setup(64);
+  dccl_coll_event e = allreduce(5, 1);
+  void* coll = dccl_event_coll_start(&pool, &e);
+  dccl_event_stop(coll);
+  void* ch = dccl_event_channel_start(&pool, coll, 1000);
+  dccl_event_channel_stop_time(ch, 2000);
+  dccl_event_stop(ch);
+  dccl_measurement plain;
+  CHECK(dccl_queue_pop(&queue, &plain));
+  CHECK(plain.call_order == 0 && plain.host_launch_ns == 0 && plain.host_done_ns == 0);
+  teardown();
+}
+
 static void test_allgather_bytes_count_all_ranks(void) {
   setup(64);
   dccl_coll_event e = {1, "AllGather", 100, "ncclBfloat16", 1, "RING", "SIMPLE"};
@@ -232,6 +275,7 @@ static void test_accounting_when_host_runs_ahead(void) {
 
 int main(void) {
   RUN(test_one_collective);
+  RUN(test_call_order_and_host_stamps);
   RUN(test_allgather_bytes_count_all_ranks);
   RUN(test_unknown_and_foreign_events);
   RUN(test_unusable_stamps_dropped);

@@ -1,6 +1,7 @@
 /* tests/test_learner.c: the learner's join of measurements with the calls that produced them, when
  * measurements are lost, when calls are lost (a lagging learner, a full call log) and when NCCL
- * aggregates grouped calls: every joined measurement must reach the arm of the action that ran. */
+ * aggregates grouped calls: every joined measurement must reach the arm of the action that ran; and
+ * the cost it reaches it with: the stream time where the next call was waiting. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -22,13 +23,14 @@ typedef struct fixture {
   uint64_t next_call;
 } fixture;
 
-static void fixture_init(fixture* f) {
+static void fixture_init_costing(fixture* f, int stream_cost) {
   memset(&call_log, 0, sizeof(call_log));
   memset(&costs, 0, sizeof(costs));
   memset(f, 0, sizeof(*f));
   f->learner = malloc(sizeof(dccl_learner));
   dccl_learner_options o;
   memset(&o, 0, sizeof(o));
+  o.stream_cost = stream_cost;
   dccl_agent_default_options(&o.agent);
   CHECK(dccl_learner_init(f->learner, &o) == 0);
   f->inputs.calls = &call_log;
@@ -38,6 +40,8 @@ static void fixture_init(fixture* f) {
   CHECK(dccl_agent_action_index(&f->learner->agent, COLL, f->fast) >= 0);
   CHECK(dccl_agent_action_index(&f->learner->agent, COLL, f->slow) >= 0);
 }
+
+static void fixture_init(fixture* f) { fixture_init_costing(f, 0); }
 
 static void fixture_free(fixture* f) {
   dccl_learner_free(f->learner);
@@ -199,10 +203,92 @@ static void test_aggregated_calls_leave_the_join_in_step(void) {
   fixture_free(&f);
 }
 
+/* Measures calls [first, first + n) of size BYTES back to back on the GPU, with host stamps: a fast
+ * call's kernel spans 100 us but leaves `fast_tail_us` of work behind that holds the next kernel back
+ * (tree's last sends over sockets); a slow one spans 300 us and leaves none. `waiting`: NCCL launched
+ * every call before the previous kernel ended; else each when the previous one had been seen ending.
+ * Calls are numbered `order_step` apart in the communicator's call count (2: a point-to-point call
+ * between each two). */
+static void measure_stream(fixture* f, uint64_t first, int n, uint64_t fast_tail_us, int waiting, uint64_t order_step) {
+  uint64_t gpu = 1000000000ULL;
+  for (uint64_t c = first; c < first + (uint64_t)n; c++) {
+    dccl_action ran = decided_for(f, c);
+    uint64_t span = ran == f->fast ? 100000 : 300000;
+    dccl_measurement m = {0};
+    m.seq = c + SEQ_OFFSET;
+    m.bytes = BYTES;
+    m.gpu_start_ns = gpu;
+    m.duration_ns = span;
+    m.call_order = c * order_step;
+    m.host_launch_ns = waiting ? 1000 + c : 2000 * c + 1;
+    m.host_done_ns = waiting ? 1000000 + 1000 * c : 2000 * c + 1000;
+    m.coll = COLL;
+    m.algo = (uint8_t)dccl_action_algo(ran);
+    m.proto = (uint8_t)dccl_action_proto(ran);
+    m.channels = m.channels_measured = (uint8_t)dccl_action_channels(ran);
+    dccl_learner_begin(f->learner, &f->inputs);
+    dccl_learner_take(f->learner, &f->inputs, &m);
+    gpu += span + (ran == f->fast ? fast_tail_us * 1000 : 0);
+  }
+}
+
+static dccl_arm* arm_of(fixture* f, dccl_action action) {
+  dccl_config_agent* agent = &f->learner->agent;
+  dccl_agent_cell* c = dccl_agent_cell_slot(agent, dccl_cell_for_call(COLL, BYTES, 1, 0), 0);
+  return c != NULL ? dccl_agent_arm(agent, c, 0, dccl_agent_action_index(agent, COLL, action)) : NULL;
+}
+
+static void test_stream_time_charges_work_left_behind_the_kernel(void) {
+  /* The fast action's kernel spans 100 us but holds the next kernel back 200 us more. While NCCL had
+   * launched each next call already, the learner must charge it 300 us, like the slow action, not
+   * its span; the last call is learned once the profiler says no call started after it. */
+  fixture f;
+  fixture_init_costing(&f, 1);
+  _Atomic uint64_t calls_started = 0;
+  f.inputs.calls_started = &calls_started;
+  log_calls(&f, 60, BYTES);
+  measure_stream(&f, 0, 60, 200, 1, 1);
+  CHECK_EQ_INT(f.learner->counters.joined, 60);
+  CHECK_EQ_INT(f.learner->counters.stream_timed, 59); /* the last has no next call yet */
+  f.learner->options.agent.learning = 0;            /* no tables to publish in this fixture */
+  atomic_store(&calls_started, 61);                 /* a call started after the last: it may still come */
+  dccl_learner_end(f.learner, &f.inputs);
+  dccl_arm* fast = arm_of(&f, f.fast);
+  dccl_arm* slow = arm_of(&f, f.slow);
+  CHECK(fast != NULL && slow != NULL);
+  if (fast == NULL || slow == NULL) return;
+  CHECK_NEAR(fast->count + slow->count, 59, 1e-3);
+  atomic_store(&calls_started, 60); /* none did: the last call is learned, by its span */
+  dccl_learner_end(f.learner, &f.inputs);
+  CHECK_NEAR(fast->count + slow->count, 60, 1e-3);
+  CHECK_NEAR(fast->mean, log(300.0), 1e-4);
+  CHECK_NEAR(slow->mean, log(300.0), 1e-4);
+  fixture_free(&f);
+}
+
+static void test_a_gap_the_application_made_is_not_charged(void) {
+  /* The same timeline, but each call was launched only after the previous kernel was seen ending
+   * (the application computed in between), or a point-to-point call sat between each two, or the
+   * learner charges spans (DYNAMICCL_COST=span, the default): every call costs its span. */
+  for (int variant = 0; variant < 3; variant++) {
+    fixture f;
+    fixture_init_costing(&f, variant < 2);
+    log_calls(&f, 60, BYTES);
+    measure_stream(&f, 0, 60, 200, variant >= 1, variant == 1 ? 2 : 1);
+    f.learner->options.agent.learning = 0;
+    dccl_learner_end(f.learner, &f.inputs); /* no profiler count given: the last one is learned now */
+    CHECK_EQ_INT(f.learner->counters.stream_timed, 0);
+    check_arms(&f, 30, 30);
+    fixture_free(&f);
+  }
+}
+
 int main(void) {
   RUN(test_lost_measurements_skip_their_calls);
   RUN(test_lagging_learner_drops_what_it_lost);
   RUN(test_full_call_log_loses_calls_not_joins);
   RUN(test_aggregated_calls_leave_the_join_in_step);
+  RUN(test_stream_time_charges_work_left_behind_the_kernel);
+  RUN(test_a_gap_the_application_made_is_not_charged);
   TEST_SUMMARY();
 }

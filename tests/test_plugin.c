@@ -534,9 +534,9 @@ static void test_pairing_by_init_thread(void) {
       int lines = 0, duration_ok = 0;
       while (fgets(line, sizeof(line), f)) {
         lines++;
-        char expected[64];
-        snprintf(expected, sizeof(expected), ",%d\n", 1000 * (r + 1));
-        if (strstr(line, "allreduce,4096,tree,ll,1,1,1000") != NULL && strstr(line, expected) != NULL) duration_ok = 1;
+        char expected[64]; /* gpu_start_ns 1000, then this rank's duration, then the call order and host stamps */
+        snprintf(expected, sizeof(expected), "allreduce,4096,tree,ll,1,1,1000,%d,0,", 1000 * (r + 1));
+        if (strstr(line, expected) != NULL) duration_ok = 1;
       }
       fclose(f);
       (void)error;
@@ -593,10 +593,10 @@ static void test_profiler_mask_is_shared(void) {
   void *measuring = NULL, *quiet = NULL;
   setenv("DYNAMICCL_PROFILE", "on", 1);
   profiler6->init(&measuring, 61, &mask, "measuring", 1, 8, 0, logger);
-  CHECK_EQ_INT(mask, ncclProfileColl | ncclProfileKernelCh);
+  CHECK_EQ_INT(mask, ncclProfileColl | ncclProfileKernelCh | ncclProfileP2p);
   setenv("DYNAMICCL_PROFILE", "off", 1);
   profiler6->init(&quiet, 62, &mask, "quiet", 1, 8, 0, logger);
-  CHECK_EQ_INT(mask, ncclProfileColl | ncclProfileKernelCh);
+  CHECK_EQ_INT(mask, ncclProfileColl | ncclProfileKernelCh | ncclProfileP2p);
   profiler6->finalize(quiet);
   profiler6->finalize(measuring);
   int other = 0x1000; /* bits set by NCCL or a previous init are kept */

@@ -148,8 +148,10 @@ EOF
     echo "[docs/results/gpu/README.md](results/gpu/README.md). Runs 5-8 (2026-11-24) add the comparison inside"
     echo "one set of processes in blocks of calls (run 8: the learned policy meets both per-size targets at 12 of"
     echo "27 sizes and is below NCCL at AllReduce 16 MiB, 0.852 (0.833 .. 0.930), where it runs tree) and the"
-    echo "reason: over sockets tree leaves work behind its kernel that the profiler's spans, which the learner"
-    echo "is given, do not see. The side-by-side table of run 4 (10"
+    echo "reason: over sockets tree leaves work behind its kernel that the profiler's spans did not show the"
+    echo "learner. Run 9, with DYNAMICCL_COST=stream (the learner charges a call its stream time where the next call was waiting): 13 of"
+    echo "27 sizes meet both targets and AllReduce 4 MiB (tree on 1 channel) is below NCCL, 0.912 (0.764 .."
+    echo "0.955). The side-by-side table of run 4 (10"
     echo "repetitions, bus bandwidth medians; regenerate it with \`python3 bench/gpu/summarize.py $(dirname "$gpu")\`):"
     echo
     sed -n '/^| collective | bytes | NCCL alone/,/^- sizes where it runs another action/p' "$gpu"

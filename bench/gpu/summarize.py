@@ -386,7 +386,8 @@ def stream_times(out):
                 by_rank[int(rows[0]["rank"])] = {int(r["seq"]): r for r in rows}
         if 0 not in by_rank:
             continue
-        samples = collections.defaultdict(lambda: ([], [], []))
+        samples = collections.defaultdict(lambda: ([], [], [], []))
+        by_order = {int(r["call_order"]): r for r in by_rank[0].values() if r.get("call_order")}
         for seq, r in by_rank[0].items():
             ran = f"{r['algorithm']}/{r['protocol']}/ch={r['channels']}"
             if ran != action:
@@ -399,10 +400,17 @@ def stream_times(out):
             after = by_rank[0].get(seq + 1)
             if after and after["collective"] == r["collective"] and after["bytes"] == r["bytes"]:
                 samples[key][2].append((int(after["gpu_start_ns"]) - int(r["gpu_start_ns"])) / 1e3)
-        for key, (span0, span_max, stream) in samples.items():
+            if by_order:  # the learner's cost (plugin/learner.c): the stream time where the next call was waiting
+                start, end = int(r["gpu_start_ns"]), int(r["gpu_start_ns"]) + int(r["duration_ns"])
+                following = by_order.get(int(r["call_order"]) + 1)
+                waiting = (following is not None and int(r["host_done_ns"]) > 0 and
+                           0 < int(following["host_launch_ns"]) <= int(r["host_done_ns"]) and
+                           int(following["gpu_start_ns"]) >= end)
+                samples[key][3].append(((int(following["gpu_start_ns"]) if waiting else end) - start) / 1e3)
+        for key, (span0, span_max, stream, cost) in samples.items():
             if key in calls and stream:
                 found[key] = (statistics.median(span0), statistics.median(span_max), statistics.median(stream),
-                              statistics.median(calls[key]))
+                              statistics.median(calls[key]), statistics.median(cost) if cost else None)
     return found
 
 
@@ -417,12 +425,16 @@ def stream_time_table(out):
           "(what rank 0's learner is given), the longest span of the ranks, and the stream time (this call's "
           "kernel start to the next call's on rank 0, within one size's back-to-back calls), each over "
           "collbench's median call (event to event on rank 0's stream); geometric means over the sizes.\n")
-    print("| action | sizes | rank-0 span / call | longest rank's span / call | stream time / call |")
-    print("|---|---|---|---|---|")
+    print("The learner's cost (traces with host stamps only) is what it is given since the stream time: the "
+          "stream time where NCCL had launched the next call before this one's kernel ended, else the span.\n")
+    print("| action | sizes | rank-0 span / call | longest rank's span / call | stream time / call | learner's cost / call |")
+    print("|---|---|---|---|---|---|")
     for action in sorted({k[0] for k in found}):
         rows = [v for k, v in found.items() if k[0] == action]
+        costs = [r[4] / r[3] for r in rows if r[4] is not None]
         print(f"| {action} | {len(rows)} | {geomean([r[0] / r[3] for r in rows]):.3f} | "
-              f"{geomean([r[1] / r[3] for r in rows]):.3f} | {geomean([r[2] / r[3] for r in rows]):.3f} |")
+              f"{geomean([r[1] / r[3] for r in rows]):.3f} | {geomean([r[2] / r[3] for r in rows]):.3f} | "
+              f"{f'{geomean(costs):.3f}' if costs else '-'} |")
     sizes = sorted({k[2] for k in found if k[1] == "allreduce"})
     shown = [a for a in ("ring/simple/ch=2", "tree/simple/ch=1", "tree/simple/ch=2", "tree/ll/ch=2")
              if any(k[0] == a for k in found)]
