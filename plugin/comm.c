@@ -542,6 +542,14 @@ void dccl_comm_destroy(dccl_comm* comm) {
     dccl_event_pool_unregister(comm->slot);
     while (dccl_comm_drain(comm, DCCL_DRAIN_STEP) == DCCL_DRAIN_STEP) {
     }
+    if (comm->learner != NULL && atomic_load_explicit(&comm->learning, memory_order_acquire)) {
+      /* The call after the last measured one may have given no measurement (point to point, the pool
+       * or queue full): the measurement held for its stream cost is learned before the policy is saved. */
+      dccl_learner_inputs in;
+      memset(&in, 0, sizeof(in));
+      learner_inputs(comm, &in);
+      dccl_learner_flush(comm->learner, &in);
+    }
     dccl_event_counters* e = &comm->events.counters;
     DCCL_INFO(&comm->logger,
               "comm %016llx rank %d: %llu collectives profiled, %llu measured, %llu dropped (queue full), "

@@ -131,7 +131,8 @@ void dccl_learner_set_trigger_listener(dccl_trigger_listener listener, void* con
  * stamps and consecutive call orders (a point-to-point call or a call the profiler could not read
  * between them breaks the pair). It also charges a call for the next one's wait on another CUDA stream
  * (a data-parallel gradient bucket waiting for its backward pass, as the NCCL emulator's workloads
- * model): hence DYNAMICCL_COST=stream, for collectives that run back to back. */
+ * model): hence DYNAMICCL_COST=stream, for collectives that run back to back. bench/gpu/summarize.py's
+ * stream_times applies the same rule to traces. */
 static double stream_cost_us(const dccl_measurement* m, const dccl_measurement* next, int* stream_timed) {
   uint64_t end = m->gpu_start_ns + m->duration_ns;
   *stream_timed = next != NULL && next->call_order == m->call_order + 1 && m->host_done_ns != 0 &&
@@ -266,6 +267,8 @@ void dccl_learner_step(dccl_learner* l, const dccl_learner_inputs* in) {
   while (in->measurements != NULL && dccl_queue_pop(in->measurements, &m)) dccl_learner_take(l, in, &m);
   dccl_learner_end(l, in);
 }
+
+void dccl_learner_flush(dccl_learner* l, const dccl_learner_inputs* in) { release_held(l, in, NULL); }
 
 void dccl_learner_defer_training(dccl_learner* l, int defer) { l->agent.defer_training = defer; }
 

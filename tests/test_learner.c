@@ -263,6 +263,45 @@ static void test_stream_time_charges_work_left_behind_the_kernel(void) {
   CHECK_NEAR(fast->count + slow->count, 60, 1e-3);
   CHECK_NEAR(fast->mean, log(300.0), 1e-4);
   CHECK_NEAR(slow->mean, log(300.0), 1e-4);
+  /* A held measurement whose next call gave no measurement is learned, by its span, when the
+   * communicator ends. */
+  log_calls(&f, 1, BYTES);
+  measure_stream(&f, 60, 1, 200, 1, 1);
+  CHECK_NEAR(fast->count + slow->count, 60, 1e-3);
+  dccl_learner_flush(f.learner, &f.inputs);
+  CHECK_NEAR(fast->count + slow->count, 61, 1e-3);
+  fixture_free(&f);
+}
+
+static void test_overlapping_calls_cost_their_spans(void) {
+  /* NCCL ran the next call's kernel before this one's ended (calls of one group, in one kernel): the
+   * time between their starts is not this call's, and must not wrap below its span. */
+  fixture f;
+  fixture_init_costing(&f, 1);
+  log_calls(&f, 60, BYTES);
+  uint64_t gpu = 1000000000ULL;
+  for (uint64_t c = 0; c < 60; c++) {
+    dccl_action ran = decided_for(&f, c);
+    dccl_measurement m = {0};
+    m.seq = c + SEQ_OFFSET;
+    m.bytes = BYTES;
+    m.duration_ns = ran == f.fast ? 100000 : 300000;
+    m.gpu_start_ns = gpu;
+    m.call_order = c;
+    m.host_launch_ns = 1000 + c;
+    m.host_done_ns = 1000000 + 1000 * c;
+    m.coll = COLL;
+    m.algo = (uint8_t)dccl_action_algo(ran);
+    m.proto = (uint8_t)dccl_action_proto(ran);
+    m.channels = m.channels_measured = (uint8_t)dccl_action_channels(ran);
+    dccl_learner_begin(f.learner, &f.inputs);
+    dccl_learner_take(f.learner, &f.inputs, &m);
+    gpu += 50000; /* the next kernel starts 50 us after this one: before either action's end */
+  }
+  f.learner->options.agent.learning = 0;
+  dccl_learner_end(f.learner, &f.inputs);
+  CHECK_EQ_INT(f.learner->counters.stream_timed, 0);
+  check_arms(&f, 30, 30);
   fixture_free(&f);
 }
 
@@ -290,5 +329,6 @@ int main(void) {
   RUN(test_aggregated_calls_leave_the_join_in_step);
   RUN(test_stream_time_charges_work_left_behind_the_kernel);
   RUN(test_a_gap_the_application_made_is_not_charged);
+  RUN(test_overlapping_calls_cost_their_spans);
   TEST_SUMMARY();
 }

@@ -56,8 +56,9 @@
 #define MAX_ROUNDS 512
 #define MAX_ITERATIONS 64
 
-/* pairs: a cell's calls alternate in blocks of four (the plugin's A||B table cells): calls 0-3 of every
- * eight run A (half 0), calls 4-7 run B (half 1). The first call of a block follows the other half's
+/* pairs: a cell's calls alternate in blocks of four (the plugin's A||B table cells, DCCL_TABLE_BLOCKS_MASK
+ * in core/decision_table.h, which these two must match): calls 0-3 of every eight run A (half 0), calls
+ * 4-7 run B (half 1). The first call of a block follows the other half's
  * last call, whose leftover work it may pay for: it is left out of the timings. */
 static int pair_half(unsigned cell_call) { return (int)((cell_call >> 2) & 1u); }
 static int pair_first_of_block(unsigned cell_call) { return (cell_call & 3u) == 0; }
@@ -255,7 +256,7 @@ static int run_rank(const options* o, int rank, shared_block* block) {
         int* cell = &cell_calls[coll][63 - __builtin_clzll((unsigned long long)bytes)];
         if (o->pairs) { /* the last warm-up call and the last timed call, both verified, are one A and one B */
           if (warmup < 1) warmup = 1;
-          if (iterations < 12) iterations = 12; /* three blocks of each half at least, first calls left out */
+          if (iterations < 12) iterations = 12; /* 12 calls hold a whole block of each half: 3 timed calls each at least */
           if (iterations > MAX_ITERATIONS - 4) iterations = MAX_ITERATIONS - 4;
           while (pair_half((unsigned)(*cell + warmup - 1)) == pair_half((unsigned)(*cell + warmup + iterations - 1)))
             iterations++;

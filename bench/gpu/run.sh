@@ -94,7 +94,11 @@ fi
 [ -n "$nccl_home" ] && [ -f "$nccl_home/include/nccl.h" ] || nccl_home=$cuda_home
 nccl_lib=$nccl_home/lib
 [ -d "$nccl_lib" ] || nccl_lib=$nccl_home/lib64
-say "# DynamICCL GPU run ($(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown))"
+# The commit, and whether the tree that ran had changes beyond it (a run's results are often committed
+# with the change they measured).
+tree_state=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD -- 2>/dev/null || tree_state="$tree_state plus uncommitted changes"
+say "# DynamICCL GPU run ($(date -u +%Y-%m-%dT%H:%MZ), commit $tree_state)"
 say ""
 say "- NCCL headers and library: $nccl_home (nccl.h says $(grep -E '^#define NCCL_(MAJOR|MINOR|PATCH)' "$nccl_home/include/nccl.h" | awk '{printf "%s%s", sep, $3; sep="."}'))"
 if [ $dry -eq 0 ]; then

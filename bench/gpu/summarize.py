@@ -382,25 +382,25 @@ def stream_times(out):
         for path in glob.glob(os.path.join(folder, "trace-*.csv")):
             with open(path) as f:
                 rows = list(csv.DictReader(f))
-            if rows:
-                by_rank[int(rows[0]["rank"])] = {int(r["seq"]): r for r in rows}
+            if rows:  # seq counts each collective's calls: a call is (collective, seq)
+                by_rank[int(rows[0]["rank"])] = {(r["collective"], int(r["seq"])): r for r in rows}
         if 0 not in by_rank:
             continue
         samples = collections.defaultdict(lambda: ([], [], [], []))
         by_order = {int(r["call_order"]): r for r in by_rank[0].values() if r.get("call_order")}
-        for seq, r in by_rank[0].items():
+        for (coll, seq), r in by_rank[0].items():
             ran = f"{r['algorithm']}/{r['protocol']}/ch={r['channels']}"
             if ran != action:
                 continue
             key = (action, r["collective"], int(r["bytes"]))
             span0 = int(r["duration_ns"]) / 1e3
-            spans = [int(rank[seq]["duration_ns"]) / 1e3 for rank in by_rank.values() if seq in rank]
+            spans = [int(rank[(coll, seq)]["duration_ns"]) / 1e3 for rank in by_rank.values() if (coll, seq) in rank]
             samples[key][0].append(span0)
             samples[key][1].append(max(spans))
-            after = by_rank[0].get(seq + 1)
+            after = by_rank[0].get((coll, seq + 1))
             if after and after["collective"] == r["collective"] and after["bytes"] == r["bytes"]:
                 samples[key][2].append((int(after["gpu_start_ns"]) - int(r["gpu_start_ns"])) / 1e3)
-            if by_order:  # the learner's cost (plugin/learner.c): the stream time where the next call was waiting
+            if by_order:  # the learner's cost: plugin/learner.c's stream_cost_us, the same rule
                 start, end = int(r["gpu_start_ns"]), int(r["gpu_start_ns"]) + int(r["duration_ns"])
                 following = by_order.get(int(r["call_order"]) + 1)
                 waiting = (following is not None and int(r["host_done_ns"]) > 0 and
@@ -497,6 +497,30 @@ def self_test():
         with contextlib.redirect_stdout(text):
             pairs_table(folder)
         check("pairs: 4 repetitions give no verdict", "too few pairs" in text.getvalue(), True)
+    # Stream times from a trace where AllReduce and AllGather share sequence numbers (each counts its own
+    # calls): every AllReduce of 100 us is followed by another 300 us after it started (the next waiting),
+    # every AllGather of 50 us by another 50 us after; the learner's cost is 300 and 50.
+    with tempfile.TemporaryDirectory() as folder:
+        with open(os.path.join(folder, "pairs.csv"), "w") as f:
+            f.write("mode,action,collective,bytes,ranks,time_us,algbw_gbs,busbw_gbs,verified,applied,repetition\n")
+            for coll in ("allreduce", "allgather"):
+                f.write(f"pairs,ring/simple/ch=1,{coll},1024,2,300,1,1,1,1,0\n")
+        trace = os.path.join(folder, "pairs-trace", "ring-simple-ch=1")
+        os.makedirs(trace)
+        with open(os.path.join(trace, "trace-0.csv"), "w") as f:
+            f.write("rank,seq,collective,bytes,algorithm,protocol,channels,channels_measured,gpu_start_ns,duration_ns,"
+                    "call_order,host_launch_ns,host_done_ns\n")
+            order, start = 0, 0
+            for coll, span, step in (("allreduce", 100000, 300000), ("allgather", 50000, 50000)):
+                for seq in range(4):
+                    f.write(f"0,{seq},{coll},1024,ring,simple,1,1,{start},{span},{order},1,{10 + order}\n")
+                    order, start = order + 1, start + step
+        found = stream_times(folder)
+        check("stream times: AllReduce by its own calls",
+              [round(v) for v in found.get(("ring/simple/ch=1", "allreduce", 1024), ())[:3]], [100, 100, 300])
+        check("stream times: AllGather by its own calls",
+              [round(v) for v in found.get(("ring/simple/ch=1", "allgather", 1024), ())[:3]], [50, 50, 50])
+        check("stream times: the learner's cost", round(found.get(("ring/simple/ch=1", "allreduce", 1024), (0,) * 5)[4]), 300)
     for failure in failures:
         print("summarize.py self-test:", failure, file=sys.stderr)
     print(f"summarize.py self-test: {checks[0] - len(failures)} passed, {len(failures)} failed")
