@@ -437,21 +437,22 @@ int dccl_comm_attach_profiler(dccl_comm* comm, int abi_version, int rank) {
              (s->profile == DCCL_PROFILE_AUTO && (s->trace_file[0] != '\0' || s->mode == DCCL_MODE_LEARN));
   if (want) {
     if (dccl_queue_init(&comm->queue, s->queue_capacity) != 0 ||
-        dccl_event_pool_init(&comm->events, s->event_pool, comm->slot, comm->n_ranks, &comm->queue) != 0) {
+        dccl_event_pool_init(&comm->events, s->event_pool, comm->slot, comm->n_ranks, &comm->queue,
+                             s->stream_cost || s->trace_file[0] != '\0') != 0) {
       DCCL_WARN(&comm->logger, "out of memory for profiler buffers; running without measurements");
       dccl_queue_free(&comm->queue);
       dccl_event_pool_free(&comm->events);
     } else {
       comm->profiling = 1;
-      comm->events.host_stamps = s->stream_cost || s->trace_file[0] != '\0';
       dccl_event_pool_register(comm->slot, &comm->events);
       if (s->trace_file[0] != '\0') open_trace(comm);
     }
   }
   DCCL_INIT_INFO(&comm->logger, "profiler v%d attached: comm %016llx rank %d, measurements %s", abi_version,
                  (unsigned long long)comm->comm_id, rank, comm->profiling ? "on" : "off");
+  if (!comm->profiling) return 0;
   /* P2p only to count point-to-point calls between collectives (their kernels hold the stream too). */
-  return comm->profiling ? (ncclProfileColl | ncclProfileKernelCh | ncclProfileP2p) : 0;
+  return ncclProfileColl | ncclProfileKernelCh | (comm->events.stamps != NULL ? ncclProfileP2p : 0);
 }
 
 #define BEHIND_BACKLOG 256 /* measurements waiting at the start of a pass: the learner is behind the job */

@@ -60,13 +60,18 @@ static inline int decode_handle(void* handle, decoded_handle* out) {
 }
 
 int dccl_event_pool_init(dccl_event_pool* pool, uint32_t capacity, uint32_t comm_slot, int n_ranks,
-                         dccl_measurement_queue* queue) {
+                         dccl_measurement_queue* queue, int host_stamps) {
   memset(pool, 0, sizeof(*pool));
   if (capacity < 2 || capacity > DCCL_MAX_EVENT_POOL || (capacity & (capacity - 1)) != 0 ||
       comm_slot >= DCCL_MAX_COMM_SLOTS)
     return -1;
   pool->records = aligned_alloc(64, capacity * sizeof(dccl_event_record));
   if (pool->records == NULL) return -1;
+  if (host_stamps && (pool->stamps = calloc(capacity, sizeof(dccl_event_stamps))) == NULL) {
+    free(pool->records);
+    pool->records = NULL;
+    return -1;
+  }
   memset(pool->records, 0, capacity * sizeof(dccl_event_record));
   for (uint32_t i = 0; i < capacity; i++) atomic_init(&pool->records[i].tag, make_tag(1, record_free));
   pool->mask = capacity - 1;
@@ -78,7 +83,9 @@ int dccl_event_pool_init(dccl_event_pool* pool, uint32_t capacity, uint32_t comm
 
 void dccl_event_pool_free(dccl_event_pool* pool) {
   free(pool->records);
+  free(pool->stamps);
   pool->records = NULL;
+  pool->stamps = NULL;
 }
 
 /* Fast decoders for the constant strings NCCL passes (ncclFuncToString and friends). */
@@ -121,11 +128,11 @@ static inline int parse_proto(const char* s) {
 }
 
 void dccl_event_other_call(dccl_event_pool* pool) {
-  atomic_fetch_add_explicit(&pool->calls_started, 1, memory_order_relaxed);
+  if (pool->stamps != NULL) atomic_fetch_add_explicit(&pool->calls_started, 1, memory_order_relaxed);
 }
 
 void* dccl_event_coll_start(dccl_event_pool* pool, const dccl_coll_event* event) {
-  uint64_t call_order = atomic_fetch_add_explicit(&pool->calls_started, 1, memory_order_relaxed);
+  uint64_t call_order = pool->stamps != NULL ? atomic_fetch_add_explicit(&pool->calls_started, 1, memory_order_relaxed) : 0;
   int coll = parse_func(event->func), algo = parse_algo(event->algo), proto = parse_proto(event->proto);
   size_t element = dccl_datatype_size(event->datatype);
   if (coll < 0 || algo < 0 || proto < 0 || element == 0 || event->channels == 0) {
@@ -162,8 +169,12 @@ void* dccl_event_coll_start(dccl_event_pool* pool, const dccl_coll_event* event)
     return NULL;
   }
   record->seq = event->seq;
-  record->call_order = call_order;
-  record->host_launch_ns = pool->host_stamps ? dccl_monotonic_ns() : 0;
+  if (pool->stamps != NULL) {
+    dccl_event_stamps* stamps = &pool->stamps[index];
+    stamps->call_order = call_order;
+    stamps->host_launch_ns = dccl_monotonic_ns();
+    atomic_store_explicit(&stamps->host_done_ns, 0, memory_order_relaxed);
+  }
   record->bytes = dccl_coll_bytes(coll, event->count, element, pool->n_ranks);
   record->coll = (uint8_t)coll;
   record->algo = (uint8_t)algo;
@@ -173,7 +184,6 @@ void* dccl_event_coll_start(dccl_event_pool* pool, const dccl_coll_event* event)
   atomic_store_explicit(&record->channels_measured, 0, memory_order_relaxed);
   atomic_store_explicit(&record->first_start, UINT64_MAX, memory_order_relaxed);
   atomic_store_explicit(&record->last_stop, 0, memory_order_relaxed);
-  atomic_store_explicit(&record->host_done_ns, 0, memory_order_relaxed);
   atomic_store_explicit(&record->tag, make_tag(generation, record_busy), memory_order_release);
   atomic_fetch_add_explicit(&pool->counters.collectives, 1, memory_order_relaxed);
   return make_handle(generation, pool->comm_slot, index, kind_coll);
@@ -199,11 +209,11 @@ void dccl_event_channel_stop_time(void* handle, uint64_t gpu_stop_ns) {
          !atomic_compare_exchange_weak_explicit(&h.record->last_stop, &current, gpu_stop_ns, memory_order_relaxed,
                                                 memory_order_relaxed)) {
   }
-  if (h.pool->host_stamps) {
-    uint64_t now = dccl_monotonic_ns();
-    uint64_t seen = atomic_load_explicit(&h.record->host_done_ns, memory_order_relaxed);
-    while (now > seen && !atomic_compare_exchange_weak_explicit(&h.record->host_done_ns, &seen, now,
-                                                                memory_order_relaxed, memory_order_relaxed)) {
+  if (h.pool->stamps != NULL) {
+    _Atomic uint64_t* done = &h.pool->stamps[h.record - h.pool->records].host_done_ns;
+    uint64_t now = dccl_monotonic_ns(), seen = atomic_load_explicit(done, memory_order_relaxed);
+    while (now > seen &&
+           !atomic_compare_exchange_weak_explicit(done, &seen, now, memory_order_relaxed, memory_order_relaxed)) {
     }
   }
   atomic_fetch_add_explicit(&h.record->channels_measured, 1, memory_order_relaxed);
@@ -220,14 +230,17 @@ static void complete(dccl_event_pool* pool, dccl_event_record* record, uint32_t 
                           .bytes = record->bytes,
                           .gpu_start_ns = start,
                           .duration_ns = stop - start,
-                          .call_order = record->call_order,
-                          .host_launch_ns = record->host_launch_ns,
-                          .host_done_ns = atomic_load_explicit(&record->host_done_ns, memory_order_relaxed),
                           .coll = record->coll,
                           .algo = record->algo,
                           .proto = record->proto,
                           .channels = record->channels,
                           .channels_measured = (uint8_t)(measured > 255 ? 255 : measured)};
+    if (pool->stamps != NULL) {
+      dccl_event_stamps* stamps = &pool->stamps[record - pool->records];
+      m.call_order = stamps->call_order;
+      m.host_launch_ns = stamps->host_launch_ns;
+      m.host_done_ns = atomic_load_explicit(&stamps->host_done_ns, memory_order_relaxed);
+    }
     if (dccl_queue_push(pool->queue, &m)) atomic_fetch_add_explicit(&pool->counters.measured, 1, memory_order_relaxed);
   }
   atomic_store_explicit(&record->tag, make_tag(generation, record_free), memory_order_release);

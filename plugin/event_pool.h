@@ -28,11 +28,16 @@ typedef struct dccl_event_record {
   _Atomic uint32_t channels_measured;
   _Atomic uint64_t first_start;
   _Atomic uint64_t last_stop;
-  _Atomic uint64_t host_done_ns; /* host time of the latest channel stop */
   uint64_t seq, bytes;
-  uint64_t call_order, host_launch_ns;
   uint8_t coll, algo, proto, channels;
 } __attribute__((aligned(64))) dccl_event_record;
+
+/* A record's host-side stamps, in an array beside the records that only a pool with host stamps has
+ * (the records stay one cache line each). */
+typedef struct dccl_event_stamps {
+  uint64_t call_order, host_launch_ns;
+  _Atomic uint64_t host_done_ns; /* host time of the latest channel stop */
+} dccl_event_stamps;
 
 typedef struct dccl_event_counters {
   _Atomic uint64_t collectives;     /* Coll events accepted */
@@ -50,12 +55,13 @@ typedef struct dccl_event_pool {
   uint32_t comm_slot;
   int n_ranks;
   _Atomic uint64_t next_record;
-  /* Calls the profiler saw start: Coll events (interpreted or not) and P2p events. A measurement's
-   * call_order is its place in this count. */
+  /* Where something reads them (DYNAMICCL_COST=stream, a trace), one per record: calls are counted and
+   * measurements get host stamps (a monotonic clock read at each Coll start and channel stop). NULL:
+   * call_order and the stamps stay 0. */
+  dccl_event_stamps* stamps;
+  /* With stamps, the calls the profiler saw start: Coll events (interpreted or not) and P2p events. A
+   * measurement's call_order is its place in this count. */
   _Atomic uint64_t calls_started;
-  /* Whether measurements get host stamps (a monotonic clock read at each Coll start and channel stop):
-   * set before the pool is registered, where something reads them (DYNAMICCL_COST=stream, a trace). */
-  int host_stamps;
   dccl_measurement_queue* queue;
   dccl_event_counters counters;
   /* The first Coll event that could not be interpreted, described once for the log (by the learner's
@@ -75,15 +81,16 @@ typedef struct dccl_coll_event {
   const char* proto;
 } dccl_coll_event;
 
-/* capacity: power of two in [2, DCCL_MAX_EVENT_POOL]; comm_slot < DCCL_MAX_COMM_SLOTS. */
+/* capacity: power of two in [2, DCCL_MAX_EVENT_POOL]; comm_slot < DCCL_MAX_COMM_SLOTS; host_stamps: count
+ * calls and stamp measurements (see `stamps`). */
 int dccl_event_pool_init(dccl_event_pool* pool, uint32_t capacity, uint32_t comm_slot, int n_ranks,
-                         dccl_measurement_queue* queue);
+                         dccl_measurement_queue* queue, int host_stamps);
 void dccl_event_pool_free(dccl_event_pool* pool);
 
 /* Event entry points (hot path). Handles are NULL when the event is not tracked. */
 void* dccl_event_coll_start(dccl_event_pool* pool, const dccl_coll_event* event);
-/* A point-to-point call started (not measured: counted, so that the calls around it are not taken
- * for neighbours). */
+/* A point-to-point call started (not measured: counted, with host stamps, so that the calls around it
+ * are not taken for neighbours). */
 void dccl_event_other_call(dccl_event_pool* pool);
 void* dccl_event_channel_start(dccl_event_pool* pool, void* parent_handle, uint64_t gpu_start_ns);
 /* The two below find the pool from the handle (NCCL does not pass the context). */

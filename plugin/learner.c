@@ -120,6 +120,48 @@ void dccl_learner_set_trigger_listener(dccl_trigger_listener listener, void* con
   trigger_listener = listener;
 }
 
+/* Feeds both agents one measured call of `latency_us` (its span, or its stream time). */
+static void learn_from(dccl_learner* l, const dccl_learner_inputs* in, const dccl_measurement* m,
+                       const dccl_call_record* call, double latency_us) {
+  uint64_t end = m->gpu_start_ns + m->duration_ns;
+  if (l->last_end_ns != 0 && m->gpu_start_ns > l->last_end_ns) {
+    double gap_us = (double)(m->gpu_start_ns - l->last_end_ns) / 1000.0;
+    l->gap_average_us += (gap_us - l->gap_average_us) / 64;
+  } else if (l->last_end_ns != 0) {
+    l->gap_average_us += (0 - l->gap_average_us) / 64;
+  }
+  l->duration_average_us += ((double)m->duration_ns / 1000.0 - l->duration_average_us) / 64;
+  if (end > l->last_end_ns) l->last_end_ns = end;
+
+  dccl_action decided = call->decided;
+  /* Agent-1 keys residuals by the action that ran: for NCCL's own choice, by what NCCL ran. */
+  dccl_action key = dccl_action_is_nccl(decided) ? dccl_action_make(m->algo, m->proto, 0, 0) : decided;
+  int size_bin = dccl_size_bin(m->bytes);
+  dccl_dynamic_state dynamic = {0};
+  if (l->trigger_ready) {
+    dccl_trigger_result r;
+    double gap_us = l->gap_average_us;
+    dccl_trigger_observe(&l->trigger, m->coll, size_bin, key, latency_us, gap_us, &r);
+    dynamic.trigger_state = r.state;
+    dynamic.cusum_up = (float)r.cusum_up;
+    dynamic.cusum_down = (float)r.cusum_down;
+    dynamic.congested_fraction = (float)dccl_trigger_congested_fraction(&l->trigger);
+    if (r.event != DCCL_TRIGGER_EVENT_NONE) {
+      if (r.event == DCCL_TRIGGER_EVENT_ONSET) l->counters.onsets++;
+      else l->counters.recoveries++;
+      if (trigger_listener != NULL) trigger_listener(call->call, m->coll, size_bin, r.event, trigger_listener_context);
+      dccl_agent_on_event(&l->agent, m->coll, size_bin, r.event);
+    }
+  }
+  double intensity = l->options.agent.model_intensity >= 0
+                       ? l->options.agent.model_intensity
+                       : (l->duration_average_us > 0 ? l->gap_average_us / l->duration_average_us : 0);
+  dynamic.intensity = (float)log1p(intensity);
+  uint64_t epoch = in->tables != NULL ? call->call >> in->tables->epoch_shift : 0;
+  dccl_agent_observation o = {call->cell, decided, m->algo, m->proto, (size_t)m->bytes, latency_us, dynamic, m->channels, epoch};
+  dccl_agent_observe(&l->agent, &o);
+}
+
 /* What a call cost the communicator's stream, from its measurement and the next call's. Its kernel
  * span, unless the next call was already launched when this one's kernel ended (NCCL's launch of it
  * came before the proxy saw this kernel end: the stream was backlogged) and its kernel started only
@@ -139,9 +181,6 @@ static double stream_cost_us(const dccl_measurement* m, const dccl_measurement* 
                   next->host_launch_ns != 0 && next->host_launch_ns <= m->host_done_ns && next->gpu_start_ns >= end;
   return (double)(*stream_timed ? next->gpu_start_ns - m->gpu_start_ns : m->duration_ns) / 1000.0;
 }
-
-static void learn_from(dccl_learner* l, const dccl_learner_inputs* in, const dccl_measurement* m,
-                       const dccl_call_record* joined_call, double latency_us);
 
 /* Learns from the held measurement, costed with `next` (NULL: no next call will tell). */
 static void release_held(dccl_learner* l, const dccl_learner_inputs* in, const dccl_measurement* next) {
@@ -171,48 +210,6 @@ static void observe(dccl_learner* l, const dccl_learner_inputs* in, const dccl_m
     return;
   }
   learn_from(l, in, m, &call, (double)m->duration_ns / 1000.0);
-}
-
-static void learn_from(dccl_learner* l, const dccl_learner_inputs* in, const dccl_measurement* m,
-                       const dccl_call_record* joined_call, double latency_us) {
-  dccl_call_record call = *joined_call;
-  uint64_t end = m->gpu_start_ns + m->duration_ns;
-  if (l->last_end_ns != 0 && m->gpu_start_ns > l->last_end_ns) {
-    double gap_us = (double)(m->gpu_start_ns - l->last_end_ns) / 1000.0;
-    l->gap_average_us += (gap_us - l->gap_average_us) / 64;
-  } else if (l->last_end_ns != 0) {
-    l->gap_average_us += (0 - l->gap_average_us) / 64;
-  }
-  l->duration_average_us += ((double)m->duration_ns / 1000.0 - l->duration_average_us) / 64;
-  if (end > l->last_end_ns) l->last_end_ns = end;
-
-  dccl_action decided = call.decided;
-  /* Agent-1 keys residuals by the action that ran: for NCCL's own choice, by what NCCL ran. */
-  dccl_action key = dccl_action_is_nccl(decided) ? dccl_action_make(m->algo, m->proto, 0, 0) : decided;
-  int size_bin = dccl_size_bin(m->bytes);
-  dccl_dynamic_state dynamic = {0};
-  if (l->trigger_ready) {
-    dccl_trigger_result r;
-    double gap_us = l->gap_average_us;
-    dccl_trigger_observe(&l->trigger, m->coll, size_bin, key, latency_us, gap_us, &r);
-    dynamic.trigger_state = r.state;
-    dynamic.cusum_up = (float)r.cusum_up;
-    dynamic.cusum_down = (float)r.cusum_down;
-    dynamic.congested_fraction = (float)dccl_trigger_congested_fraction(&l->trigger);
-    if (r.event != DCCL_TRIGGER_EVENT_NONE) {
-      if (r.event == DCCL_TRIGGER_EVENT_ONSET) l->counters.onsets++;
-      else l->counters.recoveries++;
-      if (trigger_listener != NULL) trigger_listener(call.call, m->coll, size_bin, r.event, trigger_listener_context);
-      dccl_agent_on_event(&l->agent, m->coll, size_bin, r.event);
-    }
-  }
-  double intensity = l->options.agent.model_intensity >= 0
-                       ? l->options.agent.model_intensity
-                       : (l->duration_average_us > 0 ? l->gap_average_us / l->duration_average_us : 0);
-  dynamic.intensity = (float)log1p(intensity);
-  uint64_t epoch = in->tables != NULL ? call.call >> in->tables->epoch_shift : 0;
-  dccl_agent_observation o = {call.cell, decided, m->algo, m->proto, (size_t)m->bytes, latency_us, dynamic, m->channels, epoch};
-  dccl_agent_observe(&l->agent, &o);
 }
 
 static int commit(const dccl_learner_inputs* in, dccl_table* table) {

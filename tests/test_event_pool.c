@@ -10,11 +10,12 @@
 static dccl_measurement_queue queue;
 static dccl_event_pool pool;
 
-static void setup(uint32_t capacity) {
+static void setup_stamped(uint32_t capacity, int host_stamps) {
   dccl_queue_init(&queue, 1024);
-  dccl_event_pool_init(&pool, capacity, 7, 8, &queue);
+  dccl_event_pool_init(&pool, capacity, 7, 8, &queue, host_stamps);
   dccl_event_pool_register(7, &pool);
 }
+static void setup(uint32_t capacity) { setup_stamped(capacity, 0); }
 static void teardown(void) {
   dccl_event_pool_unregister(7);
   dccl_event_pool_free(&pool);
@@ -59,12 +60,11 @@ static void test_one_collective(void) {
   teardown();
 }
 
-/* Each measurement carries its call's place among the communicator's calls (collectives, unreadable
- * ones and point-to-point calls alike) and, where asked for, host stamps: its launch, then its last
- * channel stop. */
+/* Where asked for, each measurement carries its call's place among the communicator's calls
+ * (collectives, unreadable ones and point-to-point calls alike) and host stamps: its launch, then its
+ * last channel stop. */
 static void test_call_order_and_host_stamps(void) {
-  setup(64);
-  pool.host_stamps = 1;
+  setup_stamped(64, 1);
   dccl_coll_event bad = {1, "AllToAll", 1024, "ncclFloat32", 1, "RING", "SIMPLE"};
   CHECK(dccl_event_coll_start(&pool, &bad) == NULL); /* call 0: not readable, still counted */
   dccl_event_other_call(&pool);                       /* call 1: a point-to-point call */
@@ -88,17 +88,21 @@ static void test_call_order_and_host_stamps(void) {
   CHECK(m[1].host_launch_ns >= m[0].host_done_ns); /* launched after the first one's kernel was seen ending */
   CHECK_EQ_INT((int)atomic_load(&pool.calls_started), 4);
   teardown();
-  /* Without host stamps (nothing reads them), the clock is not read: call orders only. */
+  /* Without host stamps (nothing reads them), neither the clock is read nor calls counted. */
   setup(64);
-  dccl_coll_event e = allreduce(5, 1);
-  void* coll = dccl_event_coll_start(&pool, &e);
-  dccl_event_stop(coll);
-  void* ch = dccl_event_channel_start(&pool, coll, 1000);
-  dccl_event_channel_stop_time(ch, 2000);
-  dccl_event_stop(ch);
-  dccl_measurement plain;
-  CHECK(dccl_queue_pop(&queue, &plain));
-  CHECK(plain.call_order == 0 && plain.host_launch_ns == 0 && plain.host_done_ns == 0);
+  dccl_event_other_call(&pool);
+  for (int k = 0; k < 2; k++) {
+    dccl_coll_event e = allreduce(5 + (uint64_t)k, 1);
+    void* coll = dccl_event_coll_start(&pool, &e);
+    dccl_event_stop(coll);
+    void* ch = dccl_event_channel_start(&pool, coll, 1000);
+    dccl_event_channel_stop_time(ch, 2000);
+    dccl_event_stop(ch);
+    dccl_measurement plain;
+    CHECK(dccl_queue_pop(&queue, &plain));
+    CHECK(plain.call_order == 0 && plain.host_launch_ns == 0 && plain.host_done_ns == 0);
+  }
+  CHECK_EQ_INT((int)atomic_load(&pool.calls_started), 0);
   teardown();
 }
 

@@ -63,7 +63,7 @@ static void log_calls(fixture* f, int n, uint64_t bytes) {
 
 /* A measurement of `ran` whose seqNumber is `position` (NCCL's count of this collective's operations,
  * equal to our call number until NCCL aggregates grouped calls) plus SEQ_OFFSET. */
-static void measure(fixture* f, uint64_t position, uint64_t bytes, dccl_action ran) {
+static dccl_measurement measurement_of(const fixture* f, uint64_t position, uint64_t bytes, dccl_action ran) {
   dccl_measurement m = {0};
   m.seq = position + SEQ_OFFSET;
   m.bytes = bytes;
@@ -74,8 +74,17 @@ static void measure(fixture* f, uint64_t position, uint64_t bytes, dccl_action r
   m.proto = (uint8_t)dccl_action_proto(ran);
   m.channels = (uint8_t)dccl_action_channels(ran);
   m.channels_measured = m.channels;
+  return m;
+}
+
+static void take(fixture* f, const dccl_measurement* m) {
   dccl_learner_begin(f->learner, &f->inputs);
-  dccl_learner_take(f->learner, &f->inputs, &m);
+  dccl_learner_take(f->learner, &f->inputs, m);
+}
+
+static void measure(fixture* f, uint64_t position, uint64_t bytes, dccl_action ran) {
+  dccl_measurement m = measurement_of(f, position, bytes, ran);
+  take(f, &m);
 }
 
 /* Measures calls [first, first + n) of size BYTES, except those `lost` says. */
@@ -209,26 +218,21 @@ static void test_aggregated_calls_leave_the_join_in_step(void) {
  * every call before the previous kernel ended; else each when the previous one had been seen ending.
  * Calls are numbered `order_step` apart in the communicator's call count (2: a point-to-point call
  * between each two). */
+static dccl_measurement stamped(const fixture* f, uint64_t c, uint64_t gpu_start_ns, int waiting, uint64_t order_step) {
+  dccl_measurement m = measurement_of(f, c, BYTES, decided_for(f, c));
+  m.gpu_start_ns = gpu_start_ns;
+  m.call_order = c * order_step;
+  m.host_launch_ns = waiting ? 1000 + c : 2000 * c + 1;
+  m.host_done_ns = waiting ? 1000000 + 1000 * c : 2000 * c + 1000;
+  return m;
+}
+
 static void measure_stream(fixture* f, uint64_t first, int n, uint64_t fast_tail_us, int waiting, uint64_t order_step) {
   uint64_t gpu = 1000000000ULL;
   for (uint64_t c = first; c < first + (uint64_t)n; c++) {
-    dccl_action ran = decided_for(f, c);
-    uint64_t span = ran == f->fast ? 100000 : 300000;
-    dccl_measurement m = {0};
-    m.seq = c + SEQ_OFFSET;
-    m.bytes = BYTES;
-    m.gpu_start_ns = gpu;
-    m.duration_ns = span;
-    m.call_order = c * order_step;
-    m.host_launch_ns = waiting ? 1000 + c : 2000 * c + 1;
-    m.host_done_ns = waiting ? 1000000 + 1000 * c : 2000 * c + 1000;
-    m.coll = COLL;
-    m.algo = (uint8_t)dccl_action_algo(ran);
-    m.proto = (uint8_t)dccl_action_proto(ran);
-    m.channels = m.channels_measured = (uint8_t)dccl_action_channels(ran);
-    dccl_learner_begin(f->learner, &f->inputs);
-    dccl_learner_take(f->learner, &f->inputs, &m);
-    gpu += span + (ran == f->fast ? fast_tail_us * 1000 : 0);
+    dccl_measurement m = stamped(f, c, gpu, waiting, order_step);
+    take(f, &m);
+    gpu += m.duration_ns + (decided_for(f, c) == f->fast ? fast_tail_us * 1000 : 0);
   }
 }
 
@@ -279,24 +283,9 @@ static void test_overlapping_calls_cost_their_spans(void) {
   fixture f;
   fixture_init_costing(&f, 1);
   log_calls(&f, 60, BYTES);
-  uint64_t gpu = 1000000000ULL;
-  for (uint64_t c = 0; c < 60; c++) {
-    dccl_action ran = decided_for(&f, c);
-    dccl_measurement m = {0};
-    m.seq = c + SEQ_OFFSET;
-    m.bytes = BYTES;
-    m.duration_ns = ran == f.fast ? 100000 : 300000;
-    m.gpu_start_ns = gpu;
-    m.call_order = c;
-    m.host_launch_ns = 1000 + c;
-    m.host_done_ns = 1000000 + 1000 * c;
-    m.coll = COLL;
-    m.algo = (uint8_t)dccl_action_algo(ran);
-    m.proto = (uint8_t)dccl_action_proto(ran);
-    m.channels = m.channels_measured = (uint8_t)dccl_action_channels(ran);
-    dccl_learner_begin(f.learner, &f.inputs);
-    dccl_learner_take(f.learner, &f.inputs, &m);
-    gpu += 50000; /* the next kernel starts 50 us after this one: before either action's end */
+  for (uint64_t c = 0; c < 60; c++) { /* each kernel starts 50 us after the last: before either action's end */
+    dccl_measurement m = stamped(&f, c, 1000000000ULL + 50000 * c, 1, 1);
+    take(&f, &m);
   }
   f.learner->options.agent.learning = 0;
   dccl_learner_end(f.learner, &f.inputs);

@@ -593,12 +593,21 @@ static void test_profiler_mask_is_shared(void) {
   void *measuring = NULL, *quiet = NULL;
   setenv("DYNAMICCL_PROFILE", "on", 1);
   profiler6->init(&measuring, 61, &mask, "measuring", 1, 8, 0, logger);
-  CHECK_EQ_INT(mask, ncclProfileColl | ncclProfileKernelCh | ncclProfileP2p);
+  CHECK_EQ_INT(mask, ncclProfileColl | ncclProfileKernelCh);
   setenv("DYNAMICCL_PROFILE", "off", 1);
   profiler6->init(&quiet, 62, &mask, "quiet", 1, 8, 0, logger);
-  CHECK_EQ_INT(mask, ncclProfileColl | ncclProfileKernelCh | ncclProfileP2p);
+  CHECK_EQ_INT(mask, ncclProfileColl | ncclProfileKernelCh);
   profiler6->finalize(quiet);
   profiler6->finalize(measuring);
+  /* Charging stream time counts point-to-point calls too: P2p events are asked for then only. */
+  void* counting = NULL;
+  setenv("DYNAMICCL_PROFILE", "on", 1);
+  setenv("DYNAMICCL_COST", "stream", 1);
+  profiler6->init(&counting, 64, &mask, "counting", 1, 8, 0, logger);
+  CHECK_EQ_INT(mask, ncclProfileColl | ncclProfileKernelCh | ncclProfileP2p);
+  profiler6->finalize(counting);
+  unsetenv("DYNAMICCL_COST");
+  setenv("DYNAMICCL_PROFILE", "off", 1);
   int other = 0x1000; /* bits set by NCCL or a previous init are kept */
   profiler6->init(&quiet, 63, &other, "quiet", 1, 8, 0, logger);
   CHECK_EQ_INT(other, 0x1000);

@@ -51,17 +51,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../core/decision_table.h"
+
 #define MAX_SIZES 32
 #define MAX_RANKS 8
 #define MAX_ROUNDS 512
 #define MAX_ITERATIONS 64
 
-/* pairs: a cell's calls alternate in blocks of four (the plugin's A||B table cells, DCCL_TABLE_BLOCKS_MASK
- * in core/decision_table.h, which these two must match): calls 0-3 of every eight run A (half 0), calls
- * 4-7 run B (half 1). The first call of a block follows the other half's
- * last call, whose leftover work it may pay for: it is left out of the timings. */
-static int pair_half(unsigned cell_call) { return (int)((cell_call >> 2) & 1u); }
-static int pair_first_of_block(unsigned cell_call) { return (cell_call & 3u) == 0; }
+/* pairs: which action a cell's call runs in the plugin's A||B table cells (DCCL_TABLE_BLOCKS_MASK:
+ * calls 0-3 of every eight run A, half 0; calls 4-7 run B, half 1). The first call of a block follows
+ * the other half's last call, whose leftover work it may pay for: it is left out of the timings. */
+static int pair_half(unsigned cell_call) { return (DCCL_TABLE_BLOCKS_MASK >> (cell_call & 7u)) & 1u; }
+static int pair_first_of_block(unsigned cell_call) { return pair_half(cell_call) != pair_half(cell_call - 1u); }
 #define MAX_ENTRIES 64
 #define NUM_COLLS 3
 static const char* coll_names[NUM_COLLS] = {"allreduce", "allgather", "reducescatter"};

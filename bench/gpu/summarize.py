@@ -369,7 +369,8 @@ def stream_times(out):
     and pairs.csv: per action, the rank-0 kernel span (what rank 0's learner is given), the longest span of
     the ranks, and the stream time (this call's GPU start to the next call's on rank 0, within one size's
     back-to-back calls, so the time until the GPU could start the next call) over collbench's median call
-    (event to event on rank 0's stream). {(entry action, collective, bytes): (span0, span_max, stream, call)}"""
+    (event to event on rank 0's stream), and the learner's cost under DYNAMICCL_COST=stream (None for traces
+    without host stamps). {(entry action, collective, bytes): (span0, span_max, stream, call, cost)}"""
     calls = collections.defaultdict(list)
     with open(os.path.join(out, "pairs.csv")) as f:
         for r in csv.DictReader(f):
@@ -392,13 +393,13 @@ def stream_times(out):
             ran = f"{r['algorithm']}/{r['protocol']}/ch={r['channels']}"
             if ran != action:
                 continue
-            key = (action, r["collective"], int(r["bytes"]))
+            key = (action, coll, int(r["bytes"]))
             span0 = int(r["duration_ns"]) / 1e3
             spans = [int(rank[(coll, seq)]["duration_ns"]) / 1e3 for rank in by_rank.values() if (coll, seq) in rank]
             samples[key][0].append(span0)
             samples[key][1].append(max(spans))
             after = by_rank[0].get((coll, seq + 1))
-            if after and after["collective"] == r["collective"] and after["bytes"] == r["bytes"]:
+            if after and after["bytes"] == r["bytes"]:
                 samples[key][2].append((int(after["gpu_start_ns"]) - int(r["gpu_start_ns"])) / 1e3)
             if by_order:  # the learner's cost: plugin/learner.c's stream_cost_us, the same rule
                 start, end = int(r["gpu_start_ns"]), int(r["gpu_start_ns"]) + int(r["duration_ns"])
