@@ -739,7 +739,7 @@ int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table) {
     if (c->nccl[c->context].count < 1) {
       /* No reference in this context yet: measure NCCL's choice on half the calls. */
       c->explore = DCCL_ACTION_NCCL;
-      c->explore_mask = agent->options.learning ? 0x55 : 0;
+      c->explore_mask = agent->options.learning ? DCCL_TABLE_BLOCKS_MASK : 0;
       write_cell(table, c);
       continue;
     }
@@ -776,16 +776,16 @@ int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table) {
        * AllReduce of 1.7 GB) cannot repay a handful of candidates 2-4x slower than NCCL's choice. */
       int over_budget = agent->options.explore_budget > 0 && c->explore_cost_us > agent->options.explore_budget * c->time_us;
       if (over_budget && dccl_action_is_nccl(raced)) bits = 0;
+      /* The explored calls are a run of contiguous calls of the cell, at a random place among each
+       * eight: the learner skips a call right after a switch of action (plugin/learner.c), so a run
+       * of one would teach nothing where a cell's calls come back to back. One call becomes two half
+       * the time: the same share of calls on average. */
+      if (bits == 1) bits = dccl_rng_uniform(&agent->rng) < 0.5 ? 2 : 0;
       if (bits > 0) {
         c->explore = over_budget ? raced : choose_exploration(agent, c, c->exploit, bound, raced);
         if (c->explore != c->exploit) {
-          for (int placed = 0; placed < bits && placed < 8;) {
-            uint8_t bit = (uint8_t)(1u << dccl_rng_below(&agent->rng, 8));
-            if (!(c->explore_mask & bit)) {
-              c->explore_mask |= bit;
-              placed++;
-            }
-          }
+          unsigned run = bits >= 8 ? 0xFFu : (1u << bits) - 1, offset = (unsigned)dccl_rng_below(&agent->rng, 8);
+          c->explore_mask = (uint8_t)((run << offset | run >> (8 - offset)) & 0xFFu);
           agent->stats.explorations_published++;
         }
       }

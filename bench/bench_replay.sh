@@ -7,13 +7,24 @@
 # with NCCL's own choice. The targets: >= 0.97 of the best and of NCCL's bandwidth at every size, i.e.
 # a latency ratio <= 1/0.97 = 1.031.
 # The replay measured every fourth size; misses at the sizes between (interpolated) are counted apart.
-# Usage: bench/bench_replay.sh [build-folder] [seeds] [nccl release] [workload]
-#        (defaults: build, 10, 2.28 as on the GPU machine, gpu-sweep-long; about 1 minute on 2 cores)
+# The replay holds the work tree leaves behind its kernel over sockets (the profile's `leftover` lines):
+# with cost `span` the learner is given kernel spans, which miss it; with `stream` it learns under
+# DYNAMICCL_COST=stream with each call launched before the last kernel's end reached the profiler
+# (`dccl run --host-ahead`, as in collbench's loop on the GPU).
+# Usage: bench/bench_replay.sh [build-folder] [seeds] [nccl release] [workload] [span|stream]
+#        (defaults: build, 10, 2.28 as on the GPU machine, gpu-sweep-long, span; about 1 minute on 2 cores)
 set -euo pipefail
 build=${1:-build}
 seeds=${2:-10}
 nccl=${3:-2.28}
 workload=${4:-gpu-sweep-long}
+cost=${5:-span}
+case "$cost" in
+  span) ahead=() ;;
+  stream) ahead=(--host-ahead) ;;
+  *) echo "bench_replay.sh: cost must be span or stream, not '$cost'" >&2; exit 2 ;;
+esac
+export DYNAMICCL_COST=$cost
 dccl="$build/dccl"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -22,7 +33,7 @@ profile=h100-sockets-2ranks-replay
 one_seed() {
   local seed=$1
   "$dccl" run --profile $profile --workload "$workload" --policy learn --ranks 1 --steady 0.25 --by-stream \
-    --seed "$seed" --nccl "$nccl" --policy-file "$work/policy-$seed.bin" >"$work/learn-$seed.txt" 2>&1
+    --seed "$seed" --nccl "$nccl" --policy-file "$work/policy-$seed.bin" "${ahead[@]}" >"$work/learn-$seed.txt" 2>&1
   "$dccl" run --profile $profile --workload gpu-sweep --policy frozen --ranks 1 --steady 1.0 --by-stream \
     --seed "$seed" --nccl "$nccl" --policy-file "$work/policy-$seed.bin" >"$work/frozen-$seed.txt" 2>&1
 }
@@ -32,7 +43,7 @@ for seed in $(seq 1 "$seeds"); do
 done
 wait
 
-echo "== $profile, workload $workload, NCCL $nccl ABIs, $seeds seeds =="
+echo "== $profile, workload $workload, NCCL $nccl ABIs, $seeds seeds, the learner's cost: $cost =="
 echo "learning: steady state (last 25%) x oracle and x NCCL; streams > 2% slower than NCCL, and the worst"
 echo "frozen: the saved policy x oracle; sizes below 0.97 of the best / of NCCL (ratio > 1.031), worst x best"
 printf '%5s | %9s %9s %6s %8s | %9s %9s %10s %10s %10s\n' seed "x oracle" "x NCCL" ">2%" worst "x oracle" "x NCCL" "<.97 best" "<.97 NCCL" "worst"

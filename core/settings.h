@@ -47,6 +47,7 @@ typedef struct dccl_settings {
   double cusum_k, cusum_h;
   dccl_trigger_setting trigger;
   int stream_cost; /* DYNAMICCL_COST: 0 `span`, 1 `stream` */
+  int learn_after_switch; /* DYNAMICCL_AFTER_SWITCH: 0 `skip`, 1 `learn` */
   int max_channels;
   long long nccl_buffer_bytes[3]; /* NCCL's own NCCL_LL_BUFFSIZE, NCCL_LL128_BUFFSIZE, NCCL_BUFFSIZE
                                      (by protocol: LL, LL128, Simple); 0: not set, NCCL's default */

@@ -265,6 +265,9 @@ static int run_rank(rank_context* r) {
   }
   uint64_t seq[DCCL_NUM_COLLS] = {0};
   uint64_t gpu_clock_ns = 1000000000ULL;
+  uint64_t carried_ns = 0; /* work the last kernel left to this rank's next one */
+  kernel pending;          /* host_ahead: the last call's kernel, reported after the next call's launch */
+  int pending_kernel = 0;
   size_t hint = 0;
   dccl_workload_cursor cursor;
   dccl_workload_start(&cursor, r->workload, shared->calls);
@@ -336,6 +339,12 @@ static int run_rank(rank_context* r) {
     uint64_t duration_ns = (uint64_t)llround(measured_us * 1000.0);
     if (duration_ns == 0) duration_ns = 1;
     gpu_clock_ns += (uint64_t)llround(call.gap_us * 1000.0);
+    /* The kernel's span: the call's work less what it leaves to the next kernel, plus what the previous
+     * one left it to run (the profile's `leftover` lines). */
+    int leftover_form;
+    uint64_t left_ns = (uint64_t)llround((double)duration_ns * dccl_sim_leftover(sim, &e, &leftover_form));
+    uint64_t span_ns = duration_ns - left_ns + carried_ns;
+    carried_ns = leftover_form == DCCL_LEFTOVER_LONGER ? left_ns : 0;
 
     if (r->profiling) {
       size_t count;
@@ -344,13 +353,18 @@ static int run_rank(rank_context* r) {
       void* handle = dccl_emu_profiler_coll_start(plugin, r->profiler_context, r->rank, seq[call.coll]++, call.coll, count,
                                                   datatype, e.channels, e.algo, e.proto);
       dccl_emu_profiler_stop(plugin, handle); /* NCCL stops the Coll event right after enqueueing */
+      if (pending_kernel && cfg->synchronous) { /* the host launched this call before the last kernel ended */
+        report_kernel(r, &pending);
+        pending_kernel = 0;
+      }
       if (handle != NULL && kernel_events) {
-        kernel k = {handle, e.channels, gpu_clock_ns, duration_ns};
-        if (cfg->synchronous) report_kernel(r, &k);
+        kernel k = {handle, e.channels, gpu_clock_ns, span_ns};
+        if (cfg->synchronous && cfg->host_ahead) pending = k, pending_kernel = 1;
+        else if (cfg->synchronous) report_kernel(r, &k);
         else queue_kernel(&r->queue, &k);
       }
     }
-    gpu_clock_ns += duration_ns;
+    gpu_clock_ns += span_ns + (leftover_form == DCCL_LEFTOVER_LATER ? left_ns : 0);
     atomic_store_explicit(&shared->issued[r->rank], call.index + 1, memory_order_release);
     if (r->rank == 0 && cfg->progress != NULL && ((call.index + 1) % 4096 == 0 || call.index + 1 == shared->calls))
       cfg->progress(call.index + 1, shared->calls, cfg->progress_argument);
@@ -375,6 +389,7 @@ static int run_rank(rank_context* r) {
                 e.chunk, true_us, measured_us, default_us, oracle_us, conditions.congestion, conditions.interference);
     }
   }
+  if (pending_kernel) report_kernel(r, &pending);
   if (use_oracle) dccl_oracle_free(&oracle);
   atomic_store_explicit(&shared->issued[r->rank], UINT64_MAX, memory_order_release); /* done: never waited for */
 

@@ -5,7 +5,8 @@
  *    selection (lowest non-negative cost; the plugin's nChannels overrides), getChunkSize (v6), the
  *    simulator's latency for what NCCL runs, then the profiler events NCCL would emit: Coll start/stop
  *    on the host thread, and later, on the rank's proxy thread, KernelCh start / KernelChStop state /
- *    KernelCh stop per channel with GPU timestamps;
+ *    KernelCh stop per channel with GPU timestamps (a kernel's span leaves out the work its call leaves
+ *    to the next kernel, the profile's `leftover` lines, and holds what the previous one left it);
  *  - every rank's execution of every call is compared: ranks that disagree would hang real NCCL.
  * It also checks, on request, that the plugin reproduces NCCL's own choice (default policy) or a given
  * decision table (fixed policy), and reports latencies against NCCL's default and the oracle. */
@@ -28,6 +29,10 @@ typedef struct dccl_emu_config {
   int synchronous;
   void (*sync_step)(void* tuner_context);
   uint64_t sync_every;
+  /* Synchronous runs: 1 reports each call's kernel events after the next call's launch (Coll start), as
+   * NCCL's host runs ahead of a backlogged GPU in a loop of collectives; 0 right after the call. The
+   * asynchronous proxy thread reports whenever it gets to them. */
+  int host_ahead;
   int max_tuner, max_profiler;  /* newest ABI versions the emulated NCCL knows (6, 6 for NCCL 2.30) */
   int ranks;                    /* ranks emulated (ranks 0..ranks-1 of the communicator) */
   int processes;                /* 1: one process per rank; 0: threads of this process */

@@ -286,6 +286,7 @@ static int start_agents(dccl_comm* comm, dccl_mode mode, int downgraded) {
   memset(&o, 0, sizeof(o));
   o.trigger = s->agent == DCCL_STRATEGY_AUTOCCL ? DCCL_TRIGGER_OFF : (int)s->trigger; /* AutoCCL holds: no trigger */
   o.stream_cost = s->stream_cost;
+  o.learn_after_switch = s->learn_after_switch;
   dccl_agent_default_options(&o.agent);
   o.agent.learning = mode == DCCL_MODE_LEARN;
   o.agent.epsilon_start = s->epsilon;
@@ -589,11 +590,12 @@ void dccl_comm_destroy(dccl_comm* comm) {
     dccl_learner* l = comm->learner;
     dccl_agent_stats* a = &l->agent.stats;
     DCCL_INFO(&comm->logger,
-              "learner: %llu measurements (%llu unmatched, %llu of them of calls it lost; %llu costed by stream time), %llu tables published, %llu congestion onsets, %llu "
+              "learner: %llu measurements (%llu unmatched, %llu of them of calls it lost; %llu costed by stream time; %llu right after a switch of action, not learned), %llu tables published, %llu congestion onsets, %llu "
               "recoveries, %llu guard trips, %.1f us of background CPU per 1000 measurements, %llu DQN training steps put off "
               "while behind (%llu dropped, %u still owed), %.1f MiB",
               (unsigned long long)l->counters.measurements, (unsigned long long)l->counters.unjoined,
               (unsigned long long)l->counters.lost_calls, (unsigned long long)l->counters.stream_timed,
+              (unsigned long long)l->counters.after_switch,
               (unsigned long long)l->counters.publications, (unsigned long long)l->counters.onsets,
               (unsigned long long)l->counters.recoveries, (unsigned long long)a->guard_trips,
               /* ns per measurement = us per 1000 measurements */

@@ -57,6 +57,7 @@ typedef struct dccl_cost_snapshots {
 typedef struct dccl_learner_options {
   int trigger;               /* 0: no Agent-1; 1: plain CUSUM; 2: LSTM + CUSUM */
   int stream_cost;           /* 1: a call that kept the stream past its kernel is charged for it (stream_cost_us) */
+  int learn_after_switch;    /* 1: also learn a call right after the cell's call of another action (after_switch) */
   dccl_agent_options agent;  /* agent.learning: 1 learn mode, 0 frozen; agent.model_intensity < 0: from gaps */
   dccl_trigger_options trigger_options;
 } dccl_learner_options;
@@ -83,6 +84,7 @@ typedef struct dccl_learner_counters {
   uint64_t measurements, joined, unjoined, skipped_calls, publications, onsets, recoveries;
   uint64_t lost_calls; /* measurements of calls the learner lost (call log full, or too far behind) */
   uint64_t stream_timed; /* measurements costed by their stream time rather than their kernel span */
+  uint64_t after_switch; /* measurements not learned: the cell's call right before ran another action */
   uint64_t cpu_ns; /* thread CPU time spent in dccl_learner_step */
 } dccl_learner_counters;
 
@@ -104,6 +106,10 @@ typedef struct dccl_learner {
   int held_valid;
   dccl_measurement held;
   dccl_call_record held_call;
+  /* The last joined measurement: its cell, what ran and its call order (see after_switch). */
+  int previous_cell;
+  uint8_t previous_algo, previous_proto, previous_channels;
+  uint64_t previous_order, previous_launch_ns;
 } dccl_learner;
 
 /* Evaluation tools: a process-wide listener told of every Agent-1 event (the call number of the

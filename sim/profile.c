@@ -229,6 +229,45 @@ static int parse_measured(dccl_profile* p, const char* value, char* why, size_t 
   return 0;
 }
 
+/* `leftover = <algorithm>/<protocol>/ch=<channels> later|longer <fraction>` */
+static int parse_leftover(dccl_profile* p, const char* value, char* why, size_t why_size) {
+  char action_text[64], form_text[16], extra[2];
+  double fraction;
+  dccl_action action;
+  if (sscanf(value, "%63s %15s %lf %1s", action_text, form_text, &fraction, extra) != 3) {
+    snprintf(why, why_size, "expected '<algorithm>/<protocol>/ch=<channels> later|longer <fraction>'");
+    return -1;
+  }
+  int form = strcmp(form_text, "later") == 0 ? DCCL_LEFTOVER_LATER : strcmp(form_text, "longer") == 0 ? DCCL_LEFTOVER_LONGER : 0;
+  if (dccl_action_parse(action_text, &action) != 0 || dccl_action_algo(action) < 0 || dccl_action_channels(action) <= 0) {
+    snprintf(why, why_size, "'%s': not an algorithm/protocol/ch=N action", action_text);
+    return -1;
+  }
+  if (form == 0 || !(fraction >= 0 && fraction <= 0.9)) {
+    snprintf(why, why_size, "expected 'later' or 'longer' and a fraction in [0, 0.9]");
+    return -1;
+  }
+  for (int i = 0; i < p->n_leftovers; i++) {
+    const dccl_leftover* l = &p->leftovers[i];
+    if (l->algo == dccl_action_algo(action) && l->proto == dccl_action_proto(action) &&
+        l->channels == dccl_action_channels(action)) {
+      snprintf(why, why_size, "'%s' has a leftover already", action_text);
+      return -1;
+    }
+  }
+  if (p->n_leftovers >= DCCL_LEFTOVER_MAX) {
+    snprintf(why, why_size, "more than %d leftover lines", DCCL_LEFTOVER_MAX);
+    return -1;
+  }
+  dccl_leftover* l = &p->leftovers[p->n_leftovers++];
+  l->algo = (unsigned char)dccl_action_algo(action);
+  l->proto = (unsigned char)dccl_action_proto(action);
+  l->channels = (unsigned char)dccl_action_channels(action);
+  l->form = (unsigned char)form;
+  l->fraction = fraction;
+  return 0;
+}
+
 /* Measured points by collective, algorithm, protocol, channels, then size: each group is contiguous. */
 static int compare_points(const void* a, const void* b) {
   const dccl_measured_point *x = a, *y = b;
@@ -272,6 +311,8 @@ int dccl_profile_parse(const char* text, const char* source, dccl_profile* out, 
                                                : (snprintf(why, sizeof(why), "expected host or offload"), -1);
     } else if (strcmp(key, "measured") == 0) {
       rc = parse_measured(out, value, why, sizeof(why));
+    } else if (strcmp(key, "leftover") == 0) {
+      rc = parse_leftover(out, value, why, sizeof(why));
     } else if (strcmp(key, "tree_pattern") == 0) {
       rc = strcasecmp(value, "balanced") == 0 ? (out->tree_pattern = DCCL_TREE_PATTERN_BALANCED, 0)
            : strcasecmp(value, "split") == 0  ? (out->tree_pattern = DCCL_TREE_PATTERN_SPLIT, 0)

@@ -81,6 +81,18 @@ typedef struct dccl_measured_point {
   double bytes, latency_us;
 } dccl_measured_point;
 
+/* Work an action leaves behind its kernel (a `leftover =` line, measured on the GPU test machine by
+ * bench/gpu/summarize.py): `fraction` of a call's latency lies outside its kernel's span and holds up
+ * the communicator's next kernel, which starts that much later (DCCL_LEFTOVER_LATER: tree's last sends
+ * over sockets on 2 channels) or runs that much longer (DCCL_LEFTOVER_LONGER: on 1 channel). The call's
+ * latency is unchanged: a profiler sees less of it in its own span and the rest in the next call's. */
+#define DCCL_LEFTOVER_MAX 16
+enum { DCCL_LEFTOVER_LATER = 1, DCCL_LEFTOVER_LONGER = 2 };
+typedef struct dccl_leftover {
+  unsigned char algo, proto, channels, form;
+  double fraction; /* in [0, 0.9] */
+} dccl_leftover;
+
 typedef struct dccl_profile {
   char name[64];
   char description[256];
@@ -96,6 +108,8 @@ typedef struct dccl_profile {
   dccl_truth_params truth;
   int n_measured;
   dccl_measured_point measured[DCCL_MEASURED_MAX];
+  int n_leftovers;
+  dccl_leftover leftovers[DCCL_LEFTOVER_MAX];
 } dccl_profile;
 
 /* Parses profile text. Unknown keys, bad values and missing required keys are errors, reported with

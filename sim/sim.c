@@ -55,6 +55,18 @@ double dccl_sim_measure(const dccl_sim* sim, double true_us, const dccl_conditio
   return shared * exp(0.25 * sim->profile.truth.noise_sigma * dccl_rng_normal(&rng));
 }
 
+double dccl_sim_leftover(const dccl_sim* sim, const dccl_execution* e, int* form) {
+  for (int i = 0; i < sim->profile.n_leftovers; i++) {
+    const dccl_leftover* l = &sim->profile.leftovers[i];
+    if (l->algo == e->algo && l->proto == e->proto && l->channels == e->channels) {
+      *form = l->form;
+      return l->fraction;
+    }
+  }
+  *form = 0;
+  return 0;
+}
+
 /* ---- oracle ---- */
 
 struct dccl_oracle_entry {

@@ -37,6 +37,10 @@ double dccl_sim_true_us(const dccl_sim* sim, const dccl_call* call, const dccl_e
  * collective together) and a small per-rank jitter; deterministic in (seed, call, rank). */
 double dccl_sim_measure(const dccl_sim* sim, double true_us, const dccl_conditions* conditions, uint64_t call, int rank);
 
+/* The share of an execution's latency that its kernel leaves to the next one (the profile's `leftover`
+ * lines; 0 and form 0 where none), and how (DCCL_LEFTOVER_LATER or DCCL_LEFTOVER_LONGER). */
+double dccl_sim_leftover(const dccl_sim* sim, const dccl_execution* execution, int* form);
+
 /* ---- oracle ---- */
 typedef struct dccl_oracle_answer {
   dccl_action best;      /* DCCL_ACTION_NCCL when NCCL's default is already best */

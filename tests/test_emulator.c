@@ -249,6 +249,95 @@ static void run_with_trace(int processes) {
 static void test_trace_matches_gpu_durations_threads(void) { run_with_trace(0); }
 static void test_trace_matches_gpu_durations_processes(void) { run_with_trace(1); }
 
+/* A profile's `leftover` lines move work out of a call's kernel span into the next kernel's: on the GPU
+ * test machine's profile tree/Simple on 1 channel leaves its next kernel longer, on 2 channels later.
+ * The calls alternate with ring/Simple in blocks of four (a fixed `A||B` table); rank 0's trace holds
+ * each kernel's start and span, its call log each call's own latency. Also with host_ahead, where each
+ * kernel's end reaches the profiler after the next call's launch. */
+static void check_leftovers(int synchronous) {
+  load_scenario("h100-sockets-2ranks", "allreduce 4M x16 gap=5us\nallreduce 1M x16 gap=5us\nrepeat 2\n");
+  clear_environment();
+  char table[300], trace[300], calls[300], error[512];
+  snprintf(table, sizeof(table), "%s/leftover.table", temp_dir);
+  snprintf(trace, sizeof(trace), "%s/leftover-trace.%%r.csv", temp_dir);
+  snprintf(calls, sizeof(calls), "%s/leftover-calls.csv", temp_dir);
+  FILE* f = fopen(table, "w");
+  CHECK(f != NULL);
+  if (f == NULL) return;
+  fprintf(f, "allreduce,4M,4M,tree/simple/ch=1||ring/simple/ch=2\nallreduce,1M,1M,tree/simple/ch=2||ring/simple/ch=2\n");
+  fclose(f);
+  setenv("DYNAMICCL_MODE", "fixed", 1);
+  setenv("DYNAMICCL_TABLE_FILE", table, 1);
+  setenv("DYNAMICCL_TRACE_FILE", trace, 1);
+  dccl_emu_config config;
+  dccl_emu_config_defaults(&config);
+  config.plugin_path = plugin_path;
+  config.ranks = 2;
+  config.call_log = calls;
+  config.synchronous = synchronous;
+  config.host_ahead = synchronous;
+  dccl_emu_result r;
+  CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
+  clear_environment();
+  enum { CALLS = 64 };
+  double own_us[CALLS], fraction[CALLS];
+  int form[CALLS], n_calls = 0, n_traced = 0, switches = 0;
+  unsigned long long start[CALLS], span[CALLS], launch[CALLS], done[CALLS];
+  char line[512];
+  f = fopen(calls, "r");
+  CHECK(f != NULL && fgets(line, sizeof(line), f) != NULL);
+  while (f != NULL && n_calls < CALLS && fgets(line, sizeof(line), f)) {
+    dccl_execution e = {0};
+    char algo[32], proto[32];
+    unsigned long long index, bytes, chunk;
+    double true_us;
+    if (sscanf(line, "%llu,allreduce,%llu,%31[^,],%31[^,],%d,%llu,%lf,%lf", &index, &bytes, algo, proto, &e.channels,
+               &chunk, &true_us, &own_us[n_calls]) != 8)
+      break;
+    e.algo = dccl_algo_parse(algo);
+    e.proto = dccl_proto_parse(proto);
+    fraction[n_calls] = dccl_sim_leftover(&sim, &e, &form[n_calls]);
+    switches += n_calls > 0 && form[n_calls] != form[n_calls - 1];
+    n_calls++;
+  }
+  if (f != NULL) fclose(f);
+  snprintf(line, sizeof(line), "%s/leftover-trace.0.csv", temp_dir);
+  f = fopen(line, "r");
+  CHECK(f != NULL && fgets(line, sizeof(line), f) != NULL);
+  while (f != NULL && n_traced < CALLS && fgets(line, sizeof(line), f)) {
+    unsigned long long order;
+    if (sscanf(line, "%*d,%*u,allreduce,%*u,%*[^,],%*[^,],%*d,%*d,%llu,%llu,%llu,%llu,%llu", &start[n_traced],
+               &span[n_traced], &order, &launch[n_traced], &done[n_traced]) != 5)
+      break;
+    n_traced++;
+  }
+  if (f != NULL) fclose(f);
+  CHECK_EQ_INT(n_calls, 64);
+  CHECK_EQ_INT(n_traced, 64);
+  CHECK_MSG(switches >= 12, "%d switches between forms", switches);
+  double carried = 0;
+  int wrong_spans = 0, wrong_starts = 0, waiting = 0;
+  for (int i = 0; i < n_calls && i < n_traced; i++) {
+    double left = own_us[i] * fraction[i];
+    double expected_span = own_us[i] - left + carried;
+    if (fabs((double)span[i] / 1000.0 - expected_span) > 0.01) wrong_spans++;
+    carried = form[i] == DCCL_LEFTOVER_LONGER ? left : 0;
+    if (i + 1 < n_traced) {
+      double later = form[i] == DCCL_LEFTOVER_LATER ? left : 0;
+      if (fabs((double)(start[i + 1] - start[i]) / 1000.0 - (expected_span + later + 5.0)) > 0.01) wrong_starts++;
+      waiting += launch[i + 1] != 0 && launch[i + 1] <= done[i];
+    }
+  }
+  CHECK_MSG(wrong_spans == 0, "%d kernel spans differ from the call's work less its leftover plus the last one's", wrong_spans);
+  CHECK_MSG(wrong_starts == 0, "%d next kernels start off their expected time", wrong_starts);
+  /* Host stamps are in the trace; with host_ahead every next call was launched before this one's end. */
+  if (synchronous) CHECK_EQ_INT(waiting, n_traced - 1);
+  unload_scenario();
+}
+
+static void test_leftover_work_moves_into_the_next_kernel(void) { check_leftovers(0); }
+static void test_host_ahead_launches_before_the_kernel_ends(void) { check_leftovers(1); }
+
 static void test_release_mapping(void) {
   int tuner, profiler;
   CHECK(dccl_nccl_release_abis("2.27", &tuner, &profiler) == 0 && tuner == 4 && profiler == 4);
@@ -385,6 +474,8 @@ int main(int argc, char** argv) {
   RUN(test_default_policy_on_every_workload);
   RUN(test_trace_matches_gpu_durations_threads);
   RUN(test_trace_matches_gpu_durations_processes);
+  RUN(test_leftover_work_moves_into_the_next_kernel);
+  RUN(test_host_ahead_launches_before_the_kernel_ends);
   RUN(test_release_mapping);
   RUN(test_disagreement_is_detected);
   RUN(test_dead_rank_process_fails_the_run);

@@ -21,6 +21,7 @@ typedef struct fixture {
   dccl_learner_inputs inputs;
   dccl_action fast, slow; /* two actions of different protocols, 100 and 300 us */
   uint64_t next_call;
+  dccl_action expected_previous; /* expect(): the action of the last joined call (0: none) */
 } fixture;
 
 static void fixture_init_costing(fixture* f, int stream_cost) {
@@ -93,14 +94,22 @@ static void measure_range(fixture* f, uint64_t first, int n, int (*lost)(uint64_
     if (lost == NULL || !lost(c)) measure(f, c, BYTES, decided_for(f, c));
 }
 
-/* Counts the calls [first, first + n) that should be joined, per action. */
-static void expect(const fixture* f, uint64_t first, int n, int (*lost)(uint64_t), int* fast, int* slow) {
+/* Counts the calls [first, first + n) that should be joined and learned, per action: joined, and not
+ * right after a joined call of the other action (the learner skips those: work the other action left
+ * behind its kernel is in their spans). Ranges are counted in order; expect_gap() between two when
+ * measurements that joined no call came between them. */
+static void expect(fixture* f, uint64_t first, int n, int (*lost)(uint64_t), int* fast, int* slow) {
   for (uint64_t c = first; c < first + (uint64_t)n; c++)
     if (lost == NULL || !lost(c)) {
-      if (decided_for(f, c) == f->fast) (*fast)++;
-      else (*slow)++;
+      dccl_action ran = decided_for(f, c);
+      if (f->expected_previous == 0 || f->expected_previous == ran) {
+        if (ran == f->fast) (*fast)++;
+        else (*slow)++;
+      }
+      f->expected_previous = ran;
     }
 }
+static void expect_gap(fixture* f) { f->expected_previous = 0; }
 
 /* Both arms valid, with exactly the expected samples, each at its own latency. */
 static void check_arms(fixture* f, int fast_samples, int slow_samples) {
@@ -153,6 +162,7 @@ static void test_lagging_learner_drops_what_it_lost(void) {
   CHECK_EQ_INT(f.learner->counters.joined, 40 + DCCL_JOIN_DEPTH);
   int fast = 0, slow = 0;
   expect(&f, 0, 40, NULL, &fast, &slow);
+  expect_gap(&f);
   expect(&f, 3040 - DCCL_JOIN_DEPTH, DCCL_JOIN_DEPTH, NULL, &fast, &slow);
   check_arms(&f, fast, slow);
   run_calls(&f, 40, NULL); /* calls 3040 .. 3079 */
@@ -177,7 +187,9 @@ static void test_full_call_log_loses_calls_not_joins(void) {
   CHECK_EQ_INT(f.learner->counters.joined, joined + 40);
   int fast = 0, slow = 0;
   expect(&f, 0, 40, NULL, &fast, &slow);
+  expect_gap(&f);
   expect(&f, 40 + DCCL_CALL_LOG_CAPACITY - DCCL_JOIN_DEPTH, DCCL_JOIN_DEPTH, NULL, &fast, &slow);
+  expect_gap(&f);
   expect(&f, 40 + DCCL_CALL_LOG_CAPACITY + 808, 40, NULL, &fast, &slow);
   check_arms(&f, fast, slow);
   fixture_free(&f);
@@ -206,6 +218,7 @@ static void test_aggregated_calls_leave_the_join_in_step(void) {
   CHECK_EQ_INT(f.learner->counters.joined, 8 + 31);
   int fast = 0, slow = 0;
   expect(&f, 0, 8, NULL, &fast, &slow);
+  expect_gap(&f); /* the group's calls: another cell */
   expect(&f, first, 13, NULL, &fast, &slow);
   expect(&f, first + 14, 18, NULL, &fast, &slow);
   check_arms(&f, fast, slow);
@@ -252,8 +265,12 @@ static void test_stream_time_charges_work_left_behind_the_kernel(void) {
   f.inputs.calls_started = &calls_started;
   log_calls(&f, 60, BYTES);
   measure_stream(&f, 0, 60, 200, 1, 1);
+  /* The actions alternate in blocks of 3: the first call of every block but the first comes right
+   * after a call of the other action and is not learned (19 of 60). Each learned call is held until
+   * the next measurement, which tells its stream time. */
   CHECK_EQ_INT(f.learner->counters.joined, 60);
-  CHECK_EQ_INT(f.learner->counters.stream_timed, 59); /* the last has no next call yet */
+  CHECK_EQ_INT(f.learner->counters.after_switch, 19);
+  CHECK_EQ_INT(f.learner->counters.stream_timed, 40); /* the last has no next call yet */
   f.learner->options.agent.learning = 0;            /* no tables to publish in this fixture */
   atomic_store(&calls_started, 61);                 /* a call started after the last: it may still come */
   dccl_learner_end(f.learner, &f.inputs);
@@ -261,19 +278,19 @@ static void test_stream_time_charges_work_left_behind_the_kernel(void) {
   dccl_arm* slow = arm_of(&f, f.slow);
   CHECK(fast != NULL && slow != NULL);
   if (fast == NULL || slow == NULL) return;
-  CHECK_NEAR(fast->count + slow->count, 59, 1e-3);
+  CHECK_NEAR(fast->count + slow->count, 40, 1e-3);
   atomic_store(&calls_started, 60); /* none did: the last call is learned, by its span */
   dccl_learner_end(f.learner, &f.inputs);
-  CHECK_NEAR(fast->count + slow->count, 60, 1e-3);
+  CHECK_NEAR(fast->count + slow->count, 41, 1e-3);
   CHECK_NEAR(fast->mean, log(300.0), 1e-4);
   CHECK_NEAR(slow->mean, log(300.0), 1e-4);
   /* A held measurement whose next call gave no measurement is learned, by its span, when the
    * communicator ends. */
-  log_calls(&f, 1, BYTES);
-  measure_stream(&f, 60, 1, 200, 1, 1);
-  CHECK_NEAR(fast->count + slow->count, 60, 1e-3);
+  log_calls(&f, 2, BYTES);
+  measure_stream(&f, 60, 2, 200, 1, 1); /* call 60 starts a block (not learned), 61 is held */
+  CHECK_NEAR(fast->count + slow->count, 41, 1e-3);
   dccl_learner_flush(f.learner, &f.inputs);
-  CHECK_NEAR(fast->count + slow->count, 61, 1e-3);
+  CHECK_NEAR(fast->count + slow->count, 42, 1e-3);
   fixture_free(&f);
 }
 
@@ -290,7 +307,7 @@ static void test_overlapping_calls_cost_their_spans(void) {
   f.learner->options.agent.learning = 0;
   dccl_learner_end(f.learner, &f.inputs);
   CHECK_EQ_INT(f.learner->counters.stream_timed, 0);
-  check_arms(&f, 30, 30);
+  check_arms(&f, 21, 20); /* blocks of 3: a block's first call is not learned, but the very first */
   fixture_free(&f);
 }
 
@@ -306,9 +323,66 @@ static void test_a_gap_the_application_made_is_not_charged(void) {
     f.learner->options.agent.learning = 0;
     dccl_learner_end(f.learner, &f.inputs); /* no profiler count given: the last one is learned now */
     CHECK_EQ_INT(f.learner->counters.stream_timed, 0);
-    check_arms(&f, 30, 30);
+    /* A block's first call is right after a call of the other action and not learned, except where a
+     * point-to-point call sits between each two (the call orders say so). */
+    if (variant == 1) check_arms(&f, 30, 30);
+    else check_arms(&f, 21, 20);
     fixture_free(&f);
   }
+}
+
+/* Runs the explored cell of the test below; returns the learner's fast and slow arms' means (us). */
+static void explore_in_runs(fixture* f, double* fast_us, double* slow_us) {
+  uint16_t cell = (uint16_t)dccl_cell_for_call(COLL, BYTES, 1, 0);
+  dccl_action previous = 0;
+  uint64_t gpu = 1000000000ULL;
+  for (uint64_t c = 0; c < 400; c++) {
+    dccl_action ran = c % 8 >= 6 ? f->slow : f->fast;
+    dccl_call_record r = {BYTES, c, c, ran, cell, COLL, 0};
+    dccl_call_log_push(&call_log, &r);
+    dccl_measurement m = measurement_of(f, c, BYTES, ran);
+    uint64_t own_us = ran == f->fast ? 100 : 80, inherited_us = previous == f->slow ? 40 : 0;
+    m.duration_ns = 1000 * (own_us + inherited_us);
+    m.gpu_start_ns = gpu;
+    gpu += m.duration_ns;
+    take(f, &m);
+    previous = ran;
+  }
+  dccl_arm* fast = arm_of(f, f->fast);
+  dccl_arm* slow = arm_of(f, f->slow);
+  *fast_us = fast != NULL ? exp(fast->mean) : 0;
+  *slow_us = slow != NULL ? exp(slow->mean) : 0;
+}
+
+static void test_work_left_to_the_next_call_is_not_learned_as_its_own(void) {
+  /* A cell explores the slow-protocol action in runs of 2 calls among 6 of the fast one. The explored
+   * action's kernel spans 80 us and leaves 40 us of work that the next kernel does, whatever it runs
+   * (tree on 1 channel over sockets): back to back it costs 120 us a call, 20% more than the fast
+   * action's 100. The call right after a switch carries the other action's leftover (the fast one
+   * 140 us, the explored one 80) and is not learned. */
+  fixture f;
+  fixture_init(&f);
+  double fast_us, slow_us;
+  explore_in_runs(&f, &fast_us, &slow_us);
+  CHECK_EQ_INT(f.learner->counters.after_switch, 99); /* the first of each run but the very first */
+  dccl_arm* fast = arm_of(&f, f.fast);
+  dccl_arm* slow = arm_of(&f, f.slow);
+  CHECK(fast != NULL && slow != NULL);
+  if (fast != NULL && slow != NULL) {
+    CHECK_NEAR(fast->count, 251, 1e-3); /* 6 in the first eight calls, 5 in each later eight */
+    CHECK_NEAR(slow->count, 50, 1e-3);
+  }
+  CHECK_NEAR(fast_us, 100, 1e-2);
+  CHECK_NEAR(slow_us, 120, 1e-2);
+  fixture_free(&f);
+  /* DYNAMICCL_AFTER_SWITCH=learn learns every call: the explored action looks the cheaper one (100 us
+   * against the fast one's 107), which is why it is not the default. */
+  fixture_init(&f);
+  f.learner->options.learn_after_switch = 1;
+  explore_in_runs(&f, &fast_us, &slow_us);
+  CHECK_EQ_INT(f.learner->counters.after_switch, 0);
+  CHECK_MSG(slow_us < fast_us, "learning every call: slow %.1f us, fast %.1f us", slow_us, fast_us);
+  fixture_free(&f);
 }
 
 int main(void) {
@@ -319,5 +393,6 @@ int main(void) {
   RUN(test_stream_time_charges_work_left_behind_the_kernel);
   RUN(test_a_gap_the_application_made_is_not_charged);
   RUN(test_overlapping_calls_cost_their_spans);
+  RUN(test_work_left_to_the_next_call_is_not_learned_as_its_own);
   TEST_SUMMARY();
 }

@@ -28,6 +28,7 @@ static char temp_dir[64];
 static char policy_path[128];
 static char plugin_path[1200];
 static dccl_builtin_plugin builtin;
+static int host_ahead; /* synchronous runs: each call launched before the last kernel's end is seen */
 
 /* Each run gets a fresh simulator and workload; `call_log` (or NULL) receives rank 0's calls. */
 static int run_with(const char* profile_name, const char* workload_text, int ranks, int use_library,
@@ -66,6 +67,7 @@ static int run_with(const char* profile_name, const char* workload_text, int ran
     config.builtin = &builtin;
     config.synchronous = 1;
     config.sync_step = dccl_plugin_sync_step;
+    config.host_ahead = host_ahead;
   }
   int rc = dccl_emu_run(&config, &sim, &workload, r, error, sizeof(error));
   if (rc != 0) fprintf(stderr, "emulator: %s\n", error);
@@ -112,23 +114,32 @@ static void test_learns_beyond_nccl_and_reproducibly(void) {
 }
 
 /* The GPU runs replayed (scenarios/profiles/h100-sockets-2ranks-replay: measured latencies of every
- * swept action per size on the H100 test machine, with its measured per-call noise and drift): learning
- * on real data reaches the oracle in the steady state and keeps the large real gains where NCCL is far
- * off (AllReduce 64 KiB: tree; AllGather 64 KiB: PAT). Under that noise some streams end slower than
- * NCCL: issue 5's open per-size target. `dccl run --profile h100-sockets-2ranks-replay --workload
- * gpu-sweep --policy learn --ranks 1 --steady 0.25 --seed N` with N = 1..10 gives 0, 1, 0, 1, 0, 2, 0, 1,
- * 1 and 0 streams over 2% (3, 0, 2, 1, 1, 3, 0, 0, 4, 3 at commit 9ad5c58), at worst 1.005-1.049 but
- * 1.105 with seed 4 (AllReduce 8 MiB: LL with a 512 KiB chunk, untried there, explored late as a
- * neighbour of the incumbent); this run's seed stays under 8%, which guards against that getting worse. */
+ * swept action per size on the H100 test machine, with its measured per-call noise and drift, and the
+ * work tree leaves behind its kernel over sockets): learning on real data with DYNAMICCL_COST=stream,
+ * each call launched before the last kernel's end reached the profiler as in collbench's loop, reaches
+ * the oracle in the steady state and keeps the large real gains where NCCL is far off (AllReduce 64
+ * KiB: tree; AllGather 64 KiB: PAT). Given kernel spans alone (DYNAMICCL_COST=span) it takes tree on 2
+ * channels for a third cheaper than it is and runs AllReduce 64 MiB slower than NCCL (on the GPU, run
+ * 8: AllReduce 16 MiB). `bench/bench_replay.sh build 10 2.28 gpu-sweep-long stream` (and `span`) gives
+ * ten seeds: with stream 2 streams over 2% while learning (worst 1.038) and 0 sizes below 0.97 of NCCL
+ * frozen, against 52 and 50 with spans. Under the replay's noise a stream can still end slower than
+ * NCCL, issue 5's open per-size target (here 1 stream at 1.06, with NCCL 2.30's chunk sizes); under 8%
+ * guards against that getting worse. */
 static void test_learns_on_replayed_gpu_measurements(void) {
   learn_environment();
-  dccl_emu_result r;
-  CHECK(run("h100-sockets-2ranks-replay",
-            "sweep allreduce 1K 64M x13 gap=20us\nsweep allgather 1K 64M x13 gap=20us\n"
-            "sweep reducescatter 1K 64M x13 gap=20us\nrepeat 40\n",
-            1, 0, &r) == 0);
+  static const char* sweep =
+    "sweep allreduce 1K 64M x13 gap=20us\nsweep allgather 1K 64M x13 gap=20us\n"
+    "sweep reducescatter 1K 64M x13 gap=20us\nrepeat 40\n";
+  dccl_emu_result r, spans;
+  host_ahead = 1;
+  setenv("DYNAMICCL_COST", "stream", 1);
+  CHECK(run("h100-sockets-2ranks-replay", sweep, 1, 0, &r) == 0);
+  setenv("DYNAMICCL_COST", "span", 1);
+  CHECK(run("h100-sockets-2ranks-replay", sweep, 1, 0, &spans) == 0);
+  unsetenv("DYNAMICCL_COST");
+  host_ahead = 0;
   double vs_oracle = r.steady_true_us / r.steady_oracle_us;
-  CHECK_MSG(vs_oracle < 1.03, "steady state %.4f x oracle", vs_oracle);
+  CHECK_MSG(vs_oracle < 1.01, "steady state %.4f x oracle", vs_oracle);
   CHECK_MSG(r.worst_stream_vs_default < 1.08, "%d streams slower than NCCL by > 2%% (worst %.4f)", r.streams_over_2pct,
             r.worst_stream_vs_default);
   static const int colls[] = {DCCL_COLL_ALLREDUCE, DCCL_COLL_ALLGATHER};
@@ -137,6 +148,11 @@ static void test_learns_on_replayed_gpu_measurements(void) {
     CHECK_MSG(s->steady_calls > 0 && s->steady_true_us < 0.75 * s->steady_default_us, "%s 64K: %.1f us vs NCCL %.1f us",
               dccl_coll_name(colls[i]), s->steady_true_us, s->steady_default_us);
   }
+  const dccl_emu_stream_stats* big = &r.stream[DCCL_COLL_ALLREDUCE * DCCL_SIZE_BINS + dccl_size_bin(64 << 20)];
+  const dccl_emu_stream_stats* big_spans = &spans.stream[DCCL_COLL_ALLREDUCE * DCCL_SIZE_BINS + dccl_size_bin(64 << 20)];
+  CHECK_MSG(big->steady_true_us < 1.02 * big->steady_default_us && big_spans->steady_true_us > 1.05 * big_spans->steady_default_us,
+            "AllReduce 64M x NCCL: %.4f by stream time, %.4f by spans", big->steady_true_us / big->steady_default_us,
+            big_spans->steady_true_us / big_spans->steady_default_us);
   CHECK_EQ_INT(r.rank_mismatches, 0);
 }
 

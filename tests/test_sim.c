@@ -299,6 +299,39 @@ static void test_replay_profile_truth(void) {
   }
 }
 
+/* `leftover` lines: found by the execution that ran, 0 for any other; malformed lines refused. */
+static void test_leftover_lines(void) {
+  static char text[8192];
+  char error[256];
+  static dccl_profile p;
+  static dccl_sim leftover_sim;
+  snprintf(text, sizeof(text), "%sleftover = tree/simple/ch=2 later 0.32\nleftover = tree/ll/ch=1 longer 0.08\n", replay_base);
+  CHECK(dccl_profile_parse(text, "test", &p, error, sizeof(error)) == 0);
+  CHECK_EQ_INT(p.n_leftovers, 2);
+  CHECK(dccl_sim_init(&leftover_sim, &p, NULL, 1, 100, error, sizeof(error)) == 0);
+  dccl_execution tree2 = {.algo = DCCL_ALGO_TREE, .proto = DCCL_PROTO_SIMPLE, .channels = 2};
+  dccl_execution tree1 = {.algo = DCCL_ALGO_TREE, .proto = DCCL_PROTO_LL, .channels = 1};
+  dccl_execution ring = {.algo = DCCL_ALGO_RING, .proto = DCCL_PROTO_SIMPLE, .channels = 2};
+  dccl_execution tree_four = {.algo = DCCL_ALGO_TREE, .proto = DCCL_PROTO_SIMPLE, .channels = 4};
+  int form;
+  CHECK(fabs(dccl_sim_leftover(&leftover_sim, &tree2, &form) - 0.32) < 1e-12 && form == DCCL_LEFTOVER_LATER);
+  CHECK(fabs(dccl_sim_leftover(&leftover_sim, &tree1, &form) - 0.08) < 1e-12 && form == DCCL_LEFTOVER_LONGER);
+  CHECK(dccl_sim_leftover(&leftover_sim, &ring, &form) == 0 && form == 0);
+  CHECK(dccl_sim_leftover(&leftover_sim, &tree_four, &form) == 0 && form == 0);
+  dccl_sim_free(&leftover_sim);
+  static const char* const bad[] = {"leftover = tree/simple later 0.3\n", "leftover = nccl later 0.3\n",
+                                    "leftover = tree/simple/ch=2 sooner 0.3\n", "leftover = tree/simple/ch=2 later 0.95\n",
+                                    "leftover = tree/simple/ch=2 later -0.1\n", "leftover = tree/simple/ch=2 later\n",
+                                    "leftover = tree/simple/ch=2 later 0.3 extra\n",
+                                    "leftover = tree/simple/ch=2 later 0.3\nleftover = tree/simple/ch=2 longer 0.1\n"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    snprintf(text, sizeof(text), "%s%s", replay_base, bad[i]);
+    error[0] = '\0';
+    CHECK_MSG(dccl_profile_parse(text, "test", &p, error, sizeof(error)) != 0 && strstr(error, "leftover") != NULL,
+              "accepted or unclear: %s -> %s", bad[i], error);
+  }
+}
+
 /* A drift: one factor per segment of calls, shared by every action; the true latency is untouched. */
 static void test_drift_is_shared_within_a_segment(void) {
   char text[4096], error[256];
@@ -384,6 +417,7 @@ int main(void) {
   RUN(test_congestion_moves_the_best_action);
   RUN(test_noise_is_seeded_and_unbiased);
   RUN(test_replay_profile_truth);
+  RUN(test_leftover_lines);
   RUN(test_drift_is_shared_within_a_segment);
   RUN(test_replay_of_gpu_runs);
   TEST_SUMMARY();

@@ -33,6 +33,9 @@ static void usage(FILE* out) {
           "                        plugin's background thread then keeps up, as in a real job)\n"
           "  --by-stream           with --steady: one line per (collective, size bin)\n"
           "  --sync-every N        builtin plugin: background pass every N calls (default 64)\n"
+          "  --host-ahead          builtin plugin: each call is launched before the last one's kernel\n"
+          "                        end reaches the profiler, as in a loop of collectives (what\n"
+          "                        DYNAMICCL_COST=stream reads)\n"
           "  --rules FILE          NCCL example-tuner CSV pins (DYNAMICCL_RULES_FILE)\n"
           "  --trace FILE          write measured collectives (DYNAMICCL_TRACE_FILE, %%r = rank)\n"
           "  --nccl RELEASE        emulate this NCCL release's ABIs: 2.21 .. 2.30 (default 2.30)\n"
@@ -110,7 +113,7 @@ int dccl_cli_run(int argc, char** argv) {
   const char *policy_file = NULL, *trigger = NULL;
   long long ranks = 2, calls = 0, seed = 1, max_channels = 32, learn_for = -1, sync_every = 64;
   double steady = 0, pace_us = 0;
-  int processes = 0, verbose = 0, by_stream = 0, quiet = 0;
+  int processes = 0, verbose = 0, by_stream = 0, quiet = 0, host_ahead = 0;
   for (int i = 0; i < argc; i++) {
     const char* a = argv[i];
     int more = i + 1 < argc;
@@ -141,6 +144,7 @@ int dccl_cli_run(int argc, char** argv) {
       if (dccl_cli_int(argv[++i], 1, 1 << 20, &sync_every) != 0) return dccl_cli_fail("bad --sync-every");
     }
     else if (strcmp(a, "--processes") == 0) processes = 1;
+    else if (strcmp(a, "--host-ahead") == 0) host_ahead = 1;
     else if (strcmp(a, "--verbose") == 0) verbose = 1;
     else if (strcmp(a, "--by-stream") == 0) by_stream = 1;
     else if (strcmp(a, "--quiet") == 0) quiet = 1;
@@ -202,6 +206,7 @@ int dccl_cli_run(int argc, char** argv) {
     config.synchronous = 1;
     config.sync_step = dccl_plugin_sync_step;
     config.sync_every = (uint64_t)sync_every;
+    config.host_ahead = host_ahead;
     dccl_registry_set_manual(1);
   }
   config.ranks = (int)ranks;

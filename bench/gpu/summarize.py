@@ -364,6 +364,17 @@ def pairs_table(out):
         print("- learned policy: " + ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items())))
 
 
+def collbench_calls(out):
+    """collbench's verified per-call times of the pairs entries' actions, from pairs.csv:
+    {(entry action, collective, bytes): [time_us, ...]}"""
+    calls = collections.defaultdict(list)
+    with open(os.path.join(out, "pairs.csv")) as f:
+        for r in csv.DictReader(f):
+            if r["verified"] == "1" and "/" in r["action"] and not r["action"].startswith(("nccl@", "@")):
+                calls[(r["action"], r["collective"], int(r["bytes"]))].append(float(r["time_us"]))
+    return calls
+
+
 def stream_times(out):
     """What the profiler's kernel spans miss, from the pairs entries' traces (pairs-trace/<entry>/trace-R.csv)
     and pairs.csv: per action, the rank-0 kernel span (what rank 0's learner is given), the longest span of
@@ -371,11 +382,7 @@ def stream_times(out):
     back-to-back calls, so the time until the GPU could start the next call) over collbench's median call
     (event to event on rank 0's stream), and the learner's cost under DYNAMICCL_COST=stream (None for traces
     without host stamps). {(entry action, collective, bytes): (span0, span_max, stream, call, cost)}"""
-    calls = collections.defaultdict(list)
-    with open(os.path.join(out, "pairs.csv")) as f:
-        for r in csv.DictReader(f):
-            if r["verified"] == "1" and "/" in r["action"] and not r["action"].startswith(("nccl@", "@")):
-                calls[(r["action"], r["collective"], int(r["bytes"]))].append(float(r["time_us"]))
+    calls = collbench_calls(out)
     found = {}
     for folder in sorted(glob.glob(os.path.join(out, "pairs-trace", "*"))):
         action = os.path.basename(folder).replace("-", "/", 2)
@@ -446,6 +453,58 @@ def stream_time_table(out):
         for size in sizes:
             cells = [found.get((a, "allreduce", size)) for a in shown]
             print(f"| {size} | " + " | ".join(f"{c[0]:.0f}, {c[2]:.0f}, {c[3]:.0f}" if c else "-" for c in cells) + " |")
+
+
+def switch_effects(out):
+    """What a call leaves to the next kernel, from the pairs entries' rank-0 traces where the two halves run
+    in blocks (run 8 on): per entry action A and size, the median span of NCCL's own calls right after one of
+    A's against after one of NCCL's, and of A's calls right after one of NCCL's against after one of A's.
+    {(entry action, collective, bytes): (nccl after A, nccl after nccl, A after nccl, A after A, A's call)}"""
+    calls = collbench_calls(out)
+    found = {}
+    for folder in sorted(glob.glob(os.path.join(out, "pairs-trace", "*"))):
+        action = os.path.basename(folder).replace("-", "/", 2)
+        path = os.path.join(folder, "trace-0.csv")
+        if "/" not in action or not os.path.exists(path):
+            continue
+        with open(path) as f:
+            rows = {(r["collective"], int(r["seq"])): r for r in csv.DictReader(f)}
+        spans = collections.defaultdict(lambda: ([], [], [], []))
+        for (coll, seq), r in rows.items():
+            before = rows.get((coll, seq - 1))
+            if before is None or before["bytes"] != r["bytes"]:
+                continue
+            ran = lambda row: f"{row['algorithm']}/{row['protocol']}/ch={row['channels']}"
+            mine, previous_mine = ran(r) == action, ran(before) == action
+            spans[(action, coll, int(r["bytes"]))][2 * mine + previous_mine].append(int(r["duration_ns"]) / 1e3)
+        for key, (nccl_after_nccl, nccl_after_action, action_after_nccl, action_after_action) in spans.items():
+            if key in calls and all((nccl_after_nccl, nccl_after_action, action_after_nccl, action_after_action)):
+                found[key] = tuple(statistics.median(v) for v in (nccl_after_action, nccl_after_nccl, action_after_nccl,
+                                                                    action_after_action, calls[key]))
+    return found
+
+
+def switch_table(out):
+    """Per action, how much longer NCCL's next kernel runs after it (median over sizes), and how its own kernel
+    runs after NCCL's (geometric mean over sizes); sizes of 64 KiB and more, where the spans are long enough."""
+    found = {k: v for k, v in switch_effects(out).items() if k[2] >= 65536}
+    if not found:
+        return
+    print("\n## What a call leaves to the next kernel: spans after a switch of action\n")
+    print("From the pairs entries' rank-0 traces, where NCCL's own action and the entry's alternate in blocks: "
+          "the kernel span of a call right after a call of the other half against right after one of its own "
+          "half, sizes of 64 KiB and more. 'Next kernel longer by' is how much longer NCCL's kernel runs after "
+          "one of the action's than after its own, over the action's call in collbench (work the action left "
+          "that the next kernel does, whatever it runs); 'own kernel after NCCL's' is the action's span right "
+          "after NCCL's over its span right after its own (below 1: it inherits work from itself). The first is "
+          "a median over the sizes (it can be negative), the second a geometric mean; the spans after a switch "
+          "are the first call of each block, so few.\n")
+    print("| action | sizes | next kernel longer by / call | own kernel after NCCL's / after its own |")
+    print("|---|---|---|---|")
+    for action in sorted({k[0] for k in found}):
+        rows = [v for k, v in found.items() if k[0] == action]
+        longer = statistics.median([(r[0] - r[1]) / r[4] for r in rows])
+        print(f"| {action} | {len(rows)} | {longer:+.3f} | {geomean([r[2] / r[3] for r in rows]):.3f} |")
 
 
 def self_test():
@@ -522,6 +581,24 @@ def self_test():
         check("stream times: AllGather by its own calls",
               [round(v) for v in found.get(("ring/simple/ch=1", "allgather", 1024), ())[:3]], [50, 50, 50])
         check("stream times: the learner's cost", round(found.get(("ring/simple/ch=1", "allreduce", 1024), (0,) * 5)[4]), 300)
+    # Switch effects from a trace in blocks of four: tree/simple/ch=1 spans 80 us after NCCL's ring and 100
+    # after itself (it leaves 20 us to the next kernel); ring spans 100 after itself and 120 after tree.
+    with tempfile.TemporaryDirectory() as folder:
+        with open(os.path.join(folder, "pairs.csv"), "w") as f:
+            f.write("mode,action,collective,bytes,ranks,time_us,algbw_gbs,busbw_gbs,verified,applied,repetition\n")
+            f.write("pairs,tree/simple/ch=1,allreduce,65536,2,100,1,1,1,1,0\n")
+        trace = os.path.join(folder, "pairs-trace", "tree-simple-ch=1")
+        os.makedirs(trace)
+        with open(os.path.join(trace, "trace-0.csv"), "w") as f:
+            f.write("rank,seq,collective,bytes,algorithm,protocol,channels,channels_measured,gpu_start_ns,duration_ns\n")
+            for seq in range(16):
+                tree = seq % 8 < 4
+                span = (80000 if seq % 4 == 0 and seq > 0 else 100000) if tree else (120000 if seq % 4 == 0 else 100000)
+                f.write(f"0,{seq},allreduce,65536,{'tree' if tree else 'ring'},simple,{1 if tree else 2},1,"
+                        f"{seq * 200000},{span}\n")
+        got = switch_effects(folder).get(("tree/simple/ch=1", "allreduce", 65536), ())
+        check("switch effects: NCCL after the action and after itself, the action after NCCL and after itself",
+              [round(v) for v in got], [120, 100, 80, 100, 100])
     for failure in failures:
         print("summarize.py self-test:", failure, file=sys.stderr)
     print(f"summarize.py self-test: {checks[0] - len(failures)} passed, {len(failures)} failed")
@@ -540,6 +617,7 @@ def main():
     if os.path.exists(path("pairs.csv")):
         pairs_table(out)
         stream_time_table(out)
+        switch_table(out)
         if not os.path.exists(path("compare.csv")):
             return 0
     if os.path.exists(path("compare.csv")):

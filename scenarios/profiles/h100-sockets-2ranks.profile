@@ -47,3 +47,11 @@ truth.tree_bw = 1
 truth.pat_bw = 0.45
 noise.sigma = 0.08
 noise.spike_probability = 0.002
+# Work tree leaves behind its kernel over sockets (bench/gpu/summarize.py on docs/results/gpu/8-pairs-blocks-r8,
+# runs in blocks): on 2 channels the rank-0 kernel span is 0.675 (Simple) and 0.697 (LL) of the call and the
+# next kernel starts later; on 1 channel the next kernel runs longer, by 0.175 (Simple) and 0.064 (LL) of
+# the call (0.199 and 0.096 in run 9).
+leftover = tree/simple/ch=2 later 0.32
+leftover = tree/ll/ch=2 later 0.30
+leftover = tree/simple/ch=1 longer 0.18
+leftover = tree/ll/ch=1 longer 0.08
