@@ -86,7 +86,8 @@ static inline void dccl_table_set_explore(dccl_table* table, int cell, dccl_acti
 #define DCCL_TABLE_ALTERNATE_MASK 0xAA
 /* The exploration mask of a fixed table's `A||B` cell: blocks of four calls, A on calls 0-3 of every
  * eight and B on calls 4-7 (a call that leaves work behind its kernel then slows mostly its own kind).
- * bench/gpu/collbench.c's pairs mode reads its halves from it. */
+ * bench/gpu/collbench.c's pairs mode reads its halves from it; the config agent measures NCCL's own
+ * choice on the same calls before it has a reference. */
 #define DCCL_TABLE_BLOCKS_MASK 0xF0
 /* The action for call number `cell_call` of a cell (its per-cell call counter). */
 static inline dccl_action dccl_table_action(const dccl_table* table, int cell, uint32_t cell_call) {

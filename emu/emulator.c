@@ -353,7 +353,7 @@ static int run_rank(rank_context* r) {
       void* handle = dccl_emu_profiler_coll_start(plugin, r->profiler_context, r->rank, seq[call.coll]++, call.coll, count,
                                                   datatype, e.channels, e.algo, e.proto);
       dccl_emu_profiler_stop(plugin, handle); /* NCCL stops the Coll event right after enqueueing */
-      if (pending_kernel && cfg->synchronous) { /* the host launched this call before the last kernel ended */
+      if (pending_kernel) { /* host_ahead: this call was launched before the last kernel's end was seen */
         report_kernel(r, &pending);
         pending_kernel = 0;
       }

@@ -202,16 +202,12 @@ static void release_held(dccl_learner* l, const dccl_learner_inputs* in, const d
  * stamps, else by arrival (measurements arrive in call order). A workload that interleaves cells keeps
  * every measurement; DYNAMICCL_AFTER_SWITCH=learn keeps them all. */
 static int after_switch(dccl_learner* l, const dccl_measurement* m, int cell) {
-  int switched = l->previous_cell == cell && (l->previous_algo != m->algo || l->previous_proto != m->proto ||
-                                              l->previous_channels != m->channels);
-  if (switched && m->host_launch_ns != 0 && l->previous_launch_ns != 0 && m->call_order != l->previous_order + 1)
-    switched = 0;
+  const dccl_measurement* p = &l->previous;
+  int stamped = m->host_launch_ns != 0 && p->host_launch_ns != 0;
+  int switched = l->previous_cell == cell && (p->algo != m->algo || p->proto != m->proto || p->channels != m->channels) &&
+                 (!stamped || m->call_order == p->call_order + 1);
   l->previous_cell = cell;
-  l->previous_algo = m->algo;
-  l->previous_proto = m->proto;
-  l->previous_channels = m->channels;
-  l->previous_order = m->call_order;
-  l->previous_launch_ns = m->host_launch_ns;
+  l->previous = *m;
   return switched;
 }
 

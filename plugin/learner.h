@@ -106,10 +106,10 @@ typedef struct dccl_learner {
   int held_valid;
   dccl_measurement held;
   dccl_call_record held_call;
-  /* The last joined measurement: its cell, what ran and its call order (see after_switch). */
+  /* The last joined measurement and its cell (-1: none, or a measurement joined no call since); see
+   * after_switch. */
   int previous_cell;
-  uint8_t previous_algo, previous_proto, previous_channels;
-  uint64_t previous_order, previous_launch_ns;
+  dccl_measurement previous;
 } dccl_learner;
 
 /* Evaluation tools: a process-wide listener told of every Agent-1 event (the call number of the

@@ -42,6 +42,15 @@ static void clear_environment(void) {
   unsetenv("DYNAMICCL_PROFILE");
 }
 
+/* The emulator's settings for driving the plugin library with `ranks` ranks; the rest as defaulted. */
+static dccl_emu_config library_config(int ranks) {
+  dccl_emu_config config;
+  dccl_emu_config_defaults(&config);
+  config.plugin_path = plugin_path;
+  config.ranks = ranks;
+  return config;
+}
+
 static const char* sweep_text =
   "sweep allreduce 1K 256M x2 gap=5us\n"
   "sweep allgather 1K 256M x2\n"
@@ -85,12 +94,9 @@ static void test_every_abi_combination(void) {
           setenv("DYNAMICCL_TABLE_FILE", table_path, 1);
         }
         setenv("DYNAMICCL_PROFILE", "on", 1);
-        dccl_emu_config config;
-        dccl_emu_config_defaults(&config);
-        config.plugin_path = plugin_path;
+        dccl_emu_config config = library_config(3);
         config.max_tuner = tuner;
         config.max_profiler = profiler;
-        config.ranks = 3;
         config.oracle = 1;
         config.oracle_options.tune_chunk = tuner == 6;
         config.check_default = !fixed;
@@ -136,10 +142,7 @@ static void test_default_policy_on_every_workload(void) {
       snprintf(path, sizeof(path), "%s/scenarios/workloads/%s.workload", DYNAMICCL_SOURCE_DIR, workloads[w]);
       CHECK(dccl_workload_find(path, &workload, error, sizeof(error)) == 0);
       CHECK(dccl_sim_init(&sim, &profile, NULL, 1, 2500, error, sizeof(error)) == 0);
-      dccl_emu_config config;
-      dccl_emu_config_defaults(&config);
-      config.plugin_path = plugin_path;
-      config.ranks = profile.n_ranks < 2 ? profile.n_ranks : 2;
+      dccl_emu_config config = library_config(profile.n_ranks < 2 ? profile.n_ranks : 2);
       config.calls = 2500;
       config.oracle = 0;
       config.check_default = 1;
@@ -229,10 +232,7 @@ static void run_with_trace(int processes) {
   snprintf(trace, sizeof(trace), "%s/trace.%%r.csv", temp_dir);
   snprintf(calls, sizeof(calls), "%s/calls.csv", temp_dir);
   setenv("DYNAMICCL_TRACE_FILE", trace, 1);
-  dccl_emu_config config;
-  dccl_emu_config_defaults(&config);
-  config.plugin_path = plugin_path;
-  config.ranks = 4;
+  dccl_emu_config config = library_config(4);
   config.processes = processes;
   config.call_log = calls;
   config.gpu_queue_depth = 64;
@@ -269,10 +269,7 @@ static void check_leftovers(int synchronous) {
   setenv("DYNAMICCL_MODE", "fixed", 1);
   setenv("DYNAMICCL_TABLE_FILE", table, 1);
   setenv("DYNAMICCL_TRACE_FILE", trace, 1);
-  dccl_emu_config config;
-  dccl_emu_config_defaults(&config);
-  config.plugin_path = plugin_path;
-  config.ranks = 2;
+  dccl_emu_config config = library_config(2);
   config.call_log = calls;
   config.synchronous = synchronous;
   config.host_ahead = synchronous;
@@ -376,10 +373,7 @@ static void test_disagreement_is_detected(void) {
   fputs("allreduce,0,-1,ring/simple\n", f); /* NCCL's choice here is ring/ll */
   fclose(f);
   setenv("DYNAMICCL_MODE", "fixed", 1);
-  dccl_emu_config config;
-  dccl_emu_config_defaults(&config);
-  config.plugin_path = plugin_path;
-  config.ranks = 3;
+  dccl_emu_config config = library_config(3);
   config.processes = 1;
   dccl_emu_result r;
   setenv("DYNAMICCL_TABLE_FILE", table_a, 1);

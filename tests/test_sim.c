@@ -257,6 +257,19 @@ static double replay_latency(const dccl_profile* p, int coll, size_t bytes, int 
   return dccl_truth_latency_us(p, coll, bytes, 1, &e, &calm);
 }
 
+/* Each of `lines`, after replay_base, makes the profile unparsable, with `key` named in the error. */
+static void check_refused(const char* const* lines, size_t count, const char* key) {
+  static char text[8192];
+  static dccl_profile p;
+  char error[256];
+  for (size_t i = 0; i < count; i++) {
+    snprintf(text, sizeof(text), "%s%s", replay_base, lines[i]);
+    error[0] = '\0';
+    CHECK_MSG(dccl_profile_parse(text, "test", &p, error, sizeof(error)) != 0 && strstr(error, key) != NULL,
+              "accepted or unclear: %s -> %s", lines[i], error);
+  }
+}
+
 static void test_replay_profile_truth(void) {
   char text[4096], error[256];
   snprintf(text, sizeof(text), "%s%s", replay_base,
@@ -291,12 +304,7 @@ static void test_replay_profile_truth(void) {
                                     "measured = allreduce -5 ring/ll/ch=1 40\n", "measured = allreduce 1024 ring/ll/ch=1 0\n",
                                     "measured = sideways 1024 ring/ll/ch=1 40\n", "measured = allreduce 1024 ring/ll/ch=1\n",
                                     "measured = allreduce 1024 ring/ll/ch=1 40 extra\n"};
-  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-    snprintf(text, sizeof(text), "%s%s", replay_base, bad[i]);
-    error[0] = '\0';
-    CHECK_MSG(dccl_profile_parse(text, "test", &p, error, sizeof(error)) != 0 && strstr(error, "measured") != NULL,
-              "accepted or unclear: %s -> %s", bad[i], error);
-  }
+  check_refused(bad, sizeof(bad) / sizeof(bad[0]), "measured");
 }
 
 /* `leftover` lines: found by the execution that ran, 0 for any other; malformed lines refused. */
@@ -324,12 +332,7 @@ static void test_leftover_lines(void) {
                                     "leftover = tree/simple/ch=2 later -0.1\n", "leftover = tree/simple/ch=2 later\n",
                                     "leftover = tree/simple/ch=2 later 0.3 extra\n",
                                     "leftover = tree/simple/ch=2 later 0.3\nleftover = tree/simple/ch=2 longer 0.1\n"};
-  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-    snprintf(text, sizeof(text), "%s%s", replay_base, bad[i]);
-    error[0] = '\0';
-    CHECK_MSG(dccl_profile_parse(text, "test", &p, error, sizeof(error)) != 0 && strstr(error, "leftover") != NULL,
-              "accepted or unclear: %s -> %s", bad[i], error);
-  }
+  check_refused(bad, sizeof(bad) / sizeof(bad[0]), "leftover");
 }
 
 /* A drift: one factor per segment of calls, shared by every action; the true latency is untouched. */

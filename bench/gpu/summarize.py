@@ -43,6 +43,11 @@ def median_busbw(rows):
     return statistics.median(values) if values else None
 
 
+def ran(row):
+    """The action a plugin trace row ran, as `algorithm/protocol/ch=N`."""
+    return f"{row['algorithm'].lower()}/{row['protocol'].lower()}/ch={row['channels']}"
+
+
 def traced_choices(folder):
     """The action NCCL ran per (collective, bytes) in a plugin trace: its most frequent one."""
     seen = collections.defaultdict(collections.Counter)
@@ -50,7 +55,7 @@ def traced_choices(folder):
         with open(path) as f:
             for r in csv.DictReader(f):
                 key = (r["collective"].lower(), int(r["bytes"]))
-                seen[key][f"{r['algorithm'].lower()}/{r['protocol'].lower()}/ch={r['channels']}"] += 1
+                seen[key][ran(r)] += 1
     return {key: counter.most_common(1)[0][0] for key, counter in seen.items()}
 
 
@@ -375,6 +380,21 @@ def collbench_calls(out):
     return calls
 
 
+def pairs_traces(out):
+    """The pairs entries' traces (pairs-trace/<entry>/trace-R.csv) that hold rank 0's: (entry action, {rank:
+    {(collective, seq): row}}) per entry; seq counts each collective's calls, so a call is (collective, seq).
+    Entries `learned` and `nccl` are named so, not by an action."""
+    for folder in sorted(glob.glob(os.path.join(out, "pairs-trace", "*"))):
+        by_rank = {}
+        for path in glob.glob(os.path.join(folder, "trace-*.csv")):
+            with open(path) as f:
+                rows = list(csv.DictReader(f))
+            if rows:
+                by_rank[int(rows[0]["rank"])] = {(r["collective"], int(r["seq"])): r for r in rows}
+        if 0 in by_rank:
+            yield os.path.basename(folder).replace("-", "/", 2), by_rank
+
+
 def stream_times(out):
     """What the profiler's kernel spans miss, from the pairs entries' traces (pairs-trace/<entry>/trace-R.csv)
     and pairs.csv: per action, the rank-0 kernel span (what rank 0's learner is given), the longest span of
@@ -384,21 +404,11 @@ def stream_times(out):
     without host stamps). {(entry action, collective, bytes): (span0, span_max, stream, call, cost)}"""
     calls = collbench_calls(out)
     found = {}
-    for folder in sorted(glob.glob(os.path.join(out, "pairs-trace", "*"))):
-        action = os.path.basename(folder).replace("-", "/", 2)
-        by_rank = {}
-        for path in glob.glob(os.path.join(folder, "trace-*.csv")):
-            with open(path) as f:
-                rows = list(csv.DictReader(f))
-            if rows:  # seq counts each collective's calls: a call is (collective, seq)
-                by_rank[int(rows[0]["rank"])] = {(r["collective"], int(r["seq"])): r for r in rows}
-        if 0 not in by_rank:
-            continue
+    for action, by_rank in pairs_traces(out):
         samples = collections.defaultdict(lambda: ([], [], [], []))
         by_order = {int(r["call_order"]): r for r in by_rank[0].values() if r.get("call_order")}
         for (coll, seq), r in by_rank[0].items():
-            ran = f"{r['algorithm']}/{r['protocol']}/ch={r['channels']}"
-            if ran != action:
+            if ran(r) != action:
                 continue
             key = (action, coll, int(r["bytes"]))
             span0 = int(r["duration_ns"]) / 1e3
@@ -462,19 +472,13 @@ def switch_effects(out):
     {(entry action, collective, bytes): (nccl after A, nccl after nccl, A after nccl, A after A, A's call)}"""
     calls = collbench_calls(out)
     found = {}
-    for folder in sorted(glob.glob(os.path.join(out, "pairs-trace", "*"))):
-        action = os.path.basename(folder).replace("-", "/", 2)
-        path = os.path.join(folder, "trace-0.csv")
-        if "/" not in action or not os.path.exists(path):
-            continue
-        with open(path) as f:
-            rows = {(r["collective"], int(r["seq"])): r for r in csv.DictReader(f)}
+    for action, by_rank in pairs_traces(out):
+        rows = by_rank[0]
         spans = collections.defaultdict(lambda: ([], [], [], []))
         for (coll, seq), r in rows.items():
             before = rows.get((coll, seq - 1))
             if before is None or before["bytes"] != r["bytes"]:
                 continue
-            ran = lambda row: f"{row['algorithm']}/{row['protocol']}/ch={row['channels']}"
             mine, previous_mine = ran(r) == action, ran(before) == action
             spans[(action, coll, int(r["bytes"]))][2 * mine + previous_mine].append(int(r["duration_ns"]) / 1e3)
         for key, (nccl_after_nccl, nccl_after_action, action_after_nccl, action_after_action) in spans.items():
