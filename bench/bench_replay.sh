@@ -8,10 +8,10 @@
 # a latency ratio <= 1/0.97 = 1.031.
 # The replay measured every fourth size; misses at the sizes between (interpolated) are counted apart.
 # The replay holds the work tree leaves behind its kernel over sockets (the profile's `leftover` lines):
-# with cost `span` the learner is given kernel spans, which miss it; with `stream` it learns under
-# DYNAMICCL_COST=stream with each call launched before the last kernel's end reached the profiler
-# (`dccl run --host-ahead`, as in collbench's loop on the GPU).
-# Usage: bench/bench_replay.sh [build-folder] [seeds] [nccl release] [workload] [span|stream]
+# with cost `span` the learner is given kernel spans, which miss it; with `stream` or `leftover` it
+# learns under that DYNAMICCL_COST with each call launched before the last kernel's end reached the
+# profiler (`dccl run --host-ahead`, as in collbench's loop on the GPU).
+# Usage: bench/bench_replay.sh [build-folder] [seeds] [nccl release] [workload] [span|stream|leftover]
 #        (defaults: build, 10, 2.28 as on the GPU machine, gpu-sweep-long, span; about 1 minute on 2 cores)
 set -euo pipefail
 build=${1:-build}
@@ -21,8 +21,8 @@ workload=${4:-gpu-sweep-long}
 cost=${5:-span}
 case "$cost" in
   span) ahead=() ;;
-  stream) ahead=(--host-ahead) ;;
-  *) echo "bench_replay.sh: cost must be span or stream, not '$cost'" >&2; exit 2 ;;
+  stream|leftover) ahead=(--host-ahead) ;;
+  *) echo "bench_replay.sh: cost must be span, stream or leftover, not '$cost'" >&2; exit 2 ;;
 esac
 export DYNAMICCL_COST=$cost
 dccl="$build/dccl"

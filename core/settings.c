@@ -33,7 +33,7 @@ const dccl_setting_doc dccl_setting_docs[] = {
   {"DYNAMICCL_EPSILON", "0.3", "initial exploration rate of a new decision cell (0..1)"},
   {"DYNAMICCL_EPSILON_MIN", "0.01", "exploration rate floor (0..1, at most DYNAMICCL_EPSILON)"},
   {"DYNAMICCL_EXPLORE_BUDGET_PCT", "0", "when > 0, a decision cell (collective and size bin) explores only while its explored calls have cost, beyond the latency of the action it exploits, at most this percentage of the time its calls took so far (a challenger measured faster than what it runs is still raced); for short jobs whose rare, large collectives cannot repay exploration. 0: no limit"},
-  {"DYNAMICCL_COST", "span", "what the learner charges a call: `span`: its kernel's GPU time (first channel start to last channel stop); `stream`: where NCCL had already launched the communicator's next call when this one's kernel ended, the time from its kernel's start to the next one's, which also holds work an algorithm leaves behind its kernel over network transports (tree over sockets: docs/agents.md). `stream` also charges a call for the next call's wait on another CUDA stream (a data-parallel gradient bucket waiting for its backward pass): use it where collectives run back to back"},
+  {"DYNAMICCL_COST", "leftover", "what the learner charges a call: `span`: its kernel's GPU time (first channel start to last channel stop); `stream`: where NCCL had already launched the communicator's next call when this one's kernel ended, the time from its kernel's start to the next one's, which also holds work an algorithm leaves behind its kernel over network transports (tree over sockets: docs/agents.md), but also the next call's wait on the application (compute, or another CUDA stream); `leftover`: its span plus what its action leaves to the next call, estimated per cell from the calls whose next call was waiting: what the action's mean excess (stream time beyond span) exceeds the cell's least, where that least is under half its span (calls back to back); nothing where the application's waits show (plugin/leftover.h)"},
   {"DYNAMICCL_AFTER_SWITCH", "skip", "what the learner does with a measured call right after a call of the same cell that ran another action (algorithm, protocol or channels): `skip` it, as its span holds work that action left behind its kernel (tree on 1 channel over sockets makes the next kernel 18-20% of its call longer: docs/agents.md), or `learn` it too (more samples where actions leave nothing behind: 0.45% less total latency over the 17 simulated scenarios without leftovers, `dccl eval`)"},
   {"DYNAMICCL_TRIGGER", "lstm", "congestion detector: `lstm` (LSTM forecast + CUSUM), `cusum` (plain CUSUM), `off`"},
   {"DYNAMICCL_CUSUM_K", "0.5", "CUSUM allowance, in standard deviations"},
@@ -295,9 +295,9 @@ void dccl_settings_load(dccl_settings* settings, const dccl_logger* logger) {
   static const char* const triggers[] = {"lstm", "cusum", "off"};
   static const int trigger_values[] = {DCCL_TRIGGER_LSTM, DCCL_TRIGGER_CUSUM, DCCL_TRIGGER_OFF};
   settings->trigger = (dccl_trigger_setting)read_keyword("DYNAMICCL_TRIGGER", triggers, trigger_values, 3, logger);
-  static const char* const costs[] = {"span", "stream"};
-  static const int cost_values[] = {0, 1};
-  settings->stream_cost = read_keyword("DYNAMICCL_COST", costs, cost_values, 2, logger);
+  static const char* const costs[] = {"leftover", "span", "stream"}; /* the first is the default */
+  static const int cost_values[] = {DCCL_COST_LEFTOVER, DCCL_COST_SPAN, DCCL_COST_STREAM};
+  settings->cost = (dccl_cost_mode)read_keyword("DYNAMICCL_COST", costs, cost_values, 3, logger);
   static const char* const after_switch[] = {"skip", "learn"};
   static const int after_switch_values[] = {0, 1};
   settings->learn_after_switch = read_keyword("DYNAMICCL_AFTER_SWITCH", after_switch, after_switch_values, 2, logger);

@@ -17,6 +17,13 @@ typedef enum {
 
 typedef enum { DCCL_TRIGGER_OFF = 0, DCCL_TRIGGER_CUSUM = 1, DCCL_TRIGGER_LSTM = 2 } dccl_trigger_setting;
 
+/* What the learner charges a call (DYNAMICCL_COST; plugin/learner.c). */
+typedef enum dccl_cost_mode {
+  DCCL_COST_SPAN = 0,    /* its kernel span */
+  DCCL_COST_STREAM = 1,  /* the time it kept the stream where the next call was waiting */
+  DCCL_COST_LEFTOVER = 2 /* its span plus what its action leaves to the next call (plugin/leftover.h) */
+} dccl_cost_mode;
+
 typedef enum { DCCL_PROFILE_AUTO = -1, DCCL_PROFILE_OFF = 0, DCCL_PROFILE_ON = 1 } dccl_profile_setting;
 
 #define DCCL_PATH_MAX 1024
@@ -46,7 +53,7 @@ typedef struct dccl_settings {
   double explore_budget_pct;
   double cusum_k, cusum_h;
   dccl_trigger_setting trigger;
-  int stream_cost; /* DYNAMICCL_COST: 0 `span`, 1 `stream` */
+  dccl_cost_mode cost; /* DYNAMICCL_COST */
   int learn_after_switch; /* DYNAMICCL_AFTER_SWITCH: 0 `skip`, 1 `learn` */
   int max_channels;
   long long nccl_buffer_bytes[3]; /* NCCL's own NCCL_LL_BUFFSIZE, NCCL_LL128_BUFFSIZE, NCCL_BUFFSIZE

@@ -285,7 +285,7 @@ static int start_agents(dccl_comm* comm, dccl_mode mode, int downgraded) {
   dccl_learner_options o;
   memset(&o, 0, sizeof(o));
   o.trigger = s->agent == DCCL_STRATEGY_AUTOCCL ? DCCL_TRIGGER_OFF : (int)s->trigger; /* AutoCCL holds: no trigger */
-  o.stream_cost = s->stream_cost;
+  o.cost = s->cost;
   o.learn_after_switch = s->learn_after_switch;
   dccl_agent_default_options(&o.agent);
   o.agent.learning = mode == DCCL_MODE_LEARN;
@@ -439,7 +439,7 @@ int dccl_comm_attach_profiler(dccl_comm* comm, int abi_version, int rank) {
   if (want) {
     if (dccl_queue_init(&comm->queue, s->queue_capacity) != 0 ||
         dccl_event_pool_init(&comm->events, s->event_pool, comm->slot, comm->n_ranks, &comm->queue,
-                             s->stream_cost || s->trace_file[0] != '\0') != 0) {
+                             s->cost != DCCL_COST_SPAN || s->trace_file[0] != '\0') != 0) {
       DCCL_WARN(&comm->logger, "out of memory for profiler buffers; running without measurements");
       dccl_queue_free(&comm->queue);
       dccl_event_pool_free(&comm->events);
@@ -590,12 +590,12 @@ void dccl_comm_destroy(dccl_comm* comm) {
     dccl_learner* l = comm->learner;
     dccl_agent_stats* a = &l->agent.stats;
     DCCL_INFO(&comm->logger,
-              "learner: %llu measurements (%llu unmatched, %llu of them of calls it lost; %llu costed by stream time; %llu right after a switch of action, not learned), %llu tables published, %llu congestion onsets, %llu "
+              "learner: %llu measurements (%llu unmatched, %llu of them of calls it lost; %llu whose next call was waiting, %llu charged a leftover; %llu right after a switch of action, not learned), %llu tables published, %llu congestion onsets, %llu "
               "recoveries, %llu guard trips, %.1f us of background CPU per 1000 measurements, %llu DQN training steps put off "
               "while behind (%llu dropped, %u still owed), %.1f MiB",
               (unsigned long long)l->counters.measurements, (unsigned long long)l->counters.unjoined,
               (unsigned long long)l->counters.lost_calls, (unsigned long long)l->counters.stream_timed,
-              (unsigned long long)l->counters.after_switch,
+              (unsigned long long)l->counters.leftover_charged, (unsigned long long)l->counters.after_switch,
               (unsigned long long)l->counters.publications, (unsigned long long)l->counters.onsets,
               (unsigned long long)l->counters.recoveries, (unsigned long long)a->guard_trips,
               /* ns per measurement = us per 1000 measurements */

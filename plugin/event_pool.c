@@ -173,7 +173,6 @@ void* dccl_event_coll_start(dccl_event_pool* pool, const dccl_coll_event* event)
     dccl_event_stamps* stamps = &pool->stamps[index];
     stamps->call_order = call_order;
     stamps->host_launch_ns = dccl_monotonic_ns();
-    atomic_store_explicit(&stamps->host_done_ns, 0, memory_order_relaxed);
   }
   record->bytes = dccl_coll_bytes(coll, event->count, element, pool->n_ranks);
   record->coll = (uint8_t)coll;
@@ -209,13 +208,6 @@ void dccl_event_channel_stop_time(void* handle, uint64_t gpu_stop_ns) {
          !atomic_compare_exchange_weak_explicit(&h.record->last_stop, &current, gpu_stop_ns, memory_order_relaxed,
                                                 memory_order_relaxed)) {
   }
-  if (h.pool->stamps != NULL) {
-    _Atomic uint64_t* done = &h.pool->stamps[h.record - h.pool->records].host_done_ns;
-    uint64_t now = dccl_monotonic_ns(), seen = atomic_load_explicit(done, memory_order_relaxed);
-    while (now > seen &&
-           !atomic_compare_exchange_weak_explicit(done, &seen, now, memory_order_relaxed, memory_order_relaxed)) {
-    }
-  }
   atomic_fetch_add_explicit(&h.record->channels_measured, 1, memory_order_relaxed);
 }
 
@@ -239,7 +231,7 @@ static void complete(dccl_event_pool* pool, dccl_event_record* record, uint32_t 
       dccl_event_stamps* stamps = &pool->stamps[record - pool->records];
       m.call_order = stamps->call_order;
       m.host_launch_ns = stamps->host_launch_ns;
-      m.host_done_ns = atomic_load_explicit(&stamps->host_done_ns, memory_order_relaxed);
+      m.host_done_ns = dccl_monotonic_ns(); /* its last event, normally its last channel stop, ended it */
     }
     if (dccl_queue_push(pool->queue, &m)) atomic_fetch_add_explicit(&pool->counters.measured, 1, memory_order_relaxed);
   }

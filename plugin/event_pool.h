@@ -36,7 +36,6 @@ typedef struct dccl_event_record {
  * (the records stay one cache line each). */
 typedef struct dccl_event_stamps {
   uint64_t call_order, host_launch_ns;
-  _Atomic uint64_t host_done_ns; /* host time of the latest channel stop */
 } dccl_event_stamps;
 
 typedef struct dccl_event_counters {
@@ -55,9 +54,10 @@ typedef struct dccl_event_pool {
   uint32_t comm_slot;
   int n_ranks;
   _Atomic uint64_t next_record;
-  /* Where something reads them (DYNAMICCL_COST=stream, a trace), one per record: calls are counted and
-   * measurements get host stamps (a monotonic clock read at each Coll start and channel stop). NULL:
-   * call_order and the stamps stay 0. */
+  /* Where something reads them (DYNAMICCL_COST=leftover or stream, a trace), one per record: calls are
+   * counted and measurements get host stamps (a monotonic clock read at each Coll start, and one when
+   * the record's last event ends it: its last channel stop, as NCCL stops the Coll event at launch).
+   * NULL: call_order and the stamps stay 0. */
   dccl_event_stamps* stamps;
   /* With stamps, the calls the profiler saw start: Coll events (interpreted or not) and P2p events. A
    * measurement's call_order is its place in this count. */

@@ -183,14 +183,40 @@ static double stream_cost_us(const dccl_measurement* m, const dccl_measurement* 
   return (double)(*stream_timed ? next->gpu_start_ns - m->gpu_start_ns : m->duration_ns) / 1000.0;
 }
 
-/* Learns from the held measurement, costed with `next` (NULL: no next call will tell). */
+/* The agent cell slot's leftover estimates of a call's cell (NULL when the agent has no room). */
+static dccl_leftover_cell* leftovers_of(dccl_learner* l, const dccl_call_record* call) {
+  const dccl_agent_cell* slot = dccl_agent_cell_slot(&l->agent, call->cell, 1);
+  return slot != NULL ? &l->leftovers[slot - l->agent.cells] : NULL;
+}
+
+/* DCCL_COST_LEFTOVER: a call's span plus what its action leaves to the next call, by the estimates
+ * of the calls before it (leftover.h): a call is learned when it is measured, not held. */
+static double leftover_cost_us(dccl_learner* l, const dccl_measurement* m, const dccl_call_record* call) {
+  double span_us = (double)m->duration_ns / 1000.0;
+  dccl_leftover_cell* cell = leftovers_of(l, call);
+  double charge_us = cell != NULL ? dccl_leftover_charge(cell, dccl_leftover_key(m->algo, m->proto, m->channels)) : 0;
+  l->counters.leftover_charged += charge_us > 0;
+  return span_us + charge_us;
+}
+
+/* Done with the held measurement, given the next call's (NULL: no next call will tell). With
+ * DCCL_COST_STREAM it is learned at its stream cost; with DCCL_COST_LEFTOVER (it was learned already)
+ * its excess, the stream time beyond its span, goes into its action's estimate where the next call was
+ * waiting (elsewhere the gap before the next kernel tells nothing about this call). */
 static void release_held(dccl_learner* l, const dccl_learner_inputs* in, const dccl_measurement* next) {
   if (!l->held_valid) return;
   l->held_valid = 0;
+  const dccl_measurement* m = &l->held;
   int timed;
-  double cost_us = stream_cost_us(&l->held, next, &timed);
+  double cost_us = stream_cost_us(m, next, &timed);
   l->counters.stream_timed += (uint64_t)timed;
-  learn_from(l, in, &l->held, &l->held_call, cost_us);
+  if (l->options.cost == DCCL_COST_STREAM) {
+    learn_from(l, in, m, &l->held_call, cost_us);
+    return;
+  }
+  dccl_leftover_cell* cell = leftovers_of(l, &l->held_call);
+  double span_us = (double)m->duration_ns / 1000.0;
+  if (cell != NULL && timed) dccl_leftover_add(cell, dccl_leftover_key(m->algo, m->proto, m->channels), span_us, cost_us - span_us);
 }
 
 /* Whether the call right before this one was the same cell's and ran another action (what NCCL ran:
@@ -223,17 +249,20 @@ static void observe(dccl_learner* l, const dccl_learner_inputs* in, const dccl_m
     return;
   }
   l->counters.joined++;
-  if (after_switch(l, m, call.cell) && !l->options.learn_after_switch) {
-    l->counters.after_switch++;
-    return;
-  }
-  if (l->options.stream_cost && m->host_done_ns != 0) { /* its cost is known once the next call is */
+  int skipped = after_switch(l, m, call.cell) && !l->options.learn_after_switch;
+  l->counters.after_switch += (uint64_t)skipped;
+  /* Held until the next call tells its stream time: to learn it by that (stream), or to learn from it
+   * what its action leaves behind (leftover: even where the call itself is skipped). */
+  int hold = m->host_done_ns != 0 && (l->options.cost == DCCL_COST_LEFTOVER ||
+                                      (l->options.cost == DCCL_COST_STREAM && !skipped));
+  if (hold) {
     l->held = *m;
     l->held_call = call;
     l->held_valid = 1;
-    return;
   }
-  learn_from(l, in, m, &call, (double)m->duration_ns / 1000.0);
+  if (skipped || (hold && l->options.cost == DCCL_COST_STREAM)) return;
+  double cost_us = l->options.cost == DCCL_COST_LEFTOVER ? leftover_cost_us(l, m, &call) : (double)m->duration_ns / 1000.0;
+  learn_from(l, in, m, &call, cost_us);
 }
 
 static int commit(const dccl_learner_inputs* in, dccl_table* table) {

@@ -15,6 +15,8 @@
 #include "../agents/trigger.h"
 #include "../core/log.h"
 #include "../core/measurement.h"
+#include "../core/settings.h"
+#include "leftover.h"
 
 /* ---- the call log: single producer (the tuner thread), single consumer (the learner) ---- */
 typedef struct dccl_call_record {
@@ -56,7 +58,7 @@ typedef struct dccl_cost_snapshots {
 /* ---- the learner ---- */
 typedef struct dccl_learner_options {
   int trigger;               /* 0: no Agent-1; 1: plain CUSUM; 2: LSTM + CUSUM */
-  int stream_cost;           /* 1: a call that kept the stream past its kernel is charged for it (stream_cost_us) */
+  dccl_cost_mode cost;       /* what a call is charged (core/settings.h) */
   int learn_after_switch;    /* 1: also learn a call right after the cell's call of another action (after_switch) */
   dccl_agent_options agent;  /* agent.learning: 1 learn mode, 0 frozen; agent.model_intensity < 0: from gaps */
   dccl_trigger_options trigger_options;
@@ -83,7 +85,8 @@ typedef struct dccl_join_stream {
 typedef struct dccl_learner_counters {
   uint64_t measurements, joined, unjoined, skipped_calls, publications, onsets, recoveries;
   uint64_t lost_calls; /* measurements of calls the learner lost (call log full, or too far behind) */
-  uint64_t stream_timed; /* measurements costed by their stream time rather than their kernel span */
+  uint64_t stream_timed; /* measurements whose next call was waiting (costed by stream time with DCCL_COST_STREAM) */
+  uint64_t leftover_charged; /* DCCL_COST_LEFTOVER: measurements charged a leftover beyond their span */
   uint64_t after_switch; /* measurements not learned: the cell's call right before ran another action */
   uint64_t cpu_ns; /* thread CPU time spent in dccl_learner_step */
 } dccl_learner_counters;
@@ -100,9 +103,10 @@ typedef struct dccl_learner {
   dccl_table* unpublished; /* a filled slot no epoch has taken yet */
   uint64_t step_started_ns;
   dccl_learner_counters counters;
-  /* With options.stream_cost: the last joined measurement with host stamps, held until the
-   * communicator's next call is measured (or is known not to have been waiting): its cost may be the
-   * time until that call's kernel could start (plugin/learner.c, stream_cost_us). */
+  /* With options.cost stream or leftover: the last joined measurement with host stamps, held until
+   * the communicator's next call is measured (or is known not to have been waiting): its cost may be
+   * the time until that call's kernel could start (plugin/learner.c, stream_cost_us), and that time
+   * tells what its action leaves behind. */
   int held_valid;
   dccl_measurement held;
   dccl_call_record held_call;
@@ -110,6 +114,8 @@ typedef struct dccl_learner {
    * after_switch. */
   int previous_cell;
   dccl_measurement previous;
+  /* DCCL_COST_LEFTOVER: what each action left to the next call, per agent cell slot. */
+  dccl_leftover_cell leftovers[DCCL_AGENT_MAX_CELLS];
 } dccl_learner;
 
 /* Evaluation tools: a process-wide listener told of every Agent-1 event (the call number of the

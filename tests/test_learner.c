@@ -24,14 +24,14 @@ typedef struct fixture {
   dccl_action expected_previous; /* expect(): the action of the last joined call (0: none) */
 } fixture;
 
-static void fixture_init_costing(fixture* f, int stream_cost) {
+static void fixture_init_costing(fixture* f, int cost) {
   memset(&call_log, 0, sizeof(call_log));
   memset(&costs, 0, sizeof(costs));
   memset(f, 0, sizeof(*f));
   f->learner = malloc(sizeof(dccl_learner));
   dccl_learner_options o;
   memset(&o, 0, sizeof(o));
-  o.stream_cost = stream_cost;
+  o.cost = cost;
   dccl_agent_default_options(&o.agent);
   CHECK(dccl_learner_init(f->learner, &o) == 0);
   f->inputs.calls = &call_log;
@@ -42,7 +42,7 @@ static void fixture_init_costing(fixture* f, int stream_cost) {
   CHECK(dccl_agent_action_index(&f->learner->agent, COLL, f->slow) >= 0);
 }
 
-static void fixture_init(fixture* f) { fixture_init_costing(f, 0); }
+static void fixture_init(fixture* f) { fixture_init_costing(f, DCCL_COST_SPAN); }
 
 static void fixture_free(fixture* f) {
   dccl_learner_free(f->learner);
@@ -240,13 +240,20 @@ static dccl_measurement stamped(const fixture* f, uint64_t c, uint64_t gpu_start
   return m;
 }
 
-static void measure_stream(fixture* f, uint64_t first, int n, uint64_t fast_tail_us, int waiting, uint64_t order_step) {
+/* The same, with the application's `wait_us` (compute on the stream, or a wait on another) before
+ * every next kernel, after whatever the last one left behind. */
+static void measure_stream_waits(fixture* f, uint64_t first, int n, uint64_t fast_tail_us, int waiting,
+                                 uint64_t order_step, uint64_t wait_us) {
   uint64_t gpu = 1000000000ULL;
   for (uint64_t c = first; c < first + (uint64_t)n; c++) {
     dccl_measurement m = stamped(f, c, gpu, waiting, order_step);
     take(f, &m);
-    gpu += m.duration_ns + (decided_for(f, c) == f->fast ? fast_tail_us * 1000 : 0);
+    gpu += m.duration_ns + (decided_for(f, c) == f->fast ? fast_tail_us * 1000 : 0) + wait_us * 1000;
   }
+}
+
+static void measure_stream(fixture* f, uint64_t first, int n, uint64_t fast_tail_us, int waiting, uint64_t order_step) {
+  measure_stream_waits(f, first, n, fast_tail_us, waiting, order_step, 0);
 }
 
 static dccl_arm* arm_of(fixture* f, dccl_action action) {
@@ -260,7 +267,7 @@ static void test_stream_time_charges_work_left_behind_the_kernel(void) {
    * launched each next call already, the learner must charge it 300 us, like the slow action, not
    * its span; the last call is learned once the profiler says no call started after it. */
   fixture f;
-  fixture_init_costing(&f, 1);
+  fixture_init_costing(&f, DCCL_COST_STREAM);
   _Atomic uint64_t calls_started = 0;
   f.inputs.calls_started = &calls_started;
   log_calls(&f, 60, BYTES);
@@ -298,7 +305,7 @@ static void test_overlapping_calls_cost_their_spans(void) {
   /* NCCL ran the next call's kernel before this one's ended (calls of one group, in one kernel): the
    * time between their starts is not this call's, and must not wrap below its span. */
   fixture f;
-  fixture_init_costing(&f, 1);
+  fixture_init_costing(&f, DCCL_COST_STREAM);
   log_calls(&f, 60, BYTES);
   for (uint64_t c = 0; c < 60; c++) { /* each kernel starts 50 us after the last: before either action's end */
     dccl_measurement m = stamped(&f, c, 1000000000ULL + 50000 * c, 1, 1);
@@ -317,7 +324,7 @@ static void test_a_gap_the_application_made_is_not_charged(void) {
    * learner charges spans (DYNAMICCL_COST=span, the default): every call costs its span. */
   for (int variant = 0; variant < 3; variant++) {
     fixture f;
-    fixture_init_costing(&f, variant < 2);
+    fixture_init_costing(&f, variant < 2 ? DCCL_COST_STREAM : DCCL_COST_SPAN);
     log_calls(&f, 60, BYTES);
     measure_stream(&f, 0, 60, 200, variant >= 1, variant == 1 ? 2 : 1);
     f.learner->options.agent.learning = 0;
@@ -327,6 +334,46 @@ static void test_a_gap_the_application_made_is_not_charged(void) {
      * point-to-point call sits between each two (the call orders say so). */
     if (variant == 1) check_arms(&f, 30, 30);
     else check_arms(&f, 21, 20);
+    fixture_free(&f);
+  }
+}
+
+static void test_leftover_charges_work_left_behind_not_the_applications_waits(void) {
+  /* DYNAMICCL_COST=leftover. The fast action (100 us) leaves 40 us behind its kernel; the slow one
+   * (300 us) none. Back to back, the slow action sets the level (no excess) once it has 4 samples
+   * (calls 3, 4, 5 and 9, told at call 10), and from then on every learned fast call is charged its
+   * 40 us: the fast arm holds 5 calls at 100 us and 16 at 140. The slow one costs its span. (The
+   * agent takes the fast action's rise for a drift of the machine in part: means within 2%.) */
+  fixture f;
+  fixture_init_costing(&f, DCCL_COST_LEFTOVER);
+  log_calls(&f, 60, BYTES);
+  measure_stream(&f, 0, 60, 40, 1, 1);
+  dccl_learner_flush(f.learner, &f.inputs);
+  CHECK_EQ_INT(f.learner->counters.after_switch, 19);
+  CHECK_EQ_INT(f.learner->counters.stream_timed, 59); /* every call but the last, skipped or not */
+  CHECK_EQ_INT(f.learner->counters.leftover_charged, 16);
+  dccl_arm* fast = arm_of(&f, f.fast);
+  dccl_arm* slow = arm_of(&f, f.slow);
+  CHECK(fast != NULL && slow != NULL);
+  if (fast != NULL && slow != NULL) {
+    CHECK_NEAR(fast->count, 21, 1e-3);
+    CHECK_NEAR(fast->mean, (5 * log(100.0) + 16 * log(140.0)) / 21, 0.02);
+    CHECK_NEAR(slow->count, 20, 1e-3);
+    CHECK_NEAR(slow->mean, log(300.0), 0.02);
+  }
+  fixture_free(&f);
+  /* The application waits 400 us before every kernel (NCCL launched each call ahead): every action's
+   * excess is the wait, counted up to its span, and the level action (the fast one: 100 us, against
+   * the slow one's 300) waits its whole span. Its calls do not run back to back: nothing is charged,
+   * although the fast action leaves its 40 us behind too. NCCL not launching ahead: no excess at all. */
+  for (int waiting = 1; waiting >= 0; waiting--) {
+    fixture_init_costing(&f, DCCL_COST_LEFTOVER);
+    log_calls(&f, 60, BYTES);
+    measure_stream_waits(&f, 0, 60, 40, waiting, 1, 400);
+    dccl_learner_flush(f.learner, &f.inputs);
+    CHECK_EQ_INT(f.learner->counters.stream_timed, waiting ? 59 : 0);
+    CHECK_EQ_INT(f.learner->counters.leftover_charged, 0);
+    check_arms(&f, 21, 20);
     fixture_free(&f);
   }
 }
@@ -393,6 +440,7 @@ int main(void) {
   RUN(test_stream_time_charges_work_left_behind_the_kernel);
   RUN(test_a_gap_the_application_made_is_not_charged);
   RUN(test_overlapping_calls_cost_their_spans);
+  RUN(test_leftover_charges_work_left_behind_not_the_applications_waits);
   RUN(test_work_left_to_the_next_call_is_not_learned_as_its_own);
   TEST_SUMMARY();
 }

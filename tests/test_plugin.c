@@ -592,6 +592,7 @@ static void test_profiler_mask_is_shared(void) {
   int mask = 0;
   void *measuring = NULL, *quiet = NULL;
   setenv("DYNAMICCL_PROFILE", "on", 1);
+  setenv("DYNAMICCL_COST", "span", 1); /* kernel spans alone: no call counts, no P2p events */
   profiler6->init(&measuring, 61, &mask, "measuring", 1, 8, 0, logger);
   CHECK_EQ_INT(mask, ncclProfileColl | ncclProfileKernelCh);
   setenv("DYNAMICCL_PROFILE", "off", 1);
@@ -599,14 +600,18 @@ static void test_profiler_mask_is_shared(void) {
   CHECK_EQ_INT(mask, ncclProfileColl | ncclProfileKernelCh);
   profiler6->finalize(quiet);
   profiler6->finalize(measuring);
-  /* Charging stream time counts point-to-point calls too: P2p events are asked for then only. */
-  void* counting = NULL;
-  setenv("DYNAMICCL_PROFILE", "on", 1);
-  setenv("DYNAMICCL_COST", "stream", 1);
-  profiler6->init(&counting, 64, &mask, "counting", 1, 8, 0, logger);
-  CHECK_EQ_INT(mask, ncclProfileColl | ncclProfileKernelCh | ncclProfileP2p);
-  profiler6->finalize(counting);
-  unsetenv("DYNAMICCL_COST");
+  /* Charging stream time or leftovers (the default) counts point-to-point calls too: P2p events are
+   * asked for then only. */
+  for (int cost = 0; cost < 2; cost++) {
+    void* counting = NULL;
+    int counting_mask = 0;
+    setenv("DYNAMICCL_PROFILE", "on", 1);
+    if (cost == 0) setenv("DYNAMICCL_COST", "stream", 1);
+    else unsetenv("DYNAMICCL_COST");
+    profiler6->init(&counting, 64, &counting_mask, "counting", 1, 8, 0, logger);
+    CHECK_EQ_INT(counting_mask, ncclProfileColl | ncclProfileKernelCh | ncclProfileP2p);
+    profiler6->finalize(counting);
+  }
   setenv("DYNAMICCL_PROFILE", "off", 1);
   int other = 0x1000; /* bits set by NCCL or a previous init are kept */
   profiler6->init(&quiet, 63, &other, "quiet", 1, 8, 0, logger);

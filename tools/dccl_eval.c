@@ -31,6 +31,7 @@ typedef struct scenario {
   int max_tuner, max_profiler; /* plugin ABIs of the NCCL release emulated (`nccl`, default 2.30) */
   long long calls; /* 0: the whole workload */
   int warm_start;  /* learning policies start from a policy trained on the same scenario (another seed) */
+  int host_ahead;  /* each call is launched before the last kernel's end reaches the profiler (a loop of collectives) */
 } scenario;
 
 typedef struct job_result {
@@ -106,6 +107,7 @@ static int parse_scenario(const char* path, scenario* s, char* error, size_t siz
     else if (strcmp(key, "conditions") == 0) snprintf(s->conditions, sizeof(s->conditions), "%.*s", (int)sizeof(s->conditions) - 1, value);
     else if (strcmp(key, "calls") == 0) s->calls = atoll(value);
     else if (strcmp(key, "warm_start") == 0) s->warm_start = strcmp(value, "yes") == 0;
+    else if (strcmp(key, "host_ahead") == 0) s->host_ahead = strcmp(value, "yes") == 0;
     else if (strcmp(key, "nccl") == 0) {
       if (dccl_nccl_release_abis(value, &s->max_tuner, &s->max_profiler) != 0) {
         snprintf(error, size, "%s:%d: unknown NCCL release '%s' (2.21 .. 2.30)", path, number, value);
@@ -309,6 +311,7 @@ static void run_job(const scenario* s, const char* policy, int seed, const run_o
   config.builtin = policy[0] == 'o' ? NULL : &builtin;
   config.oracle_policy = strcmp(policy, "oracle") == 0;
   config.synchronous = 1;
+  config.host_ahead = s->host_ahead;
   config.sync_step = dccl_plugin_sync_step;
   config.ranks = 1;
   config.calls = total;

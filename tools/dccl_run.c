@@ -35,7 +35,7 @@ static void usage(FILE* out) {
           "  --sync-every N        builtin plugin: background pass every N calls (default 64)\n"
           "  --host-ahead          builtin plugin: each call is launched before the last one's kernel\n"
           "                        end reaches the profiler, as in a loop of collectives (what\n"
-          "                        DYNAMICCL_COST=stream reads)\n"
+          "                        DYNAMICCL_COST=leftover, the default, and stream read)\n"
           "  --rules FILE          NCCL example-tuner CSV pins (DYNAMICCL_RULES_FILE)\n"
           "  --trace FILE          write measured collectives (DYNAMICCL_TRACE_FILE, %%r = rank)\n"
           "  --nccl RELEASE        emulate this NCCL release's ABIs: 2.21 .. 2.30 (default 2.30)\n"

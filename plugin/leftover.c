@@ -1,0 +1,58 @@
+/* plugin/leftover.c: per-cell estimates of what each action leaves to the next call, and the charge beyond its span. */
+#include "leftover.h"
+
+#include <math.h>
+#include <stddef.h>
+
+static dccl_leftover_estimate* find(dccl_leftover_cell* cell, uint32_t action) {
+  dccl_leftover_estimate* room = &cell->actions[0];
+  for (int i = 0; i < DCCL_LEFTOVER_ACTIONS; i++) {
+    dccl_leftover_estimate* e = &cell->actions[i];
+    if (e->count > 0 && e->action == action) return e;
+    if (e->count < room->count) room = e;
+  }
+  *room = (dccl_leftover_estimate){.action = action};
+  return room;
+}
+
+/* Welford's update while the window fills (weight 1 / count); exponentially weighted after. */
+static void moments_add(dccl_running_moments* m, double x, double weight) {
+  double deviation = x - m->mean;
+  m->mean += deviation * weight;
+  m->variance += (deviation * (x - m->mean) - m->variance) * weight;
+}
+
+void dccl_leftover_add(dccl_leftover_cell* cell, uint32_t action, double span_us, double excess_us) {
+  if (!(excess_us >= 0) || !(span_us >= 0) || !isfinite(excess_us + span_us)) return;
+  /* Work left behind is a part of a call (up to 0.7 of its span on the GPU testbed); a longer wait is
+   * the application's, whose outliers (a compute phase after a burst of calls) must not swamp means. */
+  if (excess_us > span_us) excess_us = span_us;
+  dccl_leftover_estimate* e = find(cell, action);
+  if (e->count < DCCL_LEFTOVER_WINDOW) e->count++;
+  moments_add(&e->excess_us, excess_us, 1.0 / e->count);
+  moments_add(&e->span_us, span_us, 1.0 / e->count);
+}
+
+/* Twice the standard error of the difference of two actions' mean excess (`own` may have one sample:
+ * then the level's variance stands for its own). */
+static double margin(const dccl_leftover_estimate* own, const dccl_leftover_estimate* level) {
+  double level_variance = level->excess_us.variance * level->count / (level->count - 1);
+  double own_variance = own->count >= 2 ? own->excess_us.variance * own->count / (own->count - 1) : level_variance;
+  return 2 * sqrt(own_variance / own->count + level_variance / level->count);
+}
+
+double dccl_leftover_charge(const dccl_leftover_cell* cell, uint32_t action) {
+  const dccl_leftover_estimate *level = NULL, *own = NULL;
+  for (int i = 0; i < DCCL_LEFTOVER_ACTIONS; i++) {
+    const dccl_leftover_estimate* e = &cell->actions[i];
+    if (e->count == 0) continue;
+    if (e->action == action) own = e;
+    if (e->count >= DCCL_LEFTOVER_LEVEL_SAMPLES && (level == NULL || e->excess_us.mean < level->excess_us.mean)) level = e;
+  }
+  if (own == NULL || level == NULL || own == level) return 0;
+  /* Calls that do not run back to back (the level action waits half its span or more after its
+   * kernel): the application's waits, not work left behind. */
+  if (level->excess_us.mean > DCCL_LEFTOVER_BACK_TO_BACK * level->span_us.mean) return 0;
+  double charge = own->excess_us.mean - level->excess_us.mean - margin(own, level);
+  return charge > 0 ? charge : 0;
+}

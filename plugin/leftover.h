@@ -1,0 +1,59 @@
+/* plugin/leftover.h: what each action leaves to the next call, per decision cell (DYNAMICCL_COST=leftover).
+ *
+ * Over network transports an algorithm can leave work behind its kernel that holds the communicator's
+ * next kernel back (tree over sockets: a third of its call on the H100 testbed, docs/results/gpu). A
+ * call's "excess" is how long after its kernel ended the next call's kernel started, where NCCL had
+ * launched that call already (where the application launched it later, the gap tells nothing about
+ * the call, and the call gives no sample), and its "stream time" is its span plus its excess: how
+ * long it kept the stream.
+ *
+ * An application can make the next collective wait too (a gradient bucket waiting for its backward
+ * pass on another CUDA stream, or compute between two calls): that is not the call's cost. So each
+ * action's excess is estimated per cell, and the action with the least (among those sampled
+ * DCCL_LEFTOVER_LEVEL_SAMPLES times) sets the cell's level:
+ *  - where even the level action waits more than half its span after its kernel, the cell's calls do
+ *    not run back to back: their excess is the application's, and nothing is charged (as `span`);
+ *  - else an action is charged what its mean excess exceeds the level's, less twice the standard error
+ *    of that difference (0 if less): the work it leaves behind (as `stream`, but not for the level).
+ * A sample's excess counts at most its span: work left behind is a part of a call (up to 0.7 of its
+ * span on the testbed), and a compute phase after a burst of calls must not swamp the means. What
+ * this cannot tell: an application whose waits end at a set time that only the slowest actions
+ * outlast (their excess is 0, the faster ones' is the wait) charges the faster ones up to that time.
+ *
+ * Background thread only; fixed memory, no allocation. */
+#ifndef DYNAMICCL_PLUGIN_LEFTOVER_H
+#define DYNAMICCL_PLUGIN_LEFTOVER_H
+
+#include <stdint.h>
+
+#define DCCL_LEFTOVER_ACTIONS 8 /* actions tracked per cell; the least sampled one makes room */
+#define DCCL_LEFTOVER_WINDOW 64 /* samples after which the estimates weigh new ones as 1 / this */
+#define DCCL_LEFTOVER_LEVEL_SAMPLES 4 /* samples an action needs to be the cell's level */
+#define DCCL_LEFTOVER_BACK_TO_BACK 0.5 /* a level action whose mean excess is more than this share of its
+                                          span says the cell's calls wait on the application: no charge */
+
+/* Mean and (population) variance of a quantity, over at most DCCL_LEFTOVER_WINDOW recent samples. */
+typedef struct dccl_running_moments {
+  double mean, variance;
+} dccl_running_moments;
+
+typedef struct dccl_leftover_estimate {
+  uint32_t action; /* what ran: algorithm << 16 | protocol << 8 | channels */
+  uint32_t count;  /* samples (at most DCCL_LEFTOVER_WINDOW); 0: the entry is free */
+  dccl_running_moments excess_us, span_us; /* the span only tells whether the level waits */
+} dccl_leftover_estimate;
+
+typedef struct dccl_leftover_cell {
+  dccl_leftover_estimate actions[DCCL_LEFTOVER_ACTIONS];
+} dccl_leftover_cell;
+
+static inline uint32_t dccl_leftover_key(int algo, int proto, int channels) {
+  return (uint32_t)algo << 16 | (uint32_t)proto << 8 | (uint32_t)channels;
+}
+
+/* Adds one call of the action that ran: its span and its excess (us, >= 0). */
+void dccl_leftover_add(dccl_leftover_cell* cell, uint32_t action, double span_us, double excess_us);
+/* What the action is charged beyond its span (us, >= 0). */
+double dccl_leftover_charge(const dccl_leftover_cell* cell, uint32_t action);
+
+#endif

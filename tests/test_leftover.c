@@ -1,0 +1,135 @@
+/* tests/test_leftover.c: the per-cell estimates of what an action leaves to the next call, and what it
+ * is charged: the work left behind where calls run back to back, nothing for an application's waits. */
+#include "../plugin/leftover.h"
+#include "test.h"
+
+/* A seedable uniform draw in [0, 1) for noisy samples (xorshift64*). */
+static double uniform(uint64_t* state) {
+  *state ^= *state >> 12;
+  *state ^= *state << 25;
+  *state ^= *state >> 27;
+  return (double)((*state * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
+}
+
+/* Adds n samples of an action: span_us, and excess_us plus uniform noise of +- jitter_us. */
+static void add_samples(dccl_leftover_cell* cell, uint32_t action, int n, double span_us, double excess_us,
+                        double jitter_us, uint64_t* rng) {
+  for (int i = 0; i < n; i++) {
+    double noise = rng != NULL ? (2 * uniform(rng) - 1) * jitter_us : 0;
+    dccl_leftover_add(cell, action, span_us, excess_us + noise > 0 ? excess_us + noise : 0);
+  }
+}
+
+static const uint32_t ring = 1u << 16 | 2u << 8 | 2, tree = 0u << 16 | 2u << 8 | 2, tree_ll = 0u << 16 | 0u << 8 | 2;
+
+static void test_work_left_behind_is_charged_back_to_back(void) {
+  /* Tree/Simple on 2 channels over sockets (docs/results/gpu): spans 1,100 us, the next kernel starts
+   * 550 us after its end; ring spans 1,650 and is followed at once (5 us). */
+  dccl_leftover_cell cell = {0};
+  uint64_t rng = 7;
+  add_samples(&cell, tree, 10, 1100, 550, 20, &rng);
+  CHECK_NEAR(dccl_leftover_charge(&cell, tree), 0, 0); /* no level yet: tree is the only action */
+  add_samples(&cell, ring, 3, 1650, 5, 2, &rng);
+  CHECK_NEAR(dccl_leftover_charge(&cell, tree), 0, 0); /* ring has 3 samples, tree sets the level */
+  add_samples(&cell, ring, 1, 1650, 5, 2, &rng);
+  double charge = dccl_leftover_charge(&cell, tree);
+  /* 545 us less twice the standard error (about 2 * 11.5 / sqrt(10) for the jitter's sd) */
+  CHECK_MSG(charge > 520 && charge < 545, "charge %.1f us", charge);
+  CHECK_NEAR(dccl_leftover_charge(&cell, ring), 0, 0); /* the level is never charged */
+  /* More samples narrow the margin toward the difference of the means. */
+  add_samples(&cell, tree, 54, 1100, 550, 20, &rng);
+  add_samples(&cell, ring, 60, 1650, 5, 2, &rng);
+  charge = dccl_leftover_charge(&cell, tree);
+  CHECK_MSG(charge > 535 && charge < 550, "charge %.1f us", charge);
+  /* An action with one sample is judged with the level's variance. */
+  add_samples(&cell, tree_ll, 1, 900, 300, 0, NULL);
+  CHECK_NEAR(dccl_leftover_charge(&cell, tree_ll), 295 - 2 * sqrt(cell.actions[1].excess_us.variance * 64 / 63 * (1 + 1.0 / 64)),
+             0.5);
+  /* An action no sample named is charged nothing. */
+  CHECK_NEAR(dccl_leftover_charge(&cell, 3u << 16), 0, 0);
+}
+
+static void test_equal_excess_is_not_charged(void) {
+  /* Two actions with the same excess distribution (a wide jitter), 8 and 30 samples: noise beyond the
+   * margin of twice the standard error is charged in some 8% of draws (Student's t with few samples),
+   * and then by little: 0.14 us on average against an excess of 20 and spans of 150-200. */
+  uint64_t rng = 11;
+  int charged = 0;
+  double total = 0;
+  for (int trial = 0; trial < 200; trial++) {
+    dccl_leftover_cell cell = {0};
+    add_samples(&cell, ring, 30, 200, 20, 15, &rng);
+    add_samples(&cell, tree, 8, 150, 20, 15, &rng);
+    double charge = dccl_leftover_charge(&cell, tree) + dccl_leftover_charge(&cell, ring);
+    charged += charge > 0;
+    total += charge;
+  }
+  CHECK_MSG(charged <= 20, "%d of 200 trials charged", charged);
+  CHECK_MSG(total / 200 < 0.5, "mean charge %.2f us", total / 200);
+}
+
+static void test_application_waits_are_not_charged(void) {
+  /* Compute of 400 us between collectives of 20-30 us: every action's excess is the wait (counted up
+   * to its span), the level action waits its whole span, and nothing is charged, not even an action
+   * whose excess is larger. */
+  dccl_leftover_cell cell = {0};
+  add_samples(&cell, ring, 20, 30, 400, 0, NULL);
+  add_samples(&cell, tree, 20, 20, 440, 0, NULL);
+  CHECK_NEAR(cell.actions[0].excess_us.mean, 30, 1e-9); /* counted up to the span */
+  CHECK_NEAR(dccl_leftover_charge(&cell, ring), 0, 0);
+  CHECK_NEAR(dccl_leftover_charge(&cell, tree), 0, 0);
+  /* A wait of half the level's span or less is taken for calls back to back. */
+  dccl_leftover_cell short_waits = {0};
+  add_samples(&short_waits, ring, 20, 100, 50, 0, NULL);
+  add_samples(&short_waits, tree, 20, 80, 80, 0, NULL);
+  CHECK_NEAR(dccl_leftover_charge(&short_waits, tree), 30, 1e-9);
+  add_samples(&short_waits, ring, 40, 100, 60, 0, NULL); /* the level's mean moves past half its span */
+  CHECK_NEAR(dccl_leftover_charge(&short_waits, tree), 0, 0);
+}
+
+static void test_an_outlier_counts_at_most_the_span(void) {
+  /* A compute phase of 2 ms after one call in 64 of the level action: counted as 100 us, it moves the
+   * level's mean by 1.6 us, not 31; the charge of an action leaving 40 us behind stays near 40. */
+  dccl_leftover_cell cell = {0};
+  add_samples(&cell, ring, 63, 100, 0, 0, NULL);
+  add_samples(&cell, ring, 1, 100, 2000, 0, NULL);
+  add_samples(&cell, tree, 64, 80, 40, 0, NULL);
+  CHECK_NEAR(cell.actions[0].excess_us.mean, 100.0 / 64, 1e-9);
+  double charge = dccl_leftover_charge(&cell, tree);
+  CHECK_MSG(charge > 30 && charge < 40, "charge %.1f us", charge);
+}
+
+static void test_bad_samples_and_room(void) {
+  dccl_leftover_cell cell = {0};
+  dccl_leftover_add(&cell, ring, 100, NAN);
+  dccl_leftover_add(&cell, ring, 100, -1);
+  dccl_leftover_add(&cell, ring, INFINITY, 5);
+  dccl_leftover_add(&cell, ring, -3, 5);
+  for (int i = 0; i < DCCL_LEFTOVER_ACTIONS; i++) CHECK_EQ_INT(cell.actions[i].count, 0);
+  /* The window: counts stop at DCCL_LEFTOVER_WINDOW, and later samples weigh 1 / window. */
+  add_samples(&cell, ring, 100, 100, 10, 0, NULL);
+  CHECK_EQ_INT(cell.actions[0].count, DCCL_LEFTOVER_WINDOW);
+  dccl_leftover_add(&cell, ring, 100, 74);
+  CHECK_NEAR(cell.actions[0].excess_us.mean, 11, 1e-9);
+  /* Eight actions tracked; a ninth takes the place of the least sampled, never of a busier one. */
+  for (uint32_t a = 1; a < DCCL_LEFTOVER_ACTIONS; a++) add_samples(&cell, ring + a, (int)a + 1, 100, 10, 0, NULL);
+  dccl_leftover_add(&cell, ring + 100, 100, 10);
+  int found_new = 0, found_least = 0, found_level = 0;
+  for (int i = 0; i < DCCL_LEFTOVER_ACTIONS; i++) {
+    found_new += cell.actions[i].action == ring + 100;
+    found_least += cell.actions[i].action == ring + 1; /* 2 samples: the least */
+    found_level += cell.actions[i].action == ring;
+  }
+  CHECK_EQ_INT(found_new, 1);
+  CHECK_EQ_INT(found_least, 0);
+  CHECK_EQ_INT(found_level, 1);
+}
+
+int main(void) {
+  RUN(test_work_left_behind_is_charged_back_to_back);
+  RUN(test_equal_excess_is_not_charged);
+  RUN(test_application_waits_are_not_charged);
+  RUN(test_an_outlier_counts_at_most_the_span);
+  RUN(test_bad_samples_and_room);
+  TEST_SUMMARY();
+}
