@@ -27,7 +27,7 @@
 #define MAX_EVENTS 65536
 
 typedef struct scenario {
-  char path[512], name[64], profile[128], workload[128], conditions[128], description[512];
+  char path[512], name[64], profile[128], workload[128], conditions[128], description[1024];
   int max_tuner, max_profiler; /* plugin ABIs of the NCCL release emulated (`nccl`, default 2.30) */
   long long calls; /* 0: the whole workload */
   int warm_start;  /* learning policies start from a policy trained on the same scenario (another seed) */
