@@ -24,9 +24,9 @@ static void moments_add(dccl_running_moments* m, double x, double weight) {
 
 void dccl_leftover_add(dccl_leftover_cell* cell, uint32_t action, double span_us, double excess_us) {
   if (!(excess_us >= 0) || !(span_us >= 0) || !isfinite(excess_us + span_us)) return;
-  /* Work left behind is a part of a call (up to 0.7 of its span on the GPU testbed); a longer wait is
-   * the application's, whose outliers (a compute phase after a burst of calls) must not swamp means. */
-  if (excess_us > span_us) excess_us = span_us;
+  /* Work left behind is at most a few spans (2.3 on the GPU testbed); a longer wait is the
+   * application's, whose outliers (a compute phase after a burst of calls) must not swamp means. */
+  if (excess_us > DCCL_LEFTOVER_CLIP_SPANS * span_us) excess_us = DCCL_LEFTOVER_CLIP_SPANS * span_us;
   dccl_leftover_estimate* e = find(cell, action);
   if (e->count < DCCL_LEFTOVER_WINDOW) e->count++;
   moments_add(&e->excess_us, excess_us, 1.0 / e->count);

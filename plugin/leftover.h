@@ -15,8 +15,9 @@
  *    not run back to back: their excess is the application's, and nothing is charged (as `span`);
  *  - else an action is charged what its mean excess exceeds the level's, less twice the standard error
  *    of that difference (0 if less): the work it leaves behind (as `stream`, but not for the level).
- * A sample's excess counts at most its span: work left behind is a part of a call (up to 0.7 of its
- * span on the testbed), and a compute phase after a burst of calls must not swamp the means. What
+ * A sample's excess counts at most DCCL_LEFTOVER_CLIP_SPANS spans: tree's left work reaches 2.3 of its
+ * span on the testbed (AllReduce 64 KiB: span 31 us, stream time 101, docs/results/gpu run 9's
+ * summary), and a compute phase after a burst of calls must not swamp the means. What
  * this cannot tell: an application whose waits end at a set time that only the slowest actions
  * outlast (their excess is 0, the faster ones' is the wait) charges the faster ones up to that time.
  *
@@ -29,6 +30,7 @@
 #define DCCL_LEFTOVER_ACTIONS 8 /* actions tracked per cell; the least sampled one makes room */
 #define DCCL_LEFTOVER_WINDOW 64 /* samples after which the estimates weigh new ones as 1 / this */
 #define DCCL_LEFTOVER_LEVEL_SAMPLES 4 /* samples an action needs to be the cell's level */
+#define DCCL_LEFTOVER_CLIP_SPANS 4 /* a sample's excess counts at most this many of its spans */
 #define DCCL_LEFTOVER_BACK_TO_BACK 0.5 /* a level action whose mean excess is more than this share of its
                                           span says the cell's calls wait on the application: no charge */
 
