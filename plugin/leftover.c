@@ -4,12 +4,25 @@
 #include <math.h>
 #include <stddef.h>
 
+/* The cell's level: the action with the least mean excess among those with enough samples (NULL: none). */
+static const dccl_leftover_estimate* level_of(const dccl_leftover_cell* cell) {
+  const dccl_leftover_estimate* level = NULL;
+  for (int i = 0; i < DCCL_LEFTOVER_ACTIONS; i++) {
+    const dccl_leftover_estimate* e = &cell->actions[i];
+    if (e->count >= DCCL_LEFTOVER_LEVEL_SAMPLES && (level == NULL || e->excess_us.mean < level->excess_us.mean)) level = e;
+  }
+  return level;
+}
+
+/* The action's entry; a new action takes a free one, else the least recently sampled but the level's. */
 static dccl_leftover_estimate* find(dccl_leftover_cell* cell, uint32_t action) {
-  dccl_leftover_estimate* room = &cell->actions[0];
+  const dccl_leftover_estimate* level = level_of(cell);
+  dccl_leftover_estimate* room = NULL;
   for (int i = 0; i < DCCL_LEFTOVER_ACTIONS; i++) {
     dccl_leftover_estimate* e = &cell->actions[i];
     if (e->count > 0 && e->action == action) return e;
-    if (e->count < room->count) room = e;
+    if (e == level) continue;
+    if (room == NULL || (room->count > 0 && (e->count == 0 || e->last_used < room->last_used))) room = e;
   }
   *room = (dccl_leftover_estimate){.action = action};
   return room;
@@ -28,29 +41,25 @@ void dccl_leftover_add(dccl_leftover_cell* cell, uint32_t action, double span_us
    * application's, whose outliers (a compute phase after a burst of calls) must not swamp means. */
   if (excess_us > DCCL_LEFTOVER_CLIP_SPANS * span_us) excess_us = DCCL_LEFTOVER_CLIP_SPANS * span_us;
   dccl_leftover_estimate* e = find(cell, action);
+  e->last_used = ++cell->samples;
   if (e->count < DCCL_LEFTOVER_WINDOW) e->count++;
   moments_add(&e->excess_us, excess_us, 1.0 / e->count);
   moments_add(&e->span_us, span_us, 1.0 / e->count);
 }
 
-/* Twice the standard error of the difference of two actions' mean excess (`own` may have one sample:
- * then the level's variance stands for its own). */
+/* Twice the standard error of the difference of two actions' mean excess (both with 2 samples or more). */
 static double margin(const dccl_leftover_estimate* own, const dccl_leftover_estimate* level) {
   double level_variance = level->excess_us.variance * level->count / (level->count - 1);
-  double own_variance = own->count >= 2 ? own->excess_us.variance * own->count / (own->count - 1) : level_variance;
+  double own_variance = own->excess_us.variance * own->count / (own->count - 1);
   return 2 * sqrt(own_variance / own->count + level_variance / level->count);
 }
 
 double dccl_leftover_charge(const dccl_leftover_cell* cell, uint32_t action) {
-  const dccl_leftover_estimate *level = NULL, *own = NULL;
-  for (int i = 0; i < DCCL_LEFTOVER_ACTIONS; i++) {
-    const dccl_leftover_estimate* e = &cell->actions[i];
-    if (e->count == 0) continue;
-    if (e->action == action) own = e;
-    if (e->count >= DCCL_LEFTOVER_LEVEL_SAMPLES && (level == NULL || e->excess_us.mean < level->excess_us.mean)) level = e;
-  }
-  if (own == NULL || level == NULL || own == level) return 0;
-  /* Calls that do not run back to back (the level action waits half its span or more after its
+  const dccl_leftover_estimate *level = level_of(cell), *own = NULL;
+  for (int i = 0; i < DCCL_LEFTOVER_ACTIONS; i++)
+    if (cell->actions[i].count > 0 && cell->actions[i].action == action) own = &cell->actions[i];
+  if (own == NULL || own->count < 2 || level == NULL || own == level) return 0;
+  /* Calls that do not run back to back (the level action waits more than half its span after its
    * kernel): the application's waits, not work left behind. */
   if (level->excess_us.mean > DCCL_LEFTOVER_BACK_TO_BACK * level->span_us.mean) return 0;
   double charge = own->excess_us.mean - level->excess_us.mean - margin(own, level);

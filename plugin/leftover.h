@@ -13,13 +13,17 @@
  * DCCL_LEFTOVER_LEVEL_SAMPLES times) sets the cell's level:
  *  - where even the level action waits more than half its span after its kernel, the cell's calls do
  *    not run back to back: their excess is the application's, and nothing is charged (as `span`);
- *  - else an action is charged what its mean excess exceeds the level's, less twice the standard error
- *    of that difference (0 if less): the work it leaves behind (as `stream`, but not for the level).
+ *  - else an action with 2 samples or more is charged what its mean excess exceeds the level's, less
+ *    twice the standard error of that difference (0 if less): the work it leaves behind (as `stream`,
+ *    but not for the level).
  * A sample's excess counts at most DCCL_LEFTOVER_CLIP_SPANS spans: tree's left work reaches 2.3 of its
  * span on the testbed (AllReduce 64 KiB: span 31 us, stream time 101, docs/results/gpu run 9's
  * summary), and a compute phase after a burst of calls must not swamp the means. What
  * this cannot tell: an application whose waits end at a set time that only the slowest actions
- * outlast (their excess is 0, the faster ones' is the wait) charges the faster ones up to that time.
+ * outlast (their excess is 0, the faster ones' is the wait) charges the faster ones up to that time;
+ * and work left behind that makes the next kernel longer rather than later (tree on 1 channel over
+ * sockets) is not excess: the learner's skip after a switch of action handles it. The estimates are
+ * neither saved with the policy nor restarted with the agents' statistics on congestion.
  *
  * Background thread only; fixed memory, no allocation. */
 #ifndef DYNAMICCL_PLUGIN_LEFTOVER_H
@@ -27,26 +31,30 @@
 
 #include <stdint.h>
 
-#define DCCL_LEFTOVER_ACTIONS 8 /* actions tracked per cell; the least sampled one makes room */
-#define DCCL_LEFTOVER_WINDOW 64 /* samples after which the estimates weigh new ones as 1 / this */
+#define DCCL_LEFTOVER_ACTIONS 8 /* actions tracked per cell; a new one takes the place of the least
+                                   recently sampled, never of the level */
+#define DCCL_LEFTOVER_WINDOW 64 /* samples after which the estimates weigh new ones as 1 / this (an
+                                   exponential average, which the margin counts as this many samples) */
 #define DCCL_LEFTOVER_LEVEL_SAMPLES 4 /* samples an action needs to be the cell's level */
 #define DCCL_LEFTOVER_CLIP_SPANS 4 /* a sample's excess counts at most this many of its spans */
 #define DCCL_LEFTOVER_BACK_TO_BACK 0.5 /* a level action whose mean excess is more than this share of its
                                           span says the cell's calls wait on the application: no charge */
 
-/* Mean and (population) variance of a quantity, over at most DCCL_LEFTOVER_WINDOW recent samples. */
+/* Mean and (population) variance of a quantity (Welford's, then exponentially weighted). */
 typedef struct dccl_running_moments {
   double mean, variance;
 } dccl_running_moments;
 
 typedef struct dccl_leftover_estimate {
-  uint32_t action; /* what ran: algorithm << 16 | protocol << 8 | channels */
-  uint32_t count;  /* samples (at most DCCL_LEFTOVER_WINDOW); 0: the entry is free */
+  uint32_t action;    /* what ran: algorithm << 16 | protocol << 8 | channels */
+  uint32_t count;     /* samples (at most DCCL_LEFTOVER_WINDOW); 0: the entry is free */
+  uint32_t last_used; /* the cell's sample count when this entry last took one */
   dccl_running_moments excess_us, span_us; /* the span only tells whether the level waits */
 } dccl_leftover_estimate;
 
 typedef struct dccl_leftover_cell {
   dccl_leftover_estimate actions[DCCL_LEFTOVER_ACTIONS];
+  uint32_t samples; /* taken by the cell, for last_used */
 } dccl_leftover_cell;
 
 static inline uint32_t dccl_leftover_key(int algo, int proto, int channels) {
