@@ -121,6 +121,12 @@ void dccl_learner_set_trigger_listener(dccl_trigger_listener listener, void* con
   trigger_listener = listener;
 }
 
+/* A measurement's kernel span, in us. */
+static double span_us(const dccl_measurement* m) { return (double)m->duration_ns / 1000.0; }
+
+/* What ran (algorithm, protocol, channels), as the leftover estimates key it. */
+static uint32_t ran(const dccl_measurement* m) { return dccl_leftover_key(m->algo, m->proto, m->channels); }
+
 /* Feeds both agents one measured call of `latency_us` (its span, or its stream time). */
 static void learn_from(dccl_learner* l, const dccl_learner_inputs* in, const dccl_measurement* m,
                        const dccl_call_record* call, double latency_us) {
@@ -131,7 +137,7 @@ static void learn_from(dccl_learner* l, const dccl_learner_inputs* in, const dcc
   } else if (l->last_end_ns != 0) {
     l->gap_average_us += (0 - l->gap_average_us) / 64;
   }
-  l->duration_average_us += ((double)m->duration_ns / 1000.0 - l->duration_average_us) / 64;
+  l->duration_average_us += (span_us(m) - l->duration_average_us) / 64;
   if (end > l->last_end_ns) l->last_end_ns = end;
 
   dccl_action decided = call->decided;
@@ -180,7 +186,7 @@ static double stream_cost_us(const dccl_measurement* m, const dccl_measurement* 
   uint64_t end = m->gpu_start_ns + m->duration_ns;
   *stream_timed = next != NULL && next->call_order == m->call_order + 1 && m->host_done_ns != 0 &&
                   next->host_launch_ns != 0 && next->host_launch_ns <= m->host_done_ns && next->gpu_start_ns >= end;
-  return (double)(*stream_timed ? next->gpu_start_ns - m->gpu_start_ns : m->duration_ns) / 1000.0;
+  return *stream_timed ? (double)(next->gpu_start_ns - m->gpu_start_ns) / 1000.0 : span_us(m);
 }
 
 /* The agent cell slot's leftover estimates of a call's cell (NULL when the agent has no room). */
@@ -192,11 +198,10 @@ static dccl_leftover_cell* leftovers_of(dccl_learner* l, const dccl_call_record*
 /* DCCL_COST_LEFTOVER: a call's span plus what its action leaves to the next call, by the estimates
  * of the calls before it (leftover.h): a call is learned when it is measured, not held. */
 static double leftover_cost_us(dccl_learner* l, const dccl_measurement* m, const dccl_call_record* call) {
-  double span_us = (double)m->duration_ns / 1000.0;
   dccl_leftover_cell* cell = leftovers_of(l, call);
-  double charge_us = cell != NULL ? dccl_leftover_charge(cell, dccl_leftover_key(m->algo, m->proto, m->channels)) : 0;
+  double charge_us = cell != NULL ? dccl_leftover_charge(cell, ran(m)) : 0;
   l->counters.leftover_charged += charge_us > 0;
-  return span_us + charge_us;
+  return span_us(m) + charge_us;
 }
 
 /* Done with the held measurement, given the next call's (NULL: no next call will tell). With
@@ -215,8 +220,7 @@ static void release_held(dccl_learner* l, const dccl_learner_inputs* in, const d
     return;
   }
   dccl_leftover_cell* cell = leftovers_of(l, &l->held_call);
-  double span_us = (double)m->duration_ns / 1000.0;
-  if (cell != NULL && timed) dccl_leftover_add(cell, dccl_leftover_key(m->algo, m->proto, m->channels), span_us, cost_us - span_us);
+  if (cell != NULL && timed) dccl_leftover_add(cell, ran(m), span_us(m), cost_us - span_us(m));
 }
 
 /* Whether the call right before this one was the same cell's and ran another action (what NCCL ran:
@@ -230,7 +234,7 @@ static void release_held(dccl_learner* l, const dccl_learner_inputs* in, const d
 static int after_switch(dccl_learner* l, const dccl_measurement* m, int cell) {
   const dccl_measurement* p = &l->previous;
   int stamped = m->host_launch_ns != 0 && p->host_launch_ns != 0;
-  int switched = l->previous_cell == cell && (p->algo != m->algo || p->proto != m->proto || p->channels != m->channels) &&
+  int switched = l->previous_cell == cell && ran(p) != ran(m) &&
                  (!stamped || m->call_order == p->call_order + 1);
   l->previous_cell = cell;
   l->previous = *m;
@@ -261,7 +265,7 @@ static void observe(dccl_learner* l, const dccl_learner_inputs* in, const dccl_m
     l->held_valid = 1;
   }
   if (skipped || (hold && l->options.cost == DCCL_COST_STREAM)) return;
-  double cost_us = l->options.cost == DCCL_COST_LEFTOVER ? leftover_cost_us(l, m, &call) : (double)m->duration_ns / 1000.0;
+  double cost_us = l->options.cost == DCCL_COST_LEFTOVER ? leftover_cost_us(l, m, &call) : span_us(m);
   learn_from(l, in, m, &call, cost_us);
 }
 

@@ -152,7 +152,8 @@ typedef struct dccl_learner_inputs {
 void dccl_learner_begin(dccl_learner* learner, const dccl_learner_inputs* inputs);
 void dccl_learner_take(dccl_learner* learner, const dccl_learner_inputs* inputs, const dccl_measurement* measurement);
 void dccl_learner_end(dccl_learner* learner, const dccl_learner_inputs* inputs);
-/* The communicator ends: a measurement still held for its stream cost is learned with its span. */
+/* The communicator ends: a measurement still held for its stream cost is learned with its span (with
+ * DCCL_COST_LEFTOVER, learned already, it gives no excess sample). */
 void dccl_learner_flush(dccl_learner* learner, const dccl_learner_inputs* inputs);
 void dccl_learner_step(dccl_learner* learner, const dccl_learner_inputs* inputs);
 /* Behind the job (measurements waiting), the learner runs one DQN training step in 4 and owes the

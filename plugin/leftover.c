@@ -14,13 +14,21 @@ static const dccl_leftover_estimate* level_of(const dccl_leftover_cell* cell) {
   return level;
 }
 
+/* The action's entry, or NULL. */
+static const dccl_leftover_estimate* entry_of(const dccl_leftover_cell* cell, uint32_t action) {
+  for (int i = 0; i < DCCL_LEFTOVER_ACTIONS; i++)
+    if (cell->actions[i].count > 0 && cell->actions[i].action == action) return &cell->actions[i];
+  return NULL;
+}
+
 /* The action's entry; a new action takes a free one, else the least recently sampled but the level's. */
 static dccl_leftover_estimate* find(dccl_leftover_cell* cell, uint32_t action) {
+  const dccl_leftover_estimate* known = entry_of(cell, action);
+  if (known != NULL) return &cell->actions[known - cell->actions];
   const dccl_leftover_estimate* level = level_of(cell);
   dccl_leftover_estimate* room = NULL;
   for (int i = 0; i < DCCL_LEFTOVER_ACTIONS; i++) {
     dccl_leftover_estimate* e = &cell->actions[i];
-    if (e->count > 0 && e->action == action) return e;
     if (e == level) continue;
     if (room == NULL || (room->count > 0 && (e->count == 0 || e->last_used < room->last_used))) room = e;
   }
@@ -44,7 +52,7 @@ void dccl_leftover_add(dccl_leftover_cell* cell, uint32_t action, double span_us
   e->last_used = ++cell->samples;
   if (e->count < DCCL_LEFTOVER_WINDOW) e->count++;
   moments_add(&e->excess_us, excess_us, 1.0 / e->count);
-  moments_add(&e->span_us, span_us, 1.0 / e->count);
+  e->span_mean_us += (span_us - e->span_mean_us) / e->count;
 }
 
 /* Twice the standard error of the difference of two actions' mean excess (both with 2 samples or more). */
@@ -55,13 +63,11 @@ static double margin(const dccl_leftover_estimate* own, const dccl_leftover_esti
 }
 
 double dccl_leftover_charge(const dccl_leftover_cell* cell, uint32_t action) {
-  const dccl_leftover_estimate *level = level_of(cell), *own = NULL;
-  for (int i = 0; i < DCCL_LEFTOVER_ACTIONS; i++)
-    if (cell->actions[i].count > 0 && cell->actions[i].action == action) own = &cell->actions[i];
+  const dccl_leftover_estimate *level = level_of(cell), *own = entry_of(cell, action);
   if (own == NULL || own->count < 2 || level == NULL || own == level) return 0;
   /* Calls that do not run back to back (the level action waits more than half its span after its
    * kernel): the application's waits, not work left behind. */
-  if (level->excess_us.mean > DCCL_LEFTOVER_BACK_TO_BACK * level->span_us.mean) return 0;
+  if (level->excess_us.mean > DCCL_LEFTOVER_BACK_TO_BACK * level->span_mean_us) return 0;
   double charge = own->excess_us.mean - level->excess_us.mean - margin(own, level);
   return charge > 0 ? charge : 0;
 }

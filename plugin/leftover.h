@@ -49,7 +49,8 @@ typedef struct dccl_leftover_estimate {
   uint32_t action;    /* what ran: algorithm << 16 | protocol << 8 | channels */
   uint32_t count;     /* samples (at most DCCL_LEFTOVER_WINDOW); 0: the entry is free */
   uint32_t last_used; /* the cell's sample count when this entry last took one */
-  dccl_running_moments excess_us, span_us; /* the span only tells whether the level waits */
+  dccl_running_moments excess_us;
+  double span_mean_us; /* only tells whether the level waits */
 } dccl_leftover_estimate;
 
 typedef struct dccl_leftover_cell {

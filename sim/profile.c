@@ -229,6 +229,14 @@ static int parse_measured(dccl_profile* p, const char* value, char* why, size_t 
   return 0;
 }
 
+const dccl_leftover* dccl_profile_leftover(const dccl_profile* p, int algo, int proto, int channels) {
+  for (int i = 0; i < p->n_leftovers; i++) {
+    const dccl_leftover* l = &p->leftovers[i];
+    if (l->algo == algo && l->proto == proto && l->channels == channels) return l;
+  }
+  return NULL;
+}
+
 /* `leftover = <algorithm>/<protocol>/ch=<channels> later|longer <fraction>` */
 static int parse_leftover(dccl_profile* p, const char* value, char* why, size_t why_size) {
   char action_text[64], form_text[16], extra[2];
@@ -247,13 +255,9 @@ static int parse_leftover(dccl_profile* p, const char* value, char* why, size_t 
     snprintf(why, why_size, "expected 'later' or 'longer' and a fraction in [0, 0.9]");
     return -1;
   }
-  for (int i = 0; i < p->n_leftovers; i++) {
-    const dccl_leftover* l = &p->leftovers[i];
-    if (l->algo == dccl_action_algo(action) && l->proto == dccl_action_proto(action) &&
-        l->channels == dccl_action_channels(action)) {
-      snprintf(why, why_size, "'%s' has a leftover already", action_text);
-      return -1;
-    }
+  if (dccl_profile_leftover(p, dccl_action_algo(action), dccl_action_proto(action), dccl_action_channels(action)) != NULL) {
+    snprintf(why, why_size, "'%s' has a leftover already", action_text);
+    return -1;
   }
   if (p->n_leftovers >= DCCL_LEFTOVER_MAX) {
     snprintf(why, why_size, "more than %d leftover lines", DCCL_LEFTOVER_MAX);

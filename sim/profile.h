@@ -116,6 +116,8 @@ typedef struct dccl_profile {
  * the line number in `error`. Returns 0 on success. */
 int dccl_profile_parse(const char* text, const char* source, dccl_profile* out, char* error, size_t error_size);
 int dccl_profile_load(const char* path, dccl_profile* out, char* error, size_t error_size);
+/* The profile's leftover line for an action (NULL: none). */
+const dccl_leftover* dccl_profile_leftover(const dccl_profile* profile, int algo, int proto, int channels);
 
 /* Finds a profile by name in scenarios/profiles/ (or by path). */
 int dccl_profile_find(const char* name_or_path, dccl_profile* out, char* error, size_t error_size);

@@ -56,15 +56,9 @@ double dccl_sim_measure(const dccl_sim* sim, double true_us, const dccl_conditio
 }
 
 double dccl_sim_leftover(const dccl_sim* sim, const dccl_execution* e, int* form) {
-  for (int i = 0; i < sim->profile.n_leftovers; i++) {
-    const dccl_leftover* l = &sim->profile.leftovers[i];
-    if (l->algo == e->algo && l->proto == e->proto && l->channels == e->channels) {
-      *form = l->form;
-      return l->fraction;
-    }
-  }
-  *form = 0;
-  return 0;
+  const dccl_leftover* l = dccl_profile_leftover(&sim->profile, e->algo, e->proto, e->channels);
+  *form = l != NULL ? l->form : 0;
+  return l != NULL ? l->fraction : 0;
 }
 
 /* ---- oracle ---- */
