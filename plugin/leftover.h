@@ -13,9 +13,9 @@
  * DCCL_LEFTOVER_LEVEL_SAMPLES times) sets the cell's level:
  *  - where even the level action waits more than half its span after its kernel, the cell's calls do
  *    not run back to back: their excess is the application's, and nothing is charged (as `span`);
- *  - else an action with 2 samples or more is charged what its mean excess exceeds the level's, less
- *    twice the standard error of that difference (0 if less): the work it leaves behind (as `stream`,
- *    but not for the level).
+ *  - else an action with 2 samples or more is charged what its mean excess exceeds the level's, where
+ *    that difference is more than twice its standard error (else nothing): the work it leaves behind
+ *    (as `stream`, but not for the level).
  * A sample's excess counts at most DCCL_LEFTOVER_CLIP_SPANS spans: tree's left work reaches 2.3 of its
  * span on the testbed (AllReduce 64 KiB: span 31 us, stream time 101, docs/results/gpu run 9's
  * summary), and a compute phase after a burst of calls must not swamp the means. What

@@ -20,11 +20,19 @@ static void add_samples(dccl_leftover_cell* cell, uint32_t action, int n, double
   }
 }
 
-/* Whether the cell tracks the action. */
-static int find_entry(const dccl_leftover_cell* cell, uint32_t action) {
+/* The action's estimate in the cell (NULL: not tracked). */
+static const dccl_leftover_estimate* estimate_of(const dccl_leftover_cell* cell, uint32_t action) {
   for (int i = 0; i < DCCL_LEFTOVER_ACTIONS; i++)
-    if (cell->actions[i].count > 0 && cell->actions[i].action == action) return 1;
-  return 0;
+    if (cell->actions[i].count > 0 && cell->actions[i].action == action) return &cell->actions[i];
+  return NULL;
+}
+
+/* Whether the cell tracks the action. */
+static int find_entry(const dccl_leftover_cell* cell, uint32_t action) { return estimate_of(cell, action) != NULL; }
+
+/* What the action's mean excess exceeds the other's. */
+static double excess_difference(const dccl_leftover_cell* cell, uint32_t action, uint32_t other) {
+  return estimate_of(cell, action)->excess_us.mean - estimate_of(cell, other)->excess_us.mean;
 }
 
 static const uint32_t ring = 1u << 16 | 2u << 8 | 2, tree = 0u << 16 | 2u << 8 | 2, tree_ll = 0u << 16 | 0u << 8 | 2;
@@ -40,28 +48,33 @@ static void test_work_left_behind_is_charged_back_to_back(void) {
   CHECK_NEAR(dccl_leftover_charge(&cell, tree), 0, 0); /* ring has 3 samples, tree sets the level */
   add_samples(&cell, ring, 1, 1650, 5, 2, &rng);
   double charge = dccl_leftover_charge(&cell, tree);
-  /* 545 us less twice the standard error (about 2 * 11.5 / sqrt(10) for the jitter's sd) */
-  CHECK_MSG(charge > 520 && charge < 545, "charge %.1f us", charge);
+  /* The whole difference of the means, 545 us give or take the jitter's (sd 11.5 / sqrt(10)): far
+   * beyond twice its standard error, and not shrunk by it (tree leaves a quarter more or less behind
+   * from call to call on the GPU testbed; a shrunk charge has it cheaper than it is). */
+  CHECK_MSG(charge > 535 && charge < 555, "charge %.1f us", charge);
+  CHECK_NEAR(charge, excess_difference(&cell, tree, ring), 1e-9);
   CHECK_NEAR(dccl_leftover_charge(&cell, ring), 0, 0); /* the level is never charged */
-  /* More samples narrow the margin toward the difference of the means. */
+  /* More samples narrow the difference's noise. */
   add_samples(&cell, tree, 54, 1100, 550, 20, &rng);
   add_samples(&cell, ring, 60, 1650, 5, 2, &rng);
   charge = dccl_leftover_charge(&cell, tree);
-  CHECK_MSG(charge > 535 && charge < 550, "charge %.1f us", charge);
+  CHECK_MSG(charge > 540 && charge < 550, "charge %.1f us", charge);
   /* An action with one sample is not charged: its variance is unknown. With two, it is. */
   add_samples(&cell, tree_ll, 1, 900, 300, 0, NULL);
   CHECK_NEAR(dccl_leftover_charge(&cell, tree_ll), 0, 0);
   add_samples(&cell, tree_ll, 1, 900, 300, 0, NULL);
   charge = dccl_leftover_charge(&cell, tree_ll);
-  CHECK_MSG(charge > 280 && charge < 296, "charge %.1f us", charge);
+  CHECK_NEAR(charge, excess_difference(&cell, tree_ll, ring), 1e-9);
+  CHECK_MSG(charge > 290 && charge < 300, "charge %.1f us", charge);
   /* An action no sample named is charged nothing. */
   CHECK_NEAR(dccl_leftover_charge(&cell, 3u << 16), 0, 0);
 }
 
 static void test_equal_excess_is_not_charged(void) {
-  /* Two actions with the same excess distribution (a wide jitter), 8 and 30 samples: noise beyond the
-   * margin of twice the standard error is charged in some 8% of draws (Student's t with few samples),
-   * and then by little: 0.14 us on average against an excess of 20 and spans of 150-200. */
+  /* Two actions with the same excess distribution (a wide jitter), 8 and 30 samples: noise beyond
+   * twice the standard error of the difference is charged in some 8% of draws (Student's t with few
+   * samples; 15 of these 200), 7 us or so each time: 0.52 us on average against an excess of 20 and
+   * spans of 150-200. */
   uint64_t rng = 11;
   int charged = 0;
   double total = 0;
@@ -74,7 +87,7 @@ static void test_equal_excess_is_not_charged(void) {
     total += charge;
   }
   CHECK_MSG(charged <= 20, "%d of 200 trials charged", charged);
-  CHECK_MSG(total / 200 < 0.5, "mean charge %.2f us", total / 200);
+  CHECK_MSG(total / 200 < 0.8, "mean charge %.2f us", total / 200);
 }
 
 static void test_application_waits_are_not_charged(void) {
@@ -98,15 +111,15 @@ static void test_application_waits_are_not_charged(void) {
 
 static void test_an_outlier_counts_at_most_four_spans(void) {
   /* A compute phase of 2 ms after one call in 64 of the level action: counted as 400 us, it moves the
-   * level's mean by 6.25 us, not 31, and widens the margin by 12.5; an action leaving 40 us behind is
-   * still charged 21 of them (nothing, were the 2 ms counted whole). */
+   * level's mean by 6.25 us, not 31, and the difference's standard error to 6.2; an action leaving 40
+   * us behind is still charged 33.75 (nothing, were the 2 ms counted whole: its standard error 31). */
   dccl_leftover_cell cell = {0};
   add_samples(&cell, ring, 63, 100, 0, 0, NULL);
   add_samples(&cell, ring, 1, 100, 2000, 0, NULL);
   add_samples(&cell, tree, 64, 80, 40, 0, NULL);
   CHECK_NEAR(cell.actions[0].excess_us.mean, 400.0 / 64, 1e-9);
   double charge = dccl_leftover_charge(&cell, tree);
-  CHECK_MSG(charge > 20 && charge < 22, "charge %.1f us", charge);
+  CHECK_NEAR(charge, 40 - 400.0 / 64, 1e-9);
 }
 
 static void test_bad_samples_and_room(void) {

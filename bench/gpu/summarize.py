@@ -395,18 +395,170 @@ def pairs_traces(out):
             yield os.path.basename(folder).replace("-", "/", 2), by_rank
 
 
+class LeftoverCell:
+    """plugin/leftover.c's estimates of one cell, the same rule and constants (leftover.h): per action that ran,
+    the running mean and variance of its excess (Welford's to 64 samples, then exponentially weighted), its
+    span's mean, and the charge beyond its span."""
+    ACTIONS, WINDOW, LEVEL_SAMPLES, CLIP_SPANS, BACK_TO_BACK = 8, 64, 4, 4, 0.5
+
+    def __init__(self, shrink=False):
+        self.entries, self.samples = {}, 0  # action: [count, last_used, mean, variance, span mean]
+        self.shrink = shrink  # the rule to commit b64522d: the difference less the margin
+
+    def level(self):
+        sampled = [(e[2], a) for a, e in self.entries.items() if e[0] >= self.LEVEL_SAMPLES]
+        return min(sampled)[1] if sampled else None
+
+    def add(self, action, span, excess):
+        excess = min(excess, self.CLIP_SPANS * span)
+        if action not in self.entries:
+            if len(self.entries) == self.ACTIONS:
+                level = self.level()
+                del self.entries[min((e[1], a) for a, e in self.entries.items() if a != level)[1]]
+            self.entries[action] = [0, 0, 0.0, 0.0, 0.0]
+        e = self.entries[action]
+        self.samples += 1
+        e[0], e[1] = min(e[0] + 1, self.WINDOW), self.samples
+        weight, deviation = 1.0 / e[0], excess - e[2]
+        e[2] += deviation * weight
+        e[3] += (deviation * (excess - e[2]) - e[3]) * weight
+        e[4] += (span - e[4]) * weight
+
+    def charge(self, action):
+        level, own = self.level(), self.entries.get(action)
+        if own is None or own[0] < 2 or level is None or level == action:
+            return 0.0
+        low = self.entries[level]
+        if low[2] > self.BACK_TO_BACK * low[4]:
+            return 0.0
+        variance = lambda e: e[3] * e[0] / (e[0] - 1)
+        difference, margin = own[2] - low[2], 2 * math.sqrt(variance(own) / own[0] + variance(low) / low[0])
+        if self.shrink:
+            return max(0.0, difference - margin)
+        return difference if difference > margin else 0.0
+
+
+def waiting(r, following):
+    """Whether the call after r (by call order) was launched before r's kernel end was seen and started after
+    it: plugin/learner.c's stream_cost_us rule, under which the gap is r's (it had the stream)."""
+    end = int(r["gpu_start_ns"]) + int(r["duration_ns"])
+    return (following is not None and int(r["host_done_ns"]) > 0 and
+            0 < int(following["host_launch_ns"]) <= int(r["host_done_ns"]) and int(following["gpu_start_ns"]) >= end)
+
+
+def learned_costs(rows, passes=2, shrink=False, sample_skipped=True):
+    """What the learner is given for each call it learns in one rank's trace with host stamps, replayed in
+    call order: its span (DYNAMICCL_COST=span), its stream cost (stream: plugin/learner.c's stream_cost_us)
+    and its leftover cost (leftover, the default: its span plus its action's charge from the excess samples
+    of the calls before it, per cell: collective and bytes). A call right after another action of its cell
+    is left out, as the learner skips it (its excess still counts). A pairs trace holds its last
+    repetition only (24 calls of a size at most, of two actions), fewer than the estimates need before they
+    charge (4 samples of the level, 2 of the action): the costs are the last pass's, the passes before it
+    warm the estimates (shrink: the charge as to commit b64522d; sample_skipped False: excess from the learned
+    calls only). {(action, collective, bytes): {"span": [us], "stream": [us], "leftover": [us]}}"""
+    by_order = {int(r["call_order"]): r for r in rows if r.get("call_order")}
+    cells = collections.defaultdict(lambda: LeftoverCell(shrink))
+    for _ in range(passes):
+        costs, previous, learned = collections.defaultdict(lambda: collections.defaultdict(list)), None, False
+        for order in sorted(by_order):
+            r = by_order[order]
+            cell, action, span = (r["collective"], int(r["bytes"])), ran(r), int(r["duration_ns"]) / 1e3
+            follows = previous is not None and int(previous["call_order"]) == order - 1
+            if follows and waiting(previous, r) and (learned or sample_skipped):
+                excess = (int(r["gpu_start_ns"]) - int(previous["gpu_start_ns"]) - int(previous["duration_ns"])) / 1e3
+                cells[(previous["collective"], int(previous["bytes"]))].add(ran(previous), int(previous["duration_ns"]) / 1e3,
+                                                                          excess)
+            learned = not (follows and (previous["collective"], int(previous["bytes"])) == cell and ran(previous) != action)
+            if learned:
+                following = by_order.get(order + 1)
+                stream = (int(following["gpu_start_ns"]) - int(r["gpu_start_ns"])) / 1e3 if waiting(r, following) else span
+                costs[(action,) + cell]["span"].append(span)
+                costs[(action,) + cell]["stream"].append(stream)
+                costs[(action,) + cell]["leftover"].append(span + cells[cell].charge(action))
+            previous = r
+    return costs
+
+
+# The leftover cost's variants that cost_rankings shows beside it: (passes, shrink, sample_skipped) as
+# learned_costs takes them.
+LEFTOVER_VARIANTS = {"leftover, cold (one pass)": (1, False, True), "leftover, charge shrunk (to b64522d)": (2, True, True),
+                     "leftover, excess of learned calls only": (2, False, False),
+                     "the same, cold (one pass)": (1, False, False)}
+COST_KINDS = ("span", "stream", "leftover") + tuple(LEFTOVER_VARIANTS)
+
+
+def cost_rankings(out):
+    """The learner's costs against collbench's timing, inside one set of processes: per pairs entry (an
+    action A against NCCL's own choice B, in blocks) and size, A's cost over B's by geometric means over the
+    calls the learner learns (what its arms average: log latencies) from rank 0's trace, under each
+    DYNAMICCL_COST, and collbench's A over B (median over repetitions of the per-repetition ratio of median
+    calls). {(A, collective, bytes): ({cost: ratio}, collbench ratio)}"""
+    with open(os.path.join(out, "pairs.csv")) as f:
+        truth = within_set_ratios(list(csv.DictReader(f)))
+    found = {}
+    for action, by_rank in pairs_traces(out):
+        if "/" not in action or not any(r.get("call_order") for r in by_rank[0].values()):
+            continue
+        costs = learned_costs(by_rank[0].values())
+        for variant, arguments in LEFTOVER_VARIANTS.items():
+            for key, value in learned_costs(by_rank[0].values(), *arguments).items():
+                costs[key][variant] = value["leftover"]
+        for (ran_action, coll, size), own in costs.items():
+            if ran_action != action or not truth.get((action, coll, size)):
+                continue
+            others = [(len(c["span"]), a) for (a, c2, s2), c in costs.items() if (c2, s2) == (coll, size) and a != action]
+            if not others or len(own["span"]) < 3 or max(others)[0] < 3:
+                continue
+            other = costs[(max(others)[1], coll, size)]
+            ratios = {kind: geomean(own[kind]) / geomean(other[kind]) for kind in COST_KINDS}
+            found[(action, coll, size)] = (ratios, 1 / statistics.median(truth[(action, coll, size)].values()))
+    return found
+
+
+def cost_ranking_table(out):
+    found = cost_rankings(out)
+    if not found:
+        return
+    print("\n## The learner's costs against collbench's, inside one set of processes\n")
+    print("Per pairs entry (an action A in blocks with NCCL's own choice B, one set of processes) and size: A's cost "
+          "over B's as the learner would see them on rank 0's trace (geometric means over the calls it learns; the "
+          "leftover estimates replayed as in the section above), against collbench's A over B in time (median "
+          "over repetitions). A cost *ranks a size wrongly* where collbench's ratio is outside 0.97-1.03 and the "
+          "cost's is on the other side of 1: there the learner, given that cost, takes the slower of the two. "
+          "Traces hold the last repetition only. Beside the default `leftover` (its estimates warmed by a first "
+          "pass over the trace): the same cold (one pass; the worst case: in most entries A runs first in each size, "
+          "before any level, where a learner starts a cell with NCCL's choice), and with "
+          "the charge shrunk by twice its standard error (the rule to commit b64522d), and with the excess sampled "
+          "only on the calls the learner learns (not on the first after a switch), warm and cold. The mean log error over "
+          "tree's AllReduce sizes on 2 channels, where tree leaves work behind its kernel, is the cost's bias there "
+          "(below 0: tree looks cheaper than it is).\n")
+    tree = [r for k, r in found.items() if k[0] in ("tree/simple/ch=2", "tree/ll/ch=2")]
+    print("| learner's cost | sizes | ranked wrongly | median abs. log error | tree on 2 channels: sizes, mean log error "
+          "| wrongly ranked (A, collective, bytes: cost's ratio / collbench's) |")
+    print("|---|---|---|---|---|---|")
+    for kind in COST_KINDS:
+        wrong = [(k, r[0][kind], r[1]) for k, r in sorted(found.items())
+                 if (r[1] > 1.03 and r[0][kind] < 1) or (r[1] < 0.97 and r[0][kind] > 1)]
+        error = statistics.median([abs(math.log(r[0][kind] / r[1])) for r in found.values()])
+        bias = f"{len(tree)}, {statistics.mean([math.log(r[0][kind] / r[1]) for r in tree]):+.3f}" if tree else "-"
+        shown = "; ".join(f"{k[0]} {k[1]} {k[2]}: {c:.3f} / {t:.3f}" for k, c, t in wrong) or "-"
+        print(f"| {kind} | {len(found)} | {len(wrong)} | {error:.3f} | {bias} | {shown} |")
+
+
 def stream_times(out):
     """What the profiler's kernel spans miss, from the pairs entries' traces (pairs-trace/<entry>/trace-R.csv)
     and pairs.csv: per action, the rank-0 kernel span (what rank 0's learner is given), the longest span of
     the ranks, and the stream time (this call's GPU start to the next call's on rank 0, within one size's
     back-to-back calls, so the time until the GPU could start the next call) over collbench's median call
-    (event to event on rank 0's stream), and the learner's cost under DYNAMICCL_COST=stream (None for traces
-    without host stamps). {(entry action, collective, bytes): (span0, span_max, stream, call, cost)}"""
+    (event to event on rank 0's stream), and the learner's cost under DYNAMICCL_COST=stream and under
+    DYNAMICCL_COST=leftover (None for traces without host stamps).
+    {(entry action, collective, bytes): (span0, span_max, stream, call, stream cost, leftover cost)}"""
     calls = collbench_calls(out)
     found = {}
     for action, by_rank in pairs_traces(out):
         samples = collections.defaultdict(lambda: ([], [], [], []))
         by_order = {int(r["call_order"]): r for r in by_rank[0].values() if r.get("call_order")}
+        learned = learned_costs(by_rank[0].values()) if by_order else {}
         for (coll, seq), r in by_rank[0].items():
             if ran(r) != action:
                 continue
@@ -418,17 +570,16 @@ def stream_times(out):
             after = by_rank[0].get((coll, seq + 1))
             if after and after["bytes"] == r["bytes"]:
                 samples[key][2].append((int(after["gpu_start_ns"]) - int(r["gpu_start_ns"])) / 1e3)
-            if by_order:  # the learner's cost: plugin/learner.c's stream_cost_us, the same rule
-                start, end = int(r["gpu_start_ns"]), int(r["gpu_start_ns"]) + int(r["duration_ns"])
+            if by_order:  # the learner's cost under DYNAMICCL_COST=stream
                 following = by_order.get(int(r["call_order"]) + 1)
-                waiting = (following is not None and int(r["host_done_ns"]) > 0 and
-                           0 < int(following["host_launch_ns"]) <= int(r["host_done_ns"]) and
-                           int(following["gpu_start_ns"]) >= end)
-                samples[key][3].append(((int(following["gpu_start_ns"]) if waiting else end) - start) / 1e3)
+                end = int(r["gpu_start_ns"]) + int(r["duration_ns"])
+                samples[key][3].append(((int(following["gpu_start_ns"]) if waiting(r, following) else end) -
+                                        int(r["gpu_start_ns"])) / 1e3)
         for key, (span0, span_max, stream, cost) in samples.items():
             if key in calls and stream:
                 found[key] = (statistics.median(span0), statistics.median(span_max), statistics.median(stream),
-                              statistics.median(calls[key]), statistics.median(cost) if cost else None)
+                              statistics.median(calls[key]), statistics.median(cost) if cost else None,
+                              statistics.median(learned[key]["leftover"]) if key in learned else None)
     return found
 
 
@@ -443,26 +594,34 @@ def stream_time_table(out):
           "(what rank 0's learner is given), the longest span of the ranks, and the stream time (this call's "
           "kernel start to the next call's on rank 0, within one size's back-to-back calls), each over "
           "collbench's median call (event to event on rank 0's stream); geometric means over the sizes.\n")
-    print("The learner's cost (traces with host stamps only) is what it is given since the stream time: the "
-          "stream time where NCCL had launched the next call before this one's kernel ended, else the span.\n")
-    print("| action | sizes | rank-0 span / call | longest rank's span / call | stream time / call | learner's cost / call |")
-    print("|---|---|---|---|---|---|")
+    print("The learner's costs (traces with host stamps only): under `DYNAMICCL_COST=stream`, the stream time where "
+          "NCCL had launched the next call before this one's kernel ended, else the span; under "
+          "`DYNAMICCL_COST=leftover` (the default since 2026-11-24), the span plus what the action's mean excess "
+          "(stream time beyond span, where the next call was waiting) exceeds the least of the actions in its cell, "
+          "replayed in call order over the entry's calls as plugin/leftover.c would (the entry's two halves share "
+          "the cells), leaving out each call right after a switch of action as the learner does, its estimates warmed "
+          "by a first pass over the same calls (a trace holds too few calls of a size to warm them).\n")
+    print("| action | sizes | rank-0 span / call | longest rank's span / call | stream time / call "
+          "| learner's cost / call: stream | leftover |")
+    print("|---|---|---|---|---|---|---|")
     for action in sorted({k[0] for k in found}):
         rows = [v for k, v in found.items() if k[0] == action]
-        costs = [r[4] / r[3] for r in rows if r[4] is not None]
+        shown = lambda index: (lambda costs: f"{geomean(costs):.3f}" if costs else "-")(
+            [r[index] / r[3] for r in rows if r[index] is not None])
         print(f"| {action} | {len(rows)} | {geomean([r[0] / r[3] for r in rows]):.3f} | "
               f"{geomean([r[1] / r[3] for r in rows]):.3f} | {geomean([r[2] / r[3] for r in rows]):.3f} | "
-              f"{f'{geomean(costs):.3f}' if costs else '-'} |")
+              f"{shown(4)} | {shown(5)} |")
     sizes = sorted({k[2] for k in found if k[1] == "allreduce"})
     shown = [a for a in ("ring/simple/ch=2", "tree/simple/ch=1", "tree/simple/ch=2", "tree/ll/ch=2")
              if any(k[0] == a for k in found)]
     if sizes and shown:
-        print("\nAllReduce, median us: rank-0 span, stream time, collbench's call\n")
+        print("\nAllReduce, median us: rank-0 span, stream time, the learner's leftover cost, collbench's call\n")
         print("| bytes | " + " | ".join(shown) + " |")
         print("|---|" + "---|" * len(shown))
         for size in sizes:
             cells = [found.get((a, "allreduce", size)) for a in shown]
-            print(f"| {size} | " + " | ".join(f"{c[0]:.0f}, {c[2]:.0f}, {c[3]:.0f}" if c else "-" for c in cells) + " |")
+            print(f"| {size} | " + " | ".join(f"{c[0]:.0f}, {c[2]:.0f}, {c[5]:.0f}, {c[3]:.0f}" if c and c[5] is not None
+                                               else f"{c[0]:.0f}, {c[2]:.0f}, -, {c[3]:.0f}" if c else "-" for c in cells) + " |")
 
 
 def switch_effects(out):
@@ -585,6 +744,55 @@ def self_test():
         check("stream times: AllGather by its own calls",
               [round(v) for v in found.get(("ring/simple/ch=1", "allgather", 1024), ())[:3]], [50, 50, 50])
         check("stream times: the learner's cost", round(found.get(("ring/simple/ch=1", "allreduce", 1024), (0,) * 5)[4]), 300)
+    # The leftover cost from a trace in blocks of four, ring (span 100 us, the next kernel right after) and
+    # tree (span 60, the next kernel `left` later): once warm, ring is the level and tree is charged its
+    # excess. With 40 left both cost 100, as their stream times say; with 50 tree costs 110 and collbench
+    # says 1.1 of ring (bus bandwidth 1 against 1.1): its span (0.6 of ring's) ranks the size wrongly.
+    for left_us in (40, 50):
+        with tempfile.TemporaryDirectory() as folder:
+            with open(os.path.join(folder, "pairs.csv"), "w") as f:
+                f.write("mode,action,collective,bytes,ranks,time_us,algbw_gbs,busbw_gbs,verified,applied,repetition\n")
+                f.write("pairs,tree/simple/ch=2,allreduce,65536,2,110,1,1,1,1,0\n")
+                f.write("pairs,nccl@tree/simple/ch=2,allreduce,65536,2,100,1,1.1,1,1,0\n")
+            trace = os.path.join(folder, "pairs-trace", "tree-simple-ch=2")
+            os.makedirs(trace)
+            with open(os.path.join(trace, "trace-0.csv"), "w") as f:
+                f.write("rank,seq,collective,bytes,algorithm,protocol,channels,channels_measured,gpu_start_ns,duration_ns,"
+                        "call_order,host_launch_ns,host_done_ns\n")
+                start = 0
+                for seq in range(28):  # ends with a block of ring, so that tree's last call has a next
+                    tree = seq % 8 >= 4
+                    span, left = (60000, left_us * 1000) if tree else (100000, 0)
+                    f.write(f"0,{seq},allreduce,65536,{'tree' if tree else 'ring'},simple,2,2,{start},{span},{seq},1,"
+                            f"{10 + seq}\n")
+                    start += span + left
+            if left_us == 40:
+                found = stream_times(folder)
+                check("leftover cost: tree charged its excess, ring the level",
+                      round(found.get(("tree/simple/ch=2", "allreduce", 65536), (0,) * 6)[5]), 100)
+            else:
+                ratios, truth = cost_rankings(folder).get(("tree/simple/ch=2", "allreduce", 65536), ({}, None))
+                check("cost rankings: span, stream and leftover over ring's, and collbench's",
+                      [round(ratios.get(k, 0), 3) for k in ("span", "stream", "leftover")] + [round(truth or 0, 3)],
+                      [0.6, 1.1, 1.1, 1.1])
+                text = io.StringIO()
+                with contextlib.redirect_stdout(text):
+                    cost_ranking_table(folder)
+                wrong = {line.split("|")[1].strip(): line.split("|")[3].strip() for line in text.getvalue().splitlines()
+                         if line.startswith("|") and line.split("|")[1].strip() in ("span", "stream", "leftover")}
+                check("cost rankings: only the span ranks the size wrongly", wrong, {"span": "1", "stream": "0", "leftover": "0"})
+    cell = LeftoverCell()
+    for _ in range(8):
+        cell.add("ring", 100, 0)
+        cell.add("tree", 60, 40)
+    check("leftover cell: the whole difference once beyond twice its standard error", cell.charge("tree"), 40)
+    check("leftover cell: the level is not charged", cell.charge("ring"), 0)
+    cell.add("tree", 60, 0)  # a spread of 14 us (sd) over 9 samples: 35.6 us is still beyond twice its error
+    check("leftover cell: a noisy difference, whole", round(cell.charge("tree"), 2), round(320 / 9, 2))
+    for _ in range(2):
+        cell.add("pat", 60, 0)
+        cell.add("pat", 60, 20)
+    check("leftover cell: a difference within twice its error, nothing", cell.charge("pat"), 0.0)
     # Switch effects from a trace in blocks of four: tree/simple/ch=1 spans 80 us after NCCL's ring and 100
     # after itself (it leaves 20 us to the next kernel); ring spans 100 after itself and 120 after tree.
     with tempfile.TemporaryDirectory() as folder:
@@ -621,6 +829,7 @@ def main():
     if os.path.exists(path("pairs.csv")):
         pairs_table(out)
         stream_time_table(out)
+        cost_ranking_table(out)
         switch_table(out)
         if not os.path.exists(path("compare.csv")):
             return 0
