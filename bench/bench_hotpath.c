@@ -127,6 +127,26 @@ static void bench_profiler_events(int batches) {
     per_event[b] = (double)(dccl_monotonic_ns() - start) / (collectives * events_per_collective);
   }
   report("profiler event (Coll + 4 KernelCh, per event)", per_event, batches);
+  /* Point-to-point calls (requested with host stamps: DYNAMICCL_COST stream or leftover) only move the
+   * call order; NCCL gets no handle, so no child events. Per P2p: start + stop. */
+  ncclProfilerEventDescr_v6_t p2p;
+  memset(&p2p, 0, sizeof(p2p));
+  p2p.type = ncclProfileP2p;
+  p2p.p2p.func = "Send";
+  p2p.p2p.count = 262144;
+  p2p.p2p.datatype = "ncclFloat32";
+  p2p.p2p.peer = 1;
+  p2p.p2p.nChannels = 2;
+  for (int b = 0; b < batches; b++) {
+    uint64_t start = dccl_monotonic_ns();
+    for (int i = 0; i < BATCH; i++) {
+      void* handle = NULL;
+      profiler->startEvent(context, &handle, &p2p);
+      profiler->stopEvent(handle);
+    }
+    per_event[b] = (double)(dccl_monotonic_ns() - start) / (2 * BATCH);
+  }
+  report("profiler event (P2p, per event)", per_event, batches);
   free(per_event);
   profiler->finalize(context);
   unsetenv("DYNAMICCL_PROFILE");
