@@ -342,7 +342,7 @@ static int run_rank(rank_context* r) {
     /* The kernel's span: the call's work less what it leaves to the next kernel, plus what the previous
      * one left it to run (the profile's `leftover` lines). */
     int leftover_form;
-    uint64_t left_ns = (uint64_t)llround((double)duration_ns * dccl_sim_leftover(sim, &e, &leftover_form));
+    uint64_t left_ns = (uint64_t)llround((double)duration_ns * dccl_sim_leftover(sim, &e, call.index, &leftover_form));
     uint64_t span_ns = duration_ns - left_ns + carried_ns;
     carried_ns = leftover_form == DCCL_LEFTOVER_LONGER ? left_ns : 0;
 

@@ -237,13 +237,18 @@ const dccl_leftover* dccl_profile_leftover(const dccl_profile* p, int algo, int 
   return NULL;
 }
 
-/* `leftover = <algorithm>/<protocol>/ch=<channels> later|longer <fraction>` */
+/* `leftover = <algorithm>/<protocol>/ch=<channels> later|longer <fraction> [spread <coefficient of variation>]` */
 static int parse_leftover(dccl_profile* p, const char* value, char* why, size_t why_size) {
-  char action_text[64], form_text[16], extra[2];
-  double fraction;
+  char action_text[64], form_text[16], spread_text[16], extra[2];
+  double fraction, spread = 0;
   dccl_action action;
-  if (sscanf(value, "%63s %15s %lf %1s", action_text, form_text, &fraction, extra) != 3) {
-    snprintf(why, why_size, "expected '<algorithm>/<protocol>/ch=<channels> later|longer <fraction>'");
+  int fields = sscanf(value, "%63s %15s %lf %15s %lf %1s", action_text, form_text, &fraction, spread_text, &spread, extra);
+  if (fields != 3 && !(fields == 5 && strcmp(spread_text, "spread") == 0)) {
+    snprintf(why, why_size, "expected '<algorithm>/<protocol>/ch=<channels> later|longer <fraction> [spread <cv>]'");
+    return -1;
+  }
+  if (!(spread >= 0 && spread <= DCCL_LEFTOVER_SPREAD_MAX)) {
+    snprintf(why, why_size, "a spread in [0, %g]", DCCL_LEFTOVER_SPREAD_MAX);
     return -1;
   }
   int form = strcmp(form_text, "later") == 0 ? DCCL_LEFTOVER_LATER : strcmp(form_text, "longer") == 0 ? DCCL_LEFTOVER_LONGER : 0;
@@ -269,6 +274,7 @@ static int parse_leftover(dccl_profile* p, const char* value, char* why, size_t 
   l->channels = (unsigned char)dccl_action_channels(action);
   l->form = (unsigned char)form;
   l->fraction = fraction;
+  l->spread = spread;
   return 0;
 }
 

@@ -55,10 +55,16 @@ double dccl_sim_measure(const dccl_sim* sim, double true_us, const dccl_conditio
   return shared * exp(0.25 * sim->profile.truth.noise_sigma * dccl_rng_normal(&rng));
 }
 
-double dccl_sim_leftover(const dccl_sim* sim, const dccl_execution* e, int* form) {
+double dccl_sim_leftover(const dccl_sim* sim, const dccl_execution* e, uint64_t call, int* form) {
   const dccl_leftover* l = dccl_profile_leftover(&sim->profile, e->algo, e->proto, e->channels);
   *form = l != NULL ? l->form : 0;
-  return l != NULL ? l->fraction : 0;
+  if (l == NULL) return 0;
+  if (l->spread <= 0) return l->fraction;
+  /* The share varies from call to call, the same for every rank of a call (it is the call's work). */
+  dccl_rng rng;
+  dccl_rng_seed(&rng, dccl_mix64(sim->seed ^ dccl_mix64(call) ^ 0x1EF7E1EFull));
+  double share = l->fraction * (1 + l->spread * dccl_rng_normal(&rng));
+  return share < 0 ? 0 : share > 0.9 ? 0.9 : share;
 }
 
 /* ---- oracle ---- */

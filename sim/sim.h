@@ -38,8 +38,9 @@ double dccl_sim_true_us(const dccl_sim* sim, const dccl_call* call, const dccl_e
 double dccl_sim_measure(const dccl_sim* sim, double true_us, const dccl_conditions* conditions, uint64_t call, int rank);
 
 /* The share of an execution's latency that its kernel leaves to the next one (the profile's `leftover`
- * lines; 0 and form 0 where none), and how (DCCL_LEFTOVER_LATER or DCCL_LEFTOVER_LONGER). */
-double dccl_sim_leftover(const dccl_sim* sim, const dccl_execution* execution, int* form);
+ * lines; 0 and form 0 where none), and how (DCCL_LEFTOVER_LATER or DCCL_LEFTOVER_LONGER); with a line's
+ * spread, drawn per call (deterministic in seed and call, clipped to [0, 0.9]). */
+double dccl_sim_leftover(const dccl_sim* sim, const dccl_execution* execution, uint64_t call, int* form);
 
 /* ---- oracle ---- */
 typedef struct dccl_oracle_answer {

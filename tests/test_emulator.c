@@ -293,7 +293,7 @@ static void check_leftovers(int synchronous) {
       break;
     e.algo = dccl_algo_parse(algo);
     e.proto = dccl_proto_parse(proto);
-    fraction[n_calls] = dccl_sim_leftover(&sim, &e, &form[n_calls]);
+    fraction[n_calls] = dccl_sim_leftover(&sim, &e, index, &form[n_calls]);
     switches += n_calls > 0 && form[n_calls] != form[n_calls - 1];
     n_calls++;
   }

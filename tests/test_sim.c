@@ -307,30 +307,60 @@ static void test_replay_profile_truth(void) {
   check_refused(bad, sizeof(bad) / sizeof(bad[0]), "measured");
 }
 
-/* `leftover` lines: found by the execution that ran, 0 for any other; malformed lines refused. */
+/* `leftover` lines: found by the execution that ran, 0 for any other; with a spread, drawn per call
+ * around the line's share (the same for a call every time), else that share on every call; malformed
+ * lines refused. */
 static void test_leftover_lines(void) {
   static char text[8192];
   char error[256];
   static dccl_profile p;
   static dccl_sim leftover_sim;
-  snprintf(text, sizeof(text), "%sleftover = tree/simple/ch=2 later 0.32\nleftover = tree/ll/ch=1 longer 0.08\n", replay_base);
+  snprintf(text, sizeof(text),
+           "%sleftover = tree/simple/ch=2 later 0.32 spread 0.24\nleftover = tree/ll/ch=1 longer 0.08\n"
+           "leftover = tree/ll/ch=2 later 0.6 spread 0.5\n",
+           replay_base);
   CHECK(dccl_profile_parse(text, "test", &p, error, sizeof(error)) == 0);
-  CHECK_EQ_INT(p.n_leftovers, 2);
+  CHECK_EQ_INT(p.n_leftovers, 3);
   CHECK(dccl_sim_init(&leftover_sim, &p, NULL, 1, 100, error, sizeof(error)) == 0);
   dccl_execution tree2 = {.algo = DCCL_ALGO_TREE, .proto = DCCL_PROTO_SIMPLE, .channels = 2};
   dccl_execution tree1 = {.algo = DCCL_ALGO_TREE, .proto = DCCL_PROTO_LL, .channels = 1};
+  dccl_execution tree_ll2 = {.algo = DCCL_ALGO_TREE, .proto = DCCL_PROTO_LL, .channels = 2};
   dccl_execution ring = {.algo = DCCL_ALGO_RING, .proto = DCCL_PROTO_SIMPLE, .channels = 2};
   dccl_execution tree_four = {.algo = DCCL_ALGO_TREE, .proto = DCCL_PROTO_SIMPLE, .channels = 4};
   int form;
-  CHECK(fabs(dccl_sim_leftover(&leftover_sim, &tree2, &form) - 0.32) < 1e-12 && form == DCCL_LEFTOVER_LATER);
-  CHECK(fabs(dccl_sim_leftover(&leftover_sim, &tree1, &form) - 0.08) < 1e-12 && form == DCCL_LEFTOVER_LONGER);
-  CHECK(dccl_sim_leftover(&leftover_sim, &ring, &form) == 0 && form == 0);
-  CHECK(dccl_sim_leftover(&leftover_sim, &tree_four, &form) == 0 && form == 0);
+  for (uint64_t call = 0; call < 3; call++) {
+    CHECK(fabs(dccl_sim_leftover(&leftover_sim, &tree1, call, &form) - 0.08) < 1e-12 && form == DCCL_LEFTOVER_LONGER);
+    CHECK(dccl_sim_leftover(&leftover_sim, &ring, call, &form) == 0 && form == 0);
+    CHECK(dccl_sim_leftover(&leftover_sim, &tree_four, call, &form) == 0 && form == 0);
+  }
+  /* Spread 0.24 around 0.32: mean and coefficient of variation as given (clipping at 0 and 0.9 is
+   * beyond 4 standard deviations); spread 0.5 around 0.6: clipped at 0.9 where the draw is a standard
+   * deviation above, in 16% of calls. */
+  double sum = 0, squares = 0, clipped = 0;
+  const int n = 20000;
+  for (uint64_t call = 0; call < (uint64_t)n; call++) {
+    double share = dccl_sim_leftover(&leftover_sim, &tree2, call, &form);
+    CHECK(form == DCCL_LEFTOVER_LATER && share == dccl_sim_leftover(&leftover_sim, &tree2, call, &form));
+    sum += share;
+    squares += share * share;
+    double wide = dccl_sim_leftover(&leftover_sim, &tree_ll2, call, &form);
+    CHECK(wide >= 0 && wide <= 0.9);
+    clipped += wide == 0.9;
+  }
+  double mean = sum / n, sd = sqrt(squares / n - mean * mean);
+  CHECK_MSG(fabs(mean - 0.32) < 0.003, "mean share %.4f", mean);
+  CHECK_MSG(fabs(sd / mean - 0.24) < 0.01, "coefficient of variation %.4f", sd / mean);
+  CHECK_MSG(clipped / n > 0.145 && clipped / n < 0.175, "%.3f of the calls clipped", clipped / n);
   dccl_sim_free(&leftover_sim);
   static const char* const bad[] = {"leftover = tree/simple later 0.3\n", "leftover = nccl later 0.3\n",
                                     "leftover = tree/simple/ch=2 sooner 0.3\n", "leftover = tree/simple/ch=2 later 0.95\n",
                                     "leftover = tree/simple/ch=2 later -0.1\n", "leftover = tree/simple/ch=2 later\n",
                                     "leftover = tree/simple/ch=2 later 0.3 extra\n",
+                                    "leftover = tree/simple/ch=2 later 0.3 spread\n",
+                                    "leftover = tree/simple/ch=2 later 0.3 spread -0.1\n",
+                                    "leftover = tree/simple/ch=2 later 0.3 spread 2.5\n",
+                                    "leftover = tree/simple/ch=2 later 0.3 spreads 0.2\n",
+                                    "leftover = tree/simple/ch=2 later 0.3 spread 0.2 more\n",
                                     "leftover = tree/simple/ch=2 later 0.3\nleftover = tree/simple/ch=2 longer 0.1\n"};
   check_refused(bad, sizeof(bad) / sizeof(bad[0]), "leftover");
 }

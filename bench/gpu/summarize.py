@@ -479,6 +479,48 @@ def learned_costs(rows, passes=2, shrink=False, sample_skipped=True):
     return costs
 
 
+def left_shares(out):
+    """How much of a call tree leaves behind, call to call, from the pairs entries' rank-0 traces with host
+    stamps: per (entry action, collective, bytes), the shares excess / (span + excess) of the action's calls
+    that follow a call of their own action and size and whose next call was waiting (the steady calls of a
+    block). {(action, collective, bytes): [share]}"""
+    shares = collections.defaultdict(list)
+    for action, by_rank in pairs_traces(out):
+        by_order = {int(r["call_order"]): r for r in by_rank[0].values() if r.get("call_order")}
+        for order, r in by_order.items():
+            previous, following = by_order.get(order - 1), by_order.get(order + 1)
+            same = lambda other: (other is not None and ran(other) == ran(r) and
+                                  (other["collective"], other["bytes"]) == (r["collective"], r["bytes"]))
+            if ran(r) != action or not same(previous) or not waiting(r, following):
+                continue
+            span = int(r["duration_ns"])
+            excess = int(following["gpu_start_ns"]) - int(r["gpu_start_ns"]) - span
+            shares[(action, r["collective"], int(r["bytes"]))].append(excess / (span + excess))
+    return shares
+
+
+def left_share_table(out):
+    """Per action whose calls leave work behind (a mean share of 0.05 or more at some size): the mean share
+    per size and its spread, the coefficient of variation (sd / mean) from call to call: what a profile's
+    `leftover` line's `later` fraction and `spread` hold (docs/simulator.md)."""
+    found = {k: v for k, v in left_shares(out).items() if len(v) >= 4}
+    actions = sorted({k[0] for k, v in found.items() if statistics.mean(v) >= 0.05})
+    if not actions:
+        return
+    print("\n## Work left behind, call to call\n")
+    print("From the pairs entries' rank-0 traces with host stamps: for an action's calls that follow one of their own "
+          "action and size and whose next call was waiting, the share of its stream time beyond its span. Per "
+          "action, over the sizes where that share averages 0.05 or more: their mean shares, and the median of "
+          "their coefficients of variation from call to call (a profile's `leftover` spread).\n")
+    print("| action | sizes | mean share per size (bytes: share) | median coefficient of variation |")
+    print("|---|---|---|---|")
+    for action in actions:
+        rows = sorted((k[1], k[2], v) for k, v in found.items() if k[0] == action and statistics.mean(v) >= 0.05)
+        shown = ", ".join(f"{c} {b}: {statistics.mean(v):.2f}" for c, b, v in rows)
+        spread = statistics.median([statistics.pstdev(v) / statistics.mean(v) for _, _, v in rows])
+        print(f"| {action} | {len(rows)} | {shown} | {spread:.2f} |")
+
+
 # The leftover cost's variants that cost_rankings shows beside it: (passes, shrink, sample_skipped) as
 # learned_costs takes them.
 LEFTOVER_VARIANTS = {"leftover, cold (one pass)": (1, False, True), "leftover, charge shrunk (to b64522d)": (2, True, True),
@@ -781,6 +823,9 @@ def self_test():
                 wrong = {line.split("|")[1].strip(): line.split("|")[3].strip() for line in text.getvalue().splitlines()
                          if line.startswith("|") and line.split("|")[1].strip() in ("span", "stream", "leftover")}
                 check("cost rankings: only the span ranks the size wrongly", wrong, {"span": "1", "stream": "0", "leftover": "0"})
+                shares = left_shares(folder).get(("tree/simple/ch=2", "allreduce", 65536), [])
+                check("left shares: tree's calls after its own, 50 of 110 us each",
+                      (len(shares), {round(v, 4) for v in shares}), (9, {round(50 / 110, 4)}))
     cell = LeftoverCell()
     for _ in range(8):
         cell.add("ring", 100, 0)
@@ -829,6 +874,7 @@ def main():
     if os.path.exists(path("pairs.csv")):
         pairs_table(out)
         stream_time_table(out)
+        left_share_table(out)
         cost_ranking_table(out)
         switch_table(out)
         if not os.path.exists(path("compare.csv")):
