@@ -3,6 +3,7 @@
 # under ThreadSanitizer (`make test-tsan` alone); `make demo` runs the
 # simulated-cluster demo; `make bench` runs the hot-path, simulator, trigger and DQN benchmarks;
 # `make bench-agents` evaluates the learning agents; `make bench-replay` them on the GPU replay;
+# `make bench-mixed` the learner's cost under compute gaps between calls;
 # `make bench-learner` whether the background learner keeps up with back-to-back collectives.
 
 CC ?= cc
@@ -42,7 +43,7 @@ EMU_LIB     := $(BUILD)/libdccl_emu.a
 TUNER_SO    := $(BUILD)/libnccl-tuner-dynamiccl.so
 PROFILER_SO := $(BUILD)/libnccl-profiler-dynamiccl.so
 CLI         := $(BUILD)/dccl
-TESTS       := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+TESTS       := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS)) $(BUILD)/tests/test_leftover_shrunk
 BENCHES     := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 # GPU tools (bench/gpu/): compiled wherever the CUDA toolkit and NCCL's header are (CI included), run
@@ -70,7 +71,7 @@ else
   Q = @
 endif
 
-.PHONY: all plugin test test-fast test-asan test-tsan test-coordination-long fuzz report demo bench bench-agents bench-replay bench-learner clean
+.PHONY: all plugin test test-fast test-asan test-tsan test-coordination-long fuzz report demo bench bench-agents bench-replay bench-mixed bench-learner clean
 .SECONDARY:
 all: plugin $(CLI) $(TESTS) $(BUILD)/tests/test_gpu_scripts $(BENCHES) $(BUILD)/fuzz_wire $(GPU_TOOLS)
 plugin: $(TUNER_SO) $(PROFILER_SO)
@@ -117,6 +118,18 @@ $(CLI): $(call obj,$(TOOL_SRCS)) $(EMU_LIB) $(SIM_LIB) $(PLUGIN_LIB) | plugin
 	$(Q)$(CC) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/tests/%: $(call obj,tests/%.c) $(EMU_LIB) $(SIM_LIB) $(PLUGIN_LIB) | plugin
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK    $@",true)
+	$(Q)$(CC) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+# The leftover charge as to commit b64522d (DCCL_LEFTOVER_SHRINK, which side-by-side benchmarks build):
+# tests/leftover_sequence.txt replayed by test_leftover and plugin/leftover.c, both compiled with it.
+SHRUNK_OBJS := $(BUILD)/obj/shrunk/tests/test_leftover.o $(BUILD)/obj/shrunk/plugin/leftover.o
+$(SHRUNK_OBJS): $(BUILD)/obj/shrunk/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $< (DCCL_LEFTOVER_SHRINK)",true)
+	$(Q)$(CC) $(CFLAGS) -DDCCL_LEFTOVER_SHRINK -DDYNAMICCL_SOURCE_DIR='"$(CURDIR)"' -MMD -MP -c $< -o $@
+$(BUILD)/tests/test_leftover_shrunk: $(SHRUNK_OBJS) $(call obj,core/text_file.c)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK    $@",true)
 	$(Q)$(CC) -o $@ $^ $(LDFLAGS) $(LDLIBS)
@@ -232,11 +245,15 @@ bench-agents: all
 bench-replay: all
 	@bench/bench_replay.sh $(BUILD)
 
+# The learner's cost (DYNAMICCL_COST=leftover) under the mixed workload's compute gaps, over seeds.
+bench-mixed: all
+	@bench/bench_mixed.sh $(BUILD)
+
 # Whether the plugin's background learner keeps up with back-to-back collectives (library, paced).
 bench-learner: all
 	@bench/bench_learner_pace.sh $(BUILD)
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-tsan build-shrink
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -56,7 +56,8 @@ void dccl_leftover_add(dccl_leftover_cell* cell, uint32_t action, double span_us
 }
 
 /* Twice the standard error of the difference of two actions' mean excess (both with 2 samples or more):
- * the difference is charged only beyond it. */
+ * a difference within it is charged nothing (one beyond it is charged whole, or less the margin in a
+ * DCCL_LEFTOVER_SHRINK build). */
 static double margin(const dccl_leftover_estimate* own, const dccl_leftover_estimate* level) {
   double level_variance = level->excess_us.variance * level->count / (level->count - 1);
   double own_variance = own->excess_us.variance * own->count / (own->count - 1);

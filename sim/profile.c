@@ -244,11 +244,12 @@ static int parse_leftover(dccl_profile* p, const char* value, char* why, size_t 
   dccl_action action;
   int fields = sscanf(value, "%63s %15s %lf %15s %lf %1s", action_text, form_text, &fraction, spread_text, &spread, extra);
   if (fields != 3 && !(fields == 5 && strcmp(spread_text, "spread") == 0)) {
-    snprintf(why, why_size, "expected '<algorithm>/<protocol>/ch=<channels> later|longer <fraction> [spread <cv>]'");
+    snprintf(why, why_size,
+             "expected '<algorithm>/<protocol>/ch=<channels> later|longer <fraction> [spread <coefficient of variation>]'");
     return -1;
   }
   if (!(spread >= 0 && spread <= DCCL_LEFTOVER_SPREAD_MAX)) {
-    snprintf(why, why_size, "a spread in [0, %g]", DCCL_LEFTOVER_SPREAD_MAX);
+    snprintf(why, why_size, "expected a spread in [0, %g]", DCCL_LEFTOVER_SPREAD_MAX);
     return -1;
   }
   int form = strcmp(form_text, "later") == 0 ? DCCL_LEFTOVER_LATER : strcmp(form_text, "longer") == 0 ? DCCL_LEFTOVER_LONGER : 0;

@@ -60,9 +60,10 @@ double dccl_sim_leftover(const dccl_sim* sim, const dccl_execution* e, uint64_t 
   *form = l != NULL ? l->form : 0;
   if (l == NULL) return 0;
   if (l->spread <= 0) return l->fraction;
-  /* The share varies from call to call, the same for every rank of a call (it is the call's work). */
+  /* The share varies from call to call, the same for every rank of a call (it is the call's work); the
+   * tag, mixed with the call, keeps this draw apart from the call's latency noise (seeded by the call). */
   dccl_rng rng;
-  dccl_rng_seed(&rng, dccl_mix64(sim->seed ^ dccl_mix64(call) ^ 0x1EF7E1EFull));
+  dccl_rng_seed(&rng, dccl_mix64(sim->seed ^ dccl_mix64(call ^ 0x1EF7E1EFull)));
   double share = l->fraction * (1 + l->spread * dccl_rng_normal(&rng));
   return share < 0 ? 0 : share > 0.9 ? 0.9 : share;
 }

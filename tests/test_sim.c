@@ -308,8 +308,8 @@ static void test_replay_profile_truth(void) {
 }
 
 /* `leftover` lines: found by the execution that ran, 0 for any other; with a spread, drawn per call
- * around the line's share (the same for a call every time), else that share on every call; malformed
- * lines refused. */
+ * around the line's share (the same for a call every time, another under another seed), else that share
+ * on every call; malformed lines refused. */
 static void test_leftover_lines(void) {
   static char text[8192];
   char error[256];
@@ -317,10 +317,10 @@ static void test_leftover_lines(void) {
   static dccl_sim leftover_sim;
   snprintf(text, sizeof(text),
            "%sleftover = tree/simple/ch=2 later 0.32 spread 0.24\nleftover = tree/ll/ch=1 longer 0.08\n"
-           "leftover = tree/ll/ch=2 later 0.6 spread 0.5\n",
+           "leftover = tree/ll/ch=2 later 0.6 spread 0.5\nleftover = ring/ll/ch=1 longer 0.1 spread 0.3\n",
            replay_base);
   CHECK(dccl_profile_parse(text, "test", &p, error, sizeof(error)) == 0);
-  CHECK_EQ_INT(p.n_leftovers, 3);
+  CHECK_EQ_INT(p.n_leftovers, 4);
   CHECK(dccl_sim_init(&leftover_sim, &p, NULL, 1, 100, error, sizeof(error)) == 0);
   dccl_execution tree2 = {.algo = DCCL_ALGO_TREE, .proto = DCCL_PROTO_SIMPLE, .channels = 2};
   dccl_execution tree1 = {.algo = DCCL_ALGO_TREE, .proto = DCCL_PROTO_LL, .channels = 1};
@@ -351,6 +351,20 @@ static void test_leftover_lines(void) {
   CHECK_MSG(fabs(mean - 0.32) < 0.003, "mean share %.4f", mean);
   CHECK_MSG(fabs(sd / mean - 0.24) < 0.01, "coefficient of variation %.4f", sd / mean);
   CHECK_MSG(clipped / n > 0.145 && clipped / n < 0.175, "%.3f of the calls clipped", clipped / n);
+  /* Another seed draws other shares; a `longer` line takes a spread too. */
+  static dccl_sim other_seed;
+  CHECK(dccl_sim_init(&other_seed, &p, NULL, 2, 100, error, sizeof(error)) == 0);
+  dccl_execution ring_ll1 = {.algo = DCCL_ALGO_RING, .proto = DCCL_PROTO_LL, .channels = 1};
+  int differ = 0, longer_varies = 0;
+  for (uint64_t call = 0; call < 100; call++) {
+    differ += dccl_sim_leftover(&leftover_sim, &tree2, call, &form) != dccl_sim_leftover(&other_seed, &tree2, call, &form);
+    double longer = dccl_sim_leftover(&leftover_sim, &ring_ll1, call, &form);
+    CHECK(form == DCCL_LEFTOVER_LONGER);
+    longer_varies += fabs(longer - 0.1) > 1e-9;
+  }
+  CHECK_MSG(differ >= 95, "%d of 100 calls drew another share under another seed", differ);
+  CHECK_MSG(longer_varies >= 95, "%d of 100 calls drew another share than 0.1", longer_varies);
+  dccl_sim_free(&other_seed);
   dccl_sim_free(&leftover_sim);
   static const char* const bad[] = {"leftover = tree/simple later 0.3\n", "leftover = nccl later 0.3\n",
                                     "leftover = tree/simple/ch=2 sooner 0.3\n", "leftover = tree/simple/ch=2 later 0.95\n",

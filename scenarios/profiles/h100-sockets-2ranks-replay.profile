@@ -50,11 +50,12 @@ noise.spike_probability = 0.002
 # runs in blocks): on 2 channels the rank-0 kernel span is 0.675 (Simple) and 0.697 (LL) of the call and the
 # next kernel starts later; on 1 channel the next kernel runs longer, by 0.175 (Simple) and 0.064 (LL) of
 # the call (0.199 and 0.096 in run 9).
-# On 2 channels the share left varies from call to call (its span and what it leaves trade off, their sum
-# steady): coefficients of variation 0.24 (Simple) and 0.42 (LL), medians over sizes in run 9's traces
-# (summarize.py's `Work left behind, call to call` on docs/results/gpu/9-stream-time-learn-pairs-r6).
-leftover = tree/simple/ch=2 later 0.32 spread 0.24
-leftover = tree/ll/ch=2 later 0.30 spread 0.42
+# On 2 channels the share left varies from call to call (its span and what it leaves trade off): standard
+# deviations 0.11 (Simple) and 0.25 (LL) of the stream time, medians over sizes in run 9's traces (summarize.py's
+# `Work left behind, call to call` on docs/results/gpu/9-stream-time-learn-pairs-r6, where the mean shares are
+# larger, 0.40-0.61 and 0.53-0.68): over the fractions above, spreads of 0.34 and 0.83.
+leftover = tree/simple/ch=2 later 0.32 spread 0.34
+leftover = tree/ll/ch=2 later 0.30 spread 0.83
 leftover = tree/simple/ch=1 longer 0.18
 leftover = tree/ll/ch=1 longer 0.08
 # Replayed measurements: docs/results/gpu/4-side-by-side-r10-warm/compare.csv, median over repetitions (bench/gpu/replay_profile.py).
