@@ -17,33 +17,44 @@ case "$cost" in
   span | stream | leftover) ;;
   *) echo "bench_mixed.sh: cost must be span, stream or leftover, not '$cost'" >&2; exit 2 ;;
 esac
+[[ "$seeds" =~ ^[1-9][0-9]*$ ]] || { echo "bench_mixed.sh: seeds must be 1 or more, not '$seeds'" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+# One seed's run; its exit status goes to rc-SEED (a failed seed is reported once all have ended).
 one_seed() {
+  local status=0
   DYNAMICCL_COST=$cost "$build/dccl" run --profile "$profile" --workload mixed --policy learn --ranks 1 \
     --plugin builtin --host-ahead --calls "$calls" --seed "$1" --steady 0.25 --nccl "$nccl" --verbose \
-    > "$work/run-$1.txt" 2>&1
+    > "$work/run-$1.txt" 2>&1 || status=$?
+  echo "$status" > "$work/rc-$1"
 }
-# As many seeds at a time as there are cores, a new one as soon as one ends.
+# As many seeds at a time as there are cores (bash 4.3's wait -n), a new one as soon as one ends.
 running=0
 for seed in $(seq 1 "$seeds"); do
   one_seed "$seed" &
   running=$((running + 1))
-  if (( running >= $(nproc) )); then wait -n; running=$((running - 1)); fi
+  if (( running >= $(nproc) )); then wait -n || true; running=$((running - 1)); fi
 done
 wait
+for seed in $(seq 1 "$seeds"); do
+  if [ "$(cat "$work/rc-$seed" 2> /dev/null)" != 0 ]; then
+    echo "bench_mixed.sh: seed $seed failed (exit $(cat "$work/rc-$seed" 2> /dev/null || echo unknown)):" >&2
+    tail -n 5 "$work/run-$seed.txt" >&2
+    exit 1
+  fi
+done
 
 echo "== $profile, workload mixed, $calls calls, NCCL $nccl ABIs, the learner's cost: $cost =="
 printf '%5s | %12s %15s %10s\n' seed "all x oracle" "steady x oracle" "charged"
 for seed in $(seq 1 "$seeds"); do
   awk -v seed="$seed" '
-    /^  all / { all = $NF }
+    /^  all / { all = $3 / $7 } # mean us over the oracle'"'"'s, to more places than the run prints
     /charged a leftover/ { match($0, /[0-9]+ charged/); charged = substr($0, RSTART, RLENGTH - 8) }
     /steady state/ { match($0, /: [0-9.]+ x oracle/); steady = substr($0, RSTART + 2, RLENGTH - 11) }
     END {
       if (all == "" || steady == "") { print "bench_mixed.sh: seed " seed ": no result in the run'"'"'s output" > "/dev/stderr"; exit 1 }
-      printf "%5d | %12s %15s %10d\n", seed, all, steady, charged
+      printf "%5d | %12.5f %15s %10d\n", seed, all, steady, charged
     }' "$work/run-$seed.txt" || { tail -n 5 "$work/run-$seed.txt" >&2; exit 1; }
 done | tee "$work/rows.txt"
 awk '{ all += log($3); steady += log($4); charged += $5; n++ }

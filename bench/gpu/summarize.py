@@ -471,7 +471,9 @@ def waiting(r, following):
 
 def cell_of(row):
     """A call's decision cell as the plugin keys its leftover estimates: collective and log2 size bin
-    (core/decision_table.h's dccl_size_bin; the traces' sizes are powers of two, one a bin)."""
+    (core/decision_table.h's dccl_size_bin; the traces' sizes are powers of two, one a bin). The plugin's
+    cells also hold the pipelined-ops bucket and the registered-buffer flag, which the traces do not record:
+    collbench's calls are single operations on unregistered buffers, one bucket and one flag."""
     return row["collective"], min(max(int(row["bytes"]), 1).bit_length() - 1, 47)
 
 
@@ -494,8 +496,9 @@ def learned_costs(rows, passes=2, shrink=False, sample_skipped=True):
             action, span = ran(r), int(r["duration_ns"]) / 1e3
             follows = previous is not None and int(previous["call_order"]) == order - 1
             if follows and waiting(previous, r) and (learned or sample_skipped):
-                excess = (int(r["gpu_start_ns"]) - int(previous["gpu_start_ns"]) - int(previous["duration_ns"])) / 1e3
-                cells[cell_of(previous)].add(ran(previous), int(previous["duration_ns"]) / 1e3, excess)
+                previous_span = int(previous["duration_ns"]) / 1e3  # the excess as release_held computes it
+                excess = (int(r["gpu_start_ns"]) - int(previous["gpu_start_ns"])) / 1e3 - previous_span
+                cells[cell_of(previous)].add(ran(previous), previous_span, excess)
             learned = not (follows and cell_of(previous) == cell_of(r) and ran(previous) != action)
             if learned:
                 following = by_order.get(order + 1)
@@ -868,6 +871,12 @@ def self_test():
                 shares, times, first = left_shares(folder).get(("tree/simple/ch=2", "allreduce", 65536), ([], [], []))
                 check("left shares: tree's calls after its own, 50 of 110 us each, and the blocks' first",
                       (len(shares), {round(v, 4) for v in shares}, set(times), len(first)), (9, {round(50 / 110, 4)}, {110.0}, 3))
+                text = io.StringIO()
+                with contextlib.redirect_stdout(text):
+                    left_share_table(folder)
+                check("left share table: tree's row (ring leaves nothing: no row)",
+                      [line for line in text.getvalue().splitlines() if line.startswith("| ") and "/" in line],
+                      ["| tree/simple/ch=2 | 1 | allreduce 65536: 0.45 | 0.00 | 0.00 | 0.00 | 0.45 |"])
     # The learner's costs in call order, one pass (rank 0, AllReduce 64 KiB): ring (span 100 us, the next kernel
     # right after) in orders 0-5, 12 and 13; tree (span 60) in 6-10. Order 6, right after a switch, is not
     # learned, but its excess (40) counts where the skipped calls' excess does; 7 leaves 40; 8's next was
@@ -897,6 +906,16 @@ def self_test():
     check("learned costs: excess of the learned calls only (7, then 7 and 9)",
           [round(v, 6) for v in learned_costs(rows, passes=1, sample_skipped=False)[(tree, "allreduce", 65536)]["leftover"]],
           [60.0] * 4)
+    # Cells by size bin, and a next kernel that started before this one ended: ring on 64 KiB (order 0), tree on
+    # 96 KiB (1: the same bin, so right after a switch in its cell, not learned), ring on 128 KiB (2: another
+    # bin, learned), whose next kernel (3) starts 20 us before 2's end: not waiting, stream cost its span.
+    rows = [trace_row(0, ring, 0, 100000, 1, 10 ** 9), trace_row(1, tree, 100000, 60000, 2, 10 ** 9 + 1),
+            trace_row(2, ring, 160000, 100000, 3, 10 ** 9 + 2), trace_row(3, ring, 240000, 100000, 4, 10 ** 9 + 3)]
+    rows[1]["bytes"], rows[2]["bytes"], rows[3]["bytes"] = "98304", "131072", "131072"
+    costs = learned_costs(rows, passes=1)
+    check("learned costs: cells by size bin, an overlapping next kernel",
+          (sorted(costs), costs[(ring, "allreduce", 131072)]["stream"]),
+          ([(ring, "allreduce", 65536), (ring, "allreduce", 131072)], [100.0, 100.0]))
     # tests/leftover_sequence.txt: the charges that plugin/leftover.c gives (tests/test_leftover.c), whole and
     # shrunk, from LeftoverCell.
     cells, charges = None, 0

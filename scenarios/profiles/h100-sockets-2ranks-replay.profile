@@ -53,7 +53,7 @@ noise.spike_probability = 0.002
 # On 2 channels the share left varies from call to call (its span and what it leaves trade off): standard
 # deviations 0.11 (Simple) and 0.25 (LL) of the stream time, medians over sizes in run 9's traces (summarize.py's
 # `Work left behind, call to call` on docs/results/gpu/9-stream-time-learn-pairs-r6, where the mean shares are
-# larger, 0.40-0.61 and 0.53-0.68): over the fractions above, spreads of 0.34 and 0.83.
+# larger, 0.40-0.61 up to 16 MiB and 0.53-0.68): over the fractions above, spreads of 0.34 and 0.83.
 leftover = tree/simple/ch=2 later 0.32 spread 0.34
 leftover = tree/ll/ch=2 later 0.30 spread 0.83
 leftover = tree/simple/ch=1 longer 0.18
