@@ -88,10 +88,15 @@ endif
 # Tests find the repository's files (README, scenarios) from here.
 $(BUILD)/obj/tests/%.o: CFLAGS += -DDYNAMICCL_SOURCE_DIR='"$(CURDIR)"'
 
-$(BUILD)/obj/%.o: %.c
+# Compiles $< into $@ with its dependency file; $(1): a note for the quiet line.
+define compile_c
 	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  CC      $<",true)
+	@$(if $(Q),echo "  CC      $<$(1)",true)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+endef
+
+$(BUILD)/obj/%.o: %.c
+	$(call compile_c)
 
 $(PLUGIN_LIB): $(call obj,$(PLUGIN_SRCS))
 	@rm -f $@
@@ -125,10 +130,9 @@ $(BUILD)/tests/%: $(call obj,tests/%.c) $(EMU_LIB) $(SIM_LIB) $(PLUGIN_LIB) | pl
 # The leftover charge as to commit b64522d (DCCL_LEFTOVER_SHRINK, which side-by-side benchmarks build):
 # tests/leftover_sequence.txt replayed by test_leftover and plugin/leftover.c, both compiled with it.
 SHRUNK_OBJS := $(BUILD)/obj/shrunk/tests/test_leftover.o $(BUILD)/obj/shrunk/plugin/leftover.o
+$(SHRUNK_OBJS): CFLAGS += -DDCCL_LEFTOVER_SHRINK -DDYNAMICCL_SOURCE_DIR='"$(CURDIR)"'
 $(SHRUNK_OBJS): $(BUILD)/obj/shrunk/%.o: %.c
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  CC      $< (DCCL_LEFTOVER_SHRINK)",true)
-	$(Q)$(CC) $(CFLAGS) -DDCCL_LEFTOVER_SHRINK -DDYNAMICCL_SOURCE_DIR='"$(CURDIR)"' -MMD -MP -c $< -o $@
+	$(call compile_c, (DCCL_LEFTOVER_SHRINK))
 $(BUILD)/tests/test_leftover_shrunk: $(SHRUNK_OBJS) $(call obj,core/text_file.c)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK    $@",true)

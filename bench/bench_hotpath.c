@@ -83,72 +83,84 @@ static void bench_get_coll_info(const char* label, int batches, int learning) {
   if (learning) profiler->finalize(profiler_context);
 }
 
+/* The profiler half's context and the events a batch feeds it. */
+typedef struct profiler_batch {
+  void* context;
+  ncclProfilerEventDescr_v6_t coll, channel, p2p;
+  ncclProfilerEventStateArgs_v6_t stop;
+  uint64_t clock;
+} profiler_batch;
+
+/* BATCH / 4 collectives, each Coll start + stop, then per channel start, stop stamp, stop: 2 + 4 * 3 events. */
+enum { COLL_EVENTS_PER_BATCH = BATCH / 4 * (2 + 4 * 3) };
+static void run_coll_batch(profiler_batch* p) {
+  for (int c = 0; c < BATCH / 4; c++) {
+    void* handle = NULL;
+    p->coll.coll.seqNumber++;
+    profiler->startEvent(p->context, &handle, &p->coll);
+    profiler->stopEvent(handle);
+    for (int ch = 0; ch < 4; ch++) {
+      void* h = NULL;
+      p->channel.parentObj = handle;
+      p->channel.kernelCh.channelId = (uint8_t)ch;
+      p->channel.kernelCh.pTimer = p->clock;
+      profiler->startEvent(p->context, &h, &p->channel);
+      p->stop.kernelCh.pTimer = p->clock + 5000;
+      profiler->recordEventState(h, NCCL_PROFILER_KERNEL_CH_STOP, &p->stop);
+      profiler->stopEvent(h);
+    }
+    p->clock += 6000;
+  }
+}
+
+/* Point-to-point calls (requested with host stamps: DYNAMICCL_COST stream or leftover) only move the call
+ * order; NCCL gets no handle, so no child events. BATCH calls of start + stop. */
+enum { P2P_EVENTS_PER_BATCH = 2 * BATCH };
+static void run_p2p_batch(profiler_batch* p) {
+  for (int i = 0; i < BATCH; i++) {
+    void* handle = NULL;
+    profiler->startEvent(p->context, &handle, &p->p2p);
+    profiler->stopEvent(handle);
+  }
+}
+
+/* Times `batches` runs of a batch and reports the time per event. */
+static void time_event_batches(const char* label, void (*run)(profiler_batch*), profiler_batch* p, int events,
+                               int batches) {
+  double* per_event = malloc((size_t)batches * sizeof(double));
+  if (per_event == NULL) return;
+  for (int b = 0; b < batches; b++) {
+    uint64_t start = dccl_monotonic_ns();
+    run(p);
+    per_event[b] = (double)(dccl_monotonic_ns() - start) / events;
+  }
+  report(label, per_event, batches);
+  free(per_event);
+}
+
 static void bench_profiler_events(int batches) {
-  void* context = NULL;
+  static profiler_batch p;
   int mask = 0;
   setenv("DYNAMICCL_PROFILE", "on", 1);
-  profiler->init(&context, 0xBE7C5, &mask, "bench", 2, 16, 0, quiet_logger);
-  double* per_event = malloc((size_t)batches * sizeof(double));
-  ncclProfilerEventDescr_v6_t coll;
-  memset(&coll, 0, sizeof(coll));
-  coll.type = ncclProfileColl;
-  coll.coll.func = "AllReduce";
-  coll.coll.count = 262144;
-  coll.coll.datatype = "ncclFloat32";
-  coll.coll.nChannels = 4;
-  coll.coll.algo = "RING";
-  coll.coll.proto = "SIMPLE";
-  ncclProfilerEventDescr_v6_t channel;
-  memset(&channel, 0, sizeof(channel));
-  channel.type = ncclProfileKernelCh;
-  ncclProfilerEventStateArgs_v6_t stop;
-  uint64_t clock = 1000;
-  /* Per collective: Coll start + stop, then per channel start, stop stamp, stop: 2 + 4 * 3 events. */
-  const int events_per_collective = 2 + 4 * 3, collectives = BATCH / 4;
-  for (int b = 0; b < batches; b++) {
-    uint64_t start = dccl_monotonic_ns();
-    for (int c = 0; c < collectives; c++) {
-      void* handle = NULL;
-      coll.coll.seqNumber++;
-      profiler->startEvent(context, &handle, &coll);
-      profiler->stopEvent(handle);
-      for (int ch = 0; ch < 4; ch++) {
-        void* h = NULL;
-        channel.parentObj = handle;
-        channel.kernelCh.channelId = (uint8_t)ch;
-        channel.kernelCh.pTimer = clock;
-        profiler->startEvent(context, &h, &channel);
-        stop.kernelCh.pTimer = clock + 5000;
-        profiler->recordEventState(h, NCCL_PROFILER_KERNEL_CH_STOP, &stop);
-        profiler->stopEvent(h);
-      }
-      clock += 6000;
-    }
-    per_event[b] = (double)(dccl_monotonic_ns() - start) / (collectives * events_per_collective);
-  }
-  report("profiler event (Coll + 4 KernelCh, per event)", per_event, batches);
-  /* Point-to-point calls (requested with host stamps: DYNAMICCL_COST stream or leftover) only move the
-   * call order; NCCL gets no handle, so no child events. Per P2p: start + stop. */
-  ncclProfilerEventDescr_v6_t p2p;
-  memset(&p2p, 0, sizeof(p2p));
-  p2p.type = ncclProfileP2p;
-  p2p.p2p.func = "Send";
-  p2p.p2p.count = 262144;
-  p2p.p2p.datatype = "ncclFloat32";
-  p2p.p2p.peer = 1;
-  p2p.p2p.nChannels = 2;
-  for (int b = 0; b < batches; b++) {
-    uint64_t start = dccl_monotonic_ns();
-    for (int i = 0; i < BATCH; i++) {
-      void* handle = NULL;
-      profiler->startEvent(context, &handle, &p2p);
-      profiler->stopEvent(handle);
-    }
-    per_event[b] = (double)(dccl_monotonic_ns() - start) / (2 * BATCH);
-  }
-  report("profiler event (P2p, per event)", per_event, batches);
-  free(per_event);
-  profiler->finalize(context);
+  profiler->init(&p.context, 0xBE7C5, &mask, "bench", 2, 16, 0, quiet_logger);
+  p.coll.type = ncclProfileColl;
+  p.coll.coll.func = "AllReduce";
+  p.coll.coll.count = 262144;
+  p.coll.coll.datatype = "ncclFloat32";
+  p.coll.coll.nChannels = 4;
+  p.coll.coll.algo = "RING";
+  p.coll.coll.proto = "SIMPLE";
+  p.channel.type = ncclProfileKernelCh;
+  p.clock = 1000;
+  p.p2p.type = ncclProfileP2p;
+  p.p2p.p2p.func = "Send";
+  p.p2p.p2p.count = 262144;
+  p.p2p.p2p.datatype = "ncclFloat32";
+  p.p2p.p2p.peer = 1;
+  p.p2p.p2p.nChannels = 2;
+  time_event_batches("profiler event (Coll + 4 KernelCh, per event)", run_coll_batch, &p, COLL_EVENTS_PER_BATCH, batches);
+  time_event_batches("profiler event (P2p, per event)", run_p2p_batch, &p, P2P_EVENTS_PER_BATCH, batches);
+  profiler->finalize(p.context);
   unsetenv("DYNAMICCL_PROFILE");
 }
 

@@ -74,10 +74,10 @@ double dccl_leftover_charge(const dccl_leftover_cell* cell, uint32_t action) {
    * call on the GPU testbed: a charge shrunk by the margin left tree on 2 channels 7% cheaper against
    * NCCL's ring than collbench timed it (mean over 15 AllReduce sizes of run 9's traces, where the
    * whole difference is within 0.1%: docs/agents.md). */
-  double difference = own->excess_us.mean - level->excess_us.mean;
+  double difference = own->excess_us.mean - level->excess_us.mean, noise = margin(own, level);
+  if (difference <= noise) return 0;
 #ifdef DCCL_LEFTOVER_SHRINK /* the rule to commit b64522d, for side-by-side benchmarks (docs/agents.md) */
-  return difference > margin(own, level) ? difference - margin(own, level) : 0;
-#else
-  return difference > margin(own, level) ? difference : 0;
+  difference -= noise;
 #endif
+  return difference;
 }

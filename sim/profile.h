@@ -86,8 +86,9 @@ typedef struct dccl_measured_point {
  * the communicator's next kernel, which starts that much later (DCCL_LEFTOVER_LATER: tree's last sends
  * over sockets on 2 channels) or runs that much longer (DCCL_LEFTOVER_LONGER: on 1 channel). The call's
  * latency is unchanged: a profiler sees less of it in its own span and the rest in the next call's.
- * `spread` is the share's coefficient of variation from call to call (tree on 2 channels: 0.24 for
- * Simple, 0.42 for LL on the testbed), so that span and excess trade off as measured, their sum fixed. */
+ * `spread` is the share's coefficient of variation from call to call, so that span and excess trade off
+ * as measured (the sockets profiles: 0.34 for tree/Simple and 0.83 for tree/LL on 2 channels,
+ * docs/simulator.md), the call's latency fixed. */
 #define DCCL_LEFTOVER_MAX 16
 #define DCCL_LEFTOVER_SPREAD_MAX 2.0
 enum { DCCL_LEFTOVER_LATER = 1, DCCL_LEFTOVER_LONGER = 2 };

@@ -57,8 +57,11 @@ double dccl_sim_measure(const dccl_sim* sim, double true_us, const dccl_conditio
 
 double dccl_sim_leftover(const dccl_sim* sim, const dccl_execution* e, uint64_t call, int* form) {
   const dccl_leftover* l = dccl_profile_leftover(&sim->profile, e->algo, e->proto, e->channels);
-  *form = l != NULL ? l->form : 0;
-  if (l == NULL) return 0;
+  if (l == NULL) {
+    *form = 0;
+    return 0;
+  }
+  *form = l->form;
   if (l->spread <= 0) return l->fraction;
   /* The share varies from call to call, the same for every rank of a call (it is the call's work); the
    * tag, mixed with the call, keeps this draw apart from the call's latency noise (seeded by the call). */

@@ -461,6 +461,16 @@ class LeftoverCell:
         return difference - margin if self.shrink else difference
 
 
+def by_call_order(rows):
+    """A trace's rows with host stamps, by call order (none in traces before run 9)."""
+    return {int(r["call_order"]): r for r in rows if r.get("call_order")}
+
+
+def stream_time_us(r, following):
+    """How long r kept the stream: its kernel start to the next call's (us)."""
+    return (int(following["gpu_start_ns"]) - int(r["gpu_start_ns"])) / 1e3
+
+
 def waiting(r, following):
     """Whether the call after r (by call order) was launched before r's kernel end was seen and started after
     it: plugin/learner.c's stream_cost_us rule, under which the gap is r's (it had the stream)."""
@@ -487,7 +497,7 @@ def learned_costs(rows, passes=2, shrink=False, sample_skipped=True):
     level, 2 of the action): the costs are the last pass's, the passes before it warm the estimates
     (shrink: the charge as to commit b64522d; sample_skipped False: excess from the learned calls only).
     {(action, collective, bytes): {"span": [us], "stream": [us], "leftover": [us]}}"""
-    by_order = {int(r["call_order"]): r for r in rows if r.get("call_order")}
+    by_order = by_call_order(rows)
     cells = collections.defaultdict(lambda: LeftoverCell(shrink))
     for _ in range(passes):
         costs, previous, learned = collections.defaultdict(lambda: collections.defaultdict(list)), None, False
@@ -497,12 +507,11 @@ def learned_costs(rows, passes=2, shrink=False, sample_skipped=True):
             follows = previous is not None and int(previous["call_order"]) == order - 1
             if follows and waiting(previous, r) and (learned or sample_skipped):
                 previous_span = int(previous["duration_ns"]) / 1e3  # the excess as release_held computes it
-                excess = (int(r["gpu_start_ns"]) - int(previous["gpu_start_ns"])) / 1e3 - previous_span
-                cells[cell_of(previous)].add(ran(previous), previous_span, excess)
+                cells[cell_of(previous)].add(ran(previous), previous_span, stream_time_us(previous, r) - previous_span)
             learned = not (follows and cell_of(previous) == cell_of(r) and ran(previous) != action)
             if learned:
                 following = by_order.get(order + 1)
-                stream = (int(following["gpu_start_ns"]) - int(r["gpu_start_ns"])) / 1e3 if waiting(r, following) else span
+                stream = stream_time_us(r, following) if waiting(r, following) else span
                 key = (action, r["collective"], int(r["bytes"]))
                 costs[key]["span"].append(span)
                 costs[key]["stream"].append(stream)
@@ -519,21 +528,23 @@ def left_shares(out):
     their size (a block's first call). {(action, collective, bytes): ([share], [stream time], [first share])}"""
     found = collections.defaultdict(lambda: ([], [], []))
     for action, by_rank in pairs_traces(out):
-        by_order = {int(r["call_order"]): r for r in by_rank[0].values() if r.get("call_order")}
+        by_order = by_call_order(by_rank[0].values())
         for order, r in by_order.items():
             previous, following = by_order.get(order - 1), by_order.get(order + 1)
             if ran(r) != action or previous is None or not waiting(r, following):
                 continue
             if (previous["collective"], previous["bytes"]) != (r["collective"], r["bytes"]):
                 continue
-            span = int(r["duration_ns"])
-            excess = int(following["gpu_start_ns"]) - int(r["gpu_start_ns"]) - span
-            shares, stream_times_us, first_shares = found[(action, r["collective"], int(r["bytes"]))]
+            stream = stream_time_us(r, following)
+            if stream <= 0:  # an empty kernel at once followed: no share
+                continue
+            share = 1 - int(r["duration_ns"]) / 1e3 / stream
+            shares, stream_times, first_shares = found[(action, r["collective"], int(r["bytes"]))]
             if ran(previous) == action:
-                shares.append(excess / (span + excess))
-                stream_times_us.append((span + excess) / 1e3)
+                shares.append(share)
+                stream_times.append(stream)
             else:
-                first_shares.append(excess / (span + excess))
+                first_shares.append(share)
     return found
 
 
@@ -647,8 +658,7 @@ def stream_times(out):
     found = {}
     for action, by_rank in pairs_traces(out):
         samples = collections.defaultdict(lambda: ([], [], []))
-        stamped = any(r.get("call_order") for r in by_rank[0].values())
-        learned = learned_costs(by_rank[0].values()) if stamped else {}
+        learned = learned_costs(by_rank[0].values())  # empty for traces without host stamps
         for (coll, seq), r in by_rank[0].items():
             if ran(r) != action:
                 continue
