@@ -341,10 +341,13 @@ static int run_rank(rank_context* r) {
     gpu_clock_ns += (uint64_t)llround(call.gap_us * 1000.0);
     /* The kernel's span: the call's work less what it leaves to the next kernel, plus what the previous
      * one left it to run (the profile's `leftover` lines). */
-    int leftover_form;
-    uint64_t left_ns = (uint64_t)llround((double)duration_ns * dccl_sim_leftover(sim, &e, call.index, &leftover_form));
-    uint64_t span_ns = duration_ns - left_ns + carried_ns;
-    carried_ns = leftover_form == DCCL_LEFTOVER_LONGER ? left_ns : 0;
+    double later_share, longer_share;
+    dccl_sim_leftover(sim, &call, &e, &later_share, &longer_share);
+    uint64_t later_ns = (uint64_t)llround((double)duration_ns * later_share);
+    uint64_t longer_ns = (uint64_t)llround((double)duration_ns * longer_share);
+    if (later_ns + longer_ns > duration_ns) longer_ns = duration_ns - later_ns; /* shares are at most 0.9 together */
+    uint64_t span_ns = duration_ns - later_ns - longer_ns + carried_ns;
+    carried_ns = longer_ns;
 
     if (r->profiling) {
       size_t count;
@@ -364,7 +367,7 @@ static int run_rank(rank_context* r) {
         else queue_kernel(&r->queue, &k);
       }
     }
-    gpu_clock_ns += span_ns + (leftover_form == DCCL_LEFTOVER_LATER ? left_ns : 0);
+    gpu_clock_ns += span_ns + later_ns;
     atomic_store_explicit(&shared->issued[r->rank], call.index + 1, memory_order_release);
     if (r->rank == 0 && cfg->progress != NULL && ((call.index + 1) % 4096 == 0 || call.index + 1 == shared->calls))
       cfg->progress(call.index + 1, shared->calls, cfg->progress_argument);

@@ -45,14 +45,16 @@ static void moments_add(dccl_running_moments* m, double x, double weight) {
 
 void dccl_leftover_add(dccl_leftover_cell* cell, uint32_t action, double span_us, double excess_us) {
   if (!(excess_us >= 0) || !(span_us >= 0) || !isfinite(excess_us + span_us)) return;
-  /* Work left behind is at most a few spans (2.3 on the GPU testbed); a longer wait is the
-   * application's, whose outliers (a compute phase after a burst of calls) must not swamp means. */
-  if (excess_us > DCCL_LEFTOVER_CLIP_SPANS * span_us) excess_us = DCCL_LEFTOVER_CLIP_SPANS * span_us;
   dccl_leftover_estimate* e = find(cell, action);
   e->last_used = ++cell->samples;
   if (e->count < DCCL_LEFTOVER_WINDOW) e->count++;
-  moments_add(&e->excess_us, excess_us, 1.0 / e->count);
   e->span_mean_us += (span_us - e->span_mean_us) / e->count;
+  /* Work left behind is at most a few of the action's spans (3.2 of its mean span on the GPU testbed); a
+   * longer wait is the application's, whose outliers (a compute phase after a burst of calls) must not
+   * swamp means. The mean span, not this call's: a call's span and what it leaves trade off (tree/LL on 2
+   * channels leaves up to 9.7 of its own span), and clipping by its own span cut the calls that leave most. */
+  double most = DCCL_LEFTOVER_CLIP_SPANS * e->span_mean_us;
+  moments_add(&e->excess_us, excess_us < most ? excess_us : most, 1.0 / e->count);
 }
 
 /* Twice the standard error of the difference of two actions' mean excess (both with 2 samples or more):

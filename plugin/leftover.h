@@ -16,9 +16,12 @@
  *  - else an action with 2 samples or more is charged what its mean excess exceeds the level's, where
  *    that difference is more than twice its standard error (else nothing): the work it leaves behind
  *    (as `stream`, but not for the level).
- * A sample's excess counts at most DCCL_LEFTOVER_CLIP_SPANS spans: tree's left work reaches 2.3 of its
- * span on the testbed (AllReduce 64 KiB: span 31 us, stream time 101, docs/results/gpu run 9's
- * summary), and a compute phase after a burst of calls must not swamp the means. What
+ * A sample's excess counts at most DCCL_LEFTOVER_CLIP_SPANS of its action's mean span (this sample's
+ * included): tree's left work averages 1.9 of its mean span on the testbed and reaches 3.2 in single
+ * calls (AllReduce 64 KiB on tree/LL and 2 channels: mean span 56 us, docs/results/gpu run 9's traces),
+ * and a compute phase after a burst of calls must not swamp the means. Not this call's own span: span and
+ * excess trade off from call to call (up to 9.7 of its own span in a call that leaves 0.91 of its stream
+ * time). What
  * this cannot tell: an application whose waits end at a set time that only the slowest actions
  * outlast (their excess is 0, the faster ones' is the wait) charges the faster ones up to that time;
  * and work left behind that makes the next kernel longer rather than later (tree on 1 channel over
@@ -36,7 +39,7 @@
 #define DCCL_LEFTOVER_WINDOW 64 /* samples after which the estimates weigh new ones as 1 / this (an
                                    exponential average, which the margin counts as this many samples) */
 #define DCCL_LEFTOVER_LEVEL_SAMPLES 4 /* samples an action needs to be the cell's level */
-#define DCCL_LEFTOVER_CLIP_SPANS 4 /* a sample's excess counts at most this many of its spans */
+#define DCCL_LEFTOVER_CLIP_SPANS 4 /* a sample's excess counts at most this many of its action's mean span */
 #define DCCL_LEFTOVER_BACK_TO_BACK 0.5 /* a level action whose mean excess is more than this share of its
                                           span says the cell's calls wait on the application: no charge */
 

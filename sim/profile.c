@@ -1,6 +1,7 @@
 /* sim/profile.c: parses hardware profiles (key = value text) with strict checking. */
 #include "profile.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,6 +196,8 @@ static void set_defaults(dccl_profile* p) {
   }
 }
 
+#define PROFILE_BYTES_MAX 1e13 /* the largest size a profile line may name */
+
 /* `measured = <collective> <bytes> <algorithm>/<protocol>/ch=<channels> <latency us>` */
 static int parse_measured(dccl_profile* p, const char* value, char* why, size_t why_size) {
   char coll_name[32], action_text[64], extra[2];
@@ -211,7 +214,7 @@ static int parse_measured(dccl_profile* p, const char* value, char* why, size_t 
              action_text);
     return -1;
   }
-  if (!(bytes >= 1 && bytes <= 1e13) || !(latency > 0 && latency < 1e9)) {
+  if (!(bytes >= 1 && bytes <= PROFILE_BYTES_MAX) || !(latency > 0 && latency < 1e9)) {
     snprintf(why, why_size, "bytes must be in [1, 1e13] and the latency a positive number of microseconds");
     return -1;
   }
@@ -229,41 +232,112 @@ static int parse_measured(dccl_profile* p, const char* value, char* why, size_t 
   return 0;
 }
 
-const dccl_leftover* dccl_profile_leftover(const dccl_profile* p, int algo, int proto, int channels) {
+double dccl_profile_leftover(const dccl_profile* p, int form, int coll, int algo, int proto, int channels,
+                             double bytes, double* spread) {
+  const dccl_leftover *below = NULL, *above = NULL;
+  *spread = 0;
   for (int i = 0; i < p->n_leftovers; i++) {
     const dccl_leftover* l = &p->leftovers[i];
-    if (l->algo == algo && l->proto == proto && l->channels == channels) return l;
+    if (l->form != form || l->algo != algo || l->proto != proto || l->channels != channels) continue;
+    if (!l->at) { /* the action's only line of this form (the parser refuses points beside it) */
+      *spread = l->spread;
+      return l->fraction;
+    }
+    if (l->coll != coll) continue;
+    if (l->bytes <= bytes && (below == NULL || l->bytes > below->bytes)) below = l;
+    if (l->bytes >= bytes && (above == NULL || l->bytes < above->bytes)) above = l;
   }
-  return NULL;
+  if (below == NULL && above == NULL) return 0;
+  if (below == NULL || above == NULL || below == above) {
+    const dccl_leftover* end = below != NULL ? below : above;
+    *spread = end->spread;
+    return end->fraction;
+  }
+  double weight = (log2(bytes) - log2(below->bytes)) / (log2(above->bytes) - log2(below->bytes));
+  *spread = below->spread + weight * (above->spread - below->spread);
+  return below->fraction + weight * (above->fraction - below->fraction);
 }
 
-/* `leftover = <algorithm>/<protocol>/ch=<channels> later|longer <fraction> [spread <coefficient of variation>]` */
+/* `leftover = <algorithm>/<protocol>/ch=<channels> later|longer <fraction> [spread <coefficient of variation>]
+ *             [at <collective> <bytes>]` */
 static int parse_leftover(dccl_profile* p, const char* value, char* why, size_t why_size) {
-  char action_text[64], form_text[16], spread_text[16], extra[2];
-  double fraction, spread = 0;
-  dccl_action action;
-  int fields = sscanf(value, "%63s %15s %lf %15s %lf %1s", action_text, form_text, &fraction, spread_text, &spread, extra);
-  if (fields != 3 && !(fields == 5 && strcmp(spread_text, "spread") == 0)) {
-    snprintf(why, why_size,
-             "expected '<algorithm>/<protocol>/ch=<channels> later|longer <fraction> [spread <coefficient of variation>]'");
+  static const char usage[] = "expected '<algorithm>/<protocol>/ch=<channels> later|longer <fraction> "
+                              "[spread <coefficient of variation>] [at <collective> <bytes>]'";
+  enum { WORDS_MAX = 9 }; /* action, form, fraction, spread and its value, at, collective, bytes; and one more */
+  char text[256], *words[WORDS_MAX], *save = NULL;
+  int n_words = 0;
+  if (snprintf(text, sizeof(text), "%s", value) >= (int)sizeof(text)) {
+    snprintf(why, why_size, "longer than %zu characters", sizeof(text) - 1);
+    return -1;
+  }
+  for (char* w = strtok_r(text, " \t", &save); w != NULL; w = strtok_r(NULL, " \t", &save)) {
+    if (n_words == WORDS_MAX) break; /* too many words: the count check below refuses the line */
+    words[n_words++] = w;
+  }
+  double fraction = 0, spread = 0, bytes = 0;
+  unsigned long long parsed_bytes = 0;
+  int next = 3, at = 0, coll = 0;
+  char* end = NULL;
+  if (n_words >= 3) fraction = strtod(words[2], &end);
+  if (n_words < 3 || end == words[2] || *end != '\0') {
+    snprintf(why, why_size, "%s", usage);
+    return -1;
+  }
+  if (next < n_words && strcmp(words[next], "spread") == 0) {
+    if (next + 1 < n_words) spread = strtod(words[next + 1], &end);
+    if (next + 1 >= n_words || end == words[next + 1] || *end != '\0') {
+      snprintf(why, why_size, "%s", usage);
+      return -1;
+    }
+    next += 2;
+  }
+  if (next < n_words && strcmp(words[next], "at") == 0) {
+    if (next + 2 >= n_words) {
+      snprintf(why, why_size, "%s", usage);
+      return -1;
+    }
+    if ((coll = dccl_coll_parse(words[next + 1])) < 0 || dccl_parse_bytes(words[next + 2], &parsed_bytes) != 0 ||
+        parsed_bytes < 1 || (double)parsed_bytes > PROFILE_BYTES_MAX) {
+      snprintf(why, why_size, "'at %s %s': expected a collective and a size in bytes (1 to 1e13)", words[next + 1],
+               words[next + 2]);
+      return -1;
+    }
+    at = 1;
+    bytes = (double)parsed_bytes;
+    next += 3;
+  }
+  if (next != n_words) {
+    snprintf(why, why_size, "%s", usage);
     return -1;
   }
   if (!(spread >= 0 && spread <= DCCL_LEFTOVER_SPREAD_MAX)) {
     snprintf(why, why_size, "expected a spread in [0, %g]", DCCL_LEFTOVER_SPREAD_MAX);
     return -1;
   }
-  int form = strcmp(form_text, "later") == 0 ? DCCL_LEFTOVER_LATER : strcmp(form_text, "longer") == 0 ? DCCL_LEFTOVER_LONGER : 0;
-  if (dccl_action_parse(action_text, &action) != 0 || dccl_action_algo(action) < 0 || dccl_action_channels(action) <= 0) {
-    snprintf(why, why_size, "'%s': not an algorithm/protocol/ch=N action", action_text);
+  dccl_action action;
+  int form = strcmp(words[1], "later") == 0 ? DCCL_LEFTOVER_LATER : strcmp(words[1], "longer") == 0 ? DCCL_LEFTOVER_LONGER : 0;
+  if (dccl_action_parse(words[0], &action) != 0 || dccl_action_algo(action) < 0 || dccl_action_channels(action) <= 0) {
+    snprintf(why, why_size, "'%s': not an algorithm/protocol/ch=N action", words[0]);
     return -1;
   }
   if (form == 0 || !(fraction >= 0 && fraction <= 0.9)) {
     snprintf(why, why_size, "expected 'later' or 'longer' and a fraction in [0, 0.9]");
     return -1;
   }
-  if (dccl_profile_leftover(p, dccl_action_algo(action), dccl_action_proto(action), dccl_action_channels(action)) != NULL) {
-    snprintf(why, why_size, "'%s' has a leftover already", action_text);
-    return -1;
+  for (int i = 0; i < p->n_leftovers; i++) { /* one line per action and form, or points at distinct sizes */
+    const dccl_leftover* l = &p->leftovers[i];
+    if (l->algo != dccl_action_algo(action) || l->proto != dccl_action_proto(action) ||
+        l->channels != dccl_action_channels(action) || l->form != form)
+      continue;
+    if (!at || !l->at) {
+      snprintf(why, why_size, "'%s %s' has a line already: one line for every size, or points at sizes", words[0],
+               words[1]);
+      return -1;
+    }
+    if (l->coll == coll && l->bytes == bytes) {
+      snprintf(why, why_size, "'%s %s' has a point at %s %s already", words[0], words[1], words[next - 2], words[next - 1]);
+      return -1;
+    }
   }
   if (p->n_leftovers >= DCCL_LEFTOVER_MAX) {
     snprintf(why, why_size, "more than %d leftover lines", DCCL_LEFTOVER_MAX);
@@ -274,6 +348,9 @@ static int parse_leftover(dccl_profile* p, const char* value, char* why, size_t 
   l->proto = (unsigned char)dccl_action_proto(action);
   l->channels = (unsigned char)dccl_action_channels(action);
   l->form = (unsigned char)form;
+  l->at = (unsigned char)at;
+  l->coll = (unsigned char)coll;
+  l->bytes = bytes;
   l->fraction = fraction;
   l->spread = spread;
   return 0;

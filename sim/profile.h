@@ -81,21 +81,25 @@ typedef struct dccl_measured_point {
   double bytes, latency_us;
 } dccl_measured_point;
 
-/* Work an action leaves behind its kernel (a `leftover =` line, measured on the GPU test machine by
+/* Work an action leaves behind its kernel (`leftover =` lines, measured on the GPU test machine by
  * bench/gpu/summarize.py): `fraction` of a call's latency lies outside its kernel's span and holds up
- * the communicator's next kernel, which starts that much later (DCCL_LEFTOVER_LATER: tree's last sends
- * over sockets on 2 channels) or runs that much longer (DCCL_LEFTOVER_LONGER: on 1 channel). The call's
- * latency is unchanged: a profiler sees less of it in its own span and the rest in the next call's.
- * `spread` is the share's coefficient of variation from call to call, so that span and excess trade off
- * as measured (the sockets profiles: 0.34 for tree/Simple and 0.83 for tree/LL on 2 channels,
- * docs/simulator.md), the call's latency fixed. */
-#define DCCL_LEFTOVER_MAX 16
+ * the communicator's next kernel, which starts that much later (DCCL_LEFTOVER_LATER: the kernel-to-kernel
+ * gap every action leaves at small sizes over sockets, and tree's last sends on 2 channels) or runs that
+ * much longer (DCCL_LEFTOVER_LONGER: tree on 1 channel). The call's latency is unchanged: a profiler sees
+ * less of it in its own span and the rest in the next call's. `spread` is the share's coefficient of
+ * variation from call to call, so that span and excess trade off as measured, the call's latency fixed.
+ * A line holds for every collective and size, or (`at <collective> <bytes>`) is one point of the share
+ * by size: an action's points of one form and collective are interpolated in log2(bytes) (docs/simulator.md). */
+#define DCCL_LEFTOVER_MAX 512
 #define DCCL_LEFTOVER_SPREAD_MAX 2.0
 enum { DCCL_LEFTOVER_LATER = 1, DCCL_LEFTOVER_LONGER = 2 };
 typedef struct dccl_leftover {
   unsigned char algo, proto, channels, form;
-  double fraction; /* in [0, 0.9] */
-  double spread;   /* in [0, DCCL_LEFTOVER_SPREAD_MAX]; 0: the same share on every call */
+  unsigned char at;   /* 1: a point at (coll, bytes); 0: every collective and size */
+  unsigned char coll; /* with `at` */
+  double bytes;       /* with `at` */
+  double fraction;    /* in [0, 0.9] */
+  double spread;      /* in [0, DCCL_LEFTOVER_SPREAD_MAX]; 0: the same share on every call */
 } dccl_leftover;
 
 typedef struct dccl_profile {
@@ -121,8 +125,12 @@ typedef struct dccl_profile {
  * the line number in `error`. Returns 0 on success. */
 int dccl_profile_parse(const char* text, const char* source, dccl_profile* out, char* error, size_t error_size);
 int dccl_profile_load(const char* path, dccl_profile* out, char* error, size_t error_size);
-/* The profile's leftover line for an action (NULL: none). */
-const dccl_leftover* dccl_profile_leftover(const dccl_profile* profile, int algo, int proto, int channels);
+/* The share of a call's latency that an action leaves behind in `form` (DCCL_LEFTOVER_LATER or _LONGER)
+ * for a collective and size, and its spread: the action's line for every size as it is, or its points
+ * for that collective interpolated linearly in log2(bytes) between the nearest below and above (the end
+ * point's values beyond the ends). 0 and spread 0 where the profile has neither. */
+double dccl_profile_leftover(const dccl_profile* profile, int form, int coll, int algo, int proto, int channels,
+                             double bytes, double* spread);
 
 /* Finds a profile by name in scenarios/profiles/ (or by path). */
 int dccl_profile_find(const char* name_or_path, dccl_profile* out, char* error, size_t error_size);

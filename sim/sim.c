@@ -55,20 +55,24 @@ double dccl_sim_measure(const dccl_sim* sim, double true_us, const dccl_conditio
   return shared * exp(0.25 * sim->profile.truth.noise_sigma * dccl_rng_normal(&rng));
 }
 
-double dccl_sim_leftover(const dccl_sim* sim, const dccl_execution* e, uint64_t call, int* form) {
-  const dccl_leftover* l = dccl_profile_leftover(&sim->profile, e->algo, e->proto, e->channels);
-  if (l == NULL) {
-    *form = 0;
-    return 0;
-  }
-  *form = l->form;
-  if (l->spread <= 0) return l->fraction;
-  /* The share varies from call to call, the same for every rank of a call (it is the call's work); the
-   * tag, mixed with the call, keeps this draw apart from the call's latency noise (seeded by the call). */
+/* One form's share for a call: the profile's, drawn per call with its spread (normal, clipped to [0, 0.9]),
+ * the same for every rank of a call (it is the call's work); the tag, mixed with the call, keeps the draw
+ * apart from the call's latency noise (seeded by the call) and from the other form's. */
+static double draw_share(const dccl_sim* sim, const dccl_call* call, const dccl_execution* e, int form, uint64_t tag) {
+  double spread;
+  double share = dccl_profile_leftover(&sim->profile, form, call->coll, e->algo, e->proto, e->channels,
+                                       (double)call->bytes, &spread);
+  if (share <= 0 || spread <= 0) return share;
   dccl_rng rng;
-  dccl_rng_seed(&rng, dccl_mix64(sim->seed ^ dccl_mix64(call ^ 0x1EF7E1EFull)));
-  double share = l->fraction * (1 + l->spread * dccl_rng_normal(&rng));
+  dccl_rng_seed(&rng, dccl_mix64(sim->seed ^ dccl_mix64(call->index ^ tag)));
+  share *= 1 + spread * dccl_rng_normal(&rng);
   return share < 0 ? 0 : share > 0.9 ? 0.9 : share;
+}
+
+void dccl_sim_leftover(const dccl_sim* sim, const dccl_call* call, const dccl_execution* e, double* later, double* longer) {
+  *later = draw_share(sim, call, e, DCCL_LEFTOVER_LATER, 0x1EF7E1EFull);
+  *longer = draw_share(sim, call, e, DCCL_LEFTOVER_LONGER, 0x10E6E410ull);
+  if (*later + *longer > 0.9) *longer = 0.9 - *later; /* the kernel keeps a tenth of its call at least */
 }
 
 /* ---- oracle ---- */

@@ -37,10 +37,12 @@ double dccl_sim_true_us(const dccl_sim* sim, const dccl_call* call, const dccl_e
  * collective together) and a small per-rank jitter; deterministic in (seed, call, rank). */
 double dccl_sim_measure(const dccl_sim* sim, double true_us, const dccl_conditions* conditions, uint64_t call, int rank);
 
-/* The share of an execution's latency that its kernel leaves to the next one (the profile's `leftover`
- * lines; 0 and form 0 where none), and how (DCCL_LEFTOVER_LATER or DCCL_LEFTOVER_LONGER); with a line's
- * spread, drawn per call (deterministic in seed and call, clipped to [0, 0.9]). */
-double dccl_sim_leftover(const dccl_sim* sim, const dccl_execution* execution, uint64_t call, int* form);
+/* The shares of a call's latency that the execution's kernel leaves to the next one (the profile's
+ * `leftover` lines, by collective and size; 0 where none): `later`, by which the next kernel starts later,
+ * and `longer`, by which it runs longer. With a line's spread each is drawn per call (deterministic in
+ * seed and call, clipped to [0, 0.9]); together they are at most 0.9. */
+void dccl_sim_leftover(const dccl_sim* sim, const dccl_call* call, const dccl_execution* execution, double* later,
+                       double* longer);
 
 /* ---- oracle ---- */
 typedef struct dccl_oracle_answer {

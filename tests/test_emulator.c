@@ -250,12 +250,14 @@ static void test_trace_matches_gpu_durations_threads(void) { run_with_trace(0); 
 static void test_trace_matches_gpu_durations_processes(void) { run_with_trace(1); }
 
 /* A profile's `leftover` lines move work out of a call's kernel span into the next kernel's: on the GPU
- * test machine's profile tree/Simple on 1 channel leaves its next kernel longer, on 2 channels later.
+ * test machine's profile tree/Simple on 2 channels makes its next kernel start later, on 1 channel run
+ * longer, and at 64 KiB both (a small gap too).
  * The calls alternate with ring/Simple in blocks of four (a fixed `A||B` table); rank 0's trace holds
  * each kernel's start and span, its call log each call's own latency. Also with host_ahead, where each
  * kernel's end reaches the profiler after the next call's launch. */
 static void check_leftovers(int synchronous) {
-  load_scenario("h100-sockets-2ranks", "allreduce 4M x16 gap=5us\nallreduce 1M x16 gap=5us\nrepeat 2\n");
+  load_scenario("h100-sockets-2ranks",
+                "allreduce 4M x16 gap=5us\nallreduce 1M x16 gap=5us\nallreduce 64K x16 gap=5us\nrepeat 2\n");
   clear_environment();
   char table[300], trace[300], calls[300], error[512];
   snprintf(table, sizeof(table), "%s/leftover.table", temp_dir);
@@ -264,7 +266,8 @@ static void check_leftovers(int synchronous) {
   FILE* f = fopen(table, "w");
   CHECK(f != NULL);
   if (f == NULL) return;
-  fprintf(f, "allreduce,4M,4M,tree/simple/ch=1||ring/simple/ch=2\nallreduce,1M,1M,tree/simple/ch=2||ring/simple/ch=2\n");
+  fprintf(f, "allreduce,4M,4M,tree/simple/ch=1||ring/simple/ch=2\nallreduce,1M,1M,tree/simple/ch=2||ring/simple/ch=2\n"
+             "allreduce,64K,64K,tree/simple/ch=1||ring/simple/ch=2\n");
   fclose(f);
   setenv("DYNAMICCL_MODE", "fixed", 1);
   setenv("DYNAMICCL_TABLE_FILE", table, 1);
@@ -276,9 +279,9 @@ static void check_leftovers(int synchronous) {
   dccl_emu_result r;
   CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
   clear_environment();
-  enum { CALLS = 64 };
-  double own_us[CALLS], fraction[CALLS];
-  int form[CALLS], n_calls = 0, n_traced = 0, switches = 0;
+  enum { CALLS = 96 };
+  double own_us[CALLS], later[CALLS], longer[CALLS];
+  int n_calls = 0, n_traced = 0, later_calls = 0, longer_calls = 0, both_calls = 0;
   unsigned long long start[CALLS], span[CALLS], launch[CALLS], done[CALLS];
   char line[512];
   f = fopen(calls, "r");
@@ -293,8 +296,11 @@ static void check_leftovers(int synchronous) {
       break;
     e.algo = dccl_algo_parse(algo);
     e.proto = dccl_proto_parse(proto);
-    fraction[n_calls] = dccl_sim_leftover(&sim, &e, index, &form[n_calls]);
-    switches += n_calls > 0 && form[n_calls] != form[n_calls - 1];
+    dccl_call call = {.index = index, .coll = DCCL_COLL_ALLREDUCE, .bytes = (size_t)bytes};
+    dccl_sim_leftover(&sim, &call, &e, &later[n_calls], &longer[n_calls]);
+    later_calls += later[n_calls] > 0.1;
+    longer_calls += longer[n_calls] > 0.1;
+    both_calls += later[n_calls] > 0.01 && longer[n_calls] > 0.01;
     n_calls++;
   }
   if (f != NULL) fclose(f);
@@ -309,19 +315,18 @@ static void check_leftovers(int synchronous) {
     n_traced++;
   }
   if (f != NULL) fclose(f);
-  CHECK_EQ_INT(n_calls, 64);
-  CHECK_EQ_INT(n_traced, 64);
-  CHECK_MSG(switches >= 12, "%d switches between forms", switches);
+  CHECK_EQ_INT(n_calls, 96);
+  CHECK_EQ_INT(n_traced, 96);
+  CHECK_MSG(later_calls >= 16 && longer_calls >= 32 && both_calls >= 12, "%d calls leave a tenth later, %d longer, %d both",
+            later_calls, longer_calls, both_calls);
   double carried = 0;
   int wrong_spans = 0, wrong_starts = 0, waiting = 0;
   for (int i = 0; i < n_calls && i < n_traced; i++) {
-    double left = own_us[i] * fraction[i];
-    double expected_span = own_us[i] - left + carried;
+    double expected_span = own_us[i] * (1 - later[i] - longer[i]) + carried;
     if (fabs((double)span[i] / 1000.0 - expected_span) > 0.01) wrong_spans++;
-    carried = form[i] == DCCL_LEFTOVER_LONGER ? left : 0;
+    carried = own_us[i] * longer[i];
     if (i + 1 < n_traced) {
-      double later = form[i] == DCCL_LEFTOVER_LATER ? left : 0;
-      if (fabs((double)(start[i + 1] - start[i]) / 1000.0 - (expected_span + later + 5.0)) > 0.01) wrong_starts++;
+      if (fabs((double)(start[i + 1] - start[i]) / 1000.0 - (expected_span + own_us[i] * later[i] + 5.0)) > 0.01) wrong_starts++;
       waiting += launch[i + 1] != 0 && launch[i + 1] <= done[i];
     }
   }

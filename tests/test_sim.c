@@ -307,9 +307,20 @@ static void test_replay_profile_truth(void) {
   check_refused(bad, sizeof(bad) / sizeof(bad[0]), "measured");
 }
 
+/* One call's leftover shares, for the tests below. */
+static double later_share(const dccl_sim* simulator, const dccl_execution* e, int coll, size_t bytes, uint64_t index,
+                          double* longer) {
+  dccl_call call = {.index = index, .coll = coll, .bytes = bytes};
+  double later, longer_here;
+  dccl_sim_leftover(simulator, &call, e, &later, &longer_here);
+  if (longer != NULL) *longer = longer_here;
+  return later;
+}
+
 /* `leftover` lines: found by the execution that ran, 0 for any other; with a spread, drawn per call
  * around the line's share (the same for a call every time, another under another seed), else that share
- * on every call; malformed lines refused. */
+ * on every call; points at sizes interpolated in log2(bytes) per collective; both forms on one action;
+ * malformed lines refused. */
 static void test_leftover_lines(void) {
   static char text[8192];
   char error[256];
@@ -317,34 +328,58 @@ static void test_leftover_lines(void) {
   static dccl_sim leftover_sim;
   snprintf(text, sizeof(text),
            "%sleftover = tree/simple/ch=2 later 0.32 spread 0.24\nleftover = tree/ll/ch=1 longer 0.08\n"
-           "leftover = tree/ll/ch=2 later 0.6 spread 0.5\nleftover = ring/ll/ch=1 longer 0.1 spread 0.3\n",
+           "leftover = tree/ll/ch=2 later 0.6 spread 0.5\nleftover = ring/ll/ch=1 longer 0.1 spread 0.3\n"
+           "leftover = pat/simple/ch=1 later 0.4 at allgather 16K\nleftover = pat/simple/ch=1 later 0.6 spread 0.2 at allgather 65536\n"
+           "leftover = pat/simple/ch=1 later 0.06 spread 0.4 at allgather 64M\nleftover = pat/simple/ch=1 later 0.1 at reducescatter 1K\n"
+           "leftover = tree/ll/ch=1 later 0.05\nleftover = tree/ll/ch=2 longer 0.5\n"
+           "leftover = ring/simple/ch=1 later 0.2 spread 0.3\nleftover = ring/simple/ch=1 longer 0.2 spread 0.3\n",
            replay_base);
   CHECK(dccl_profile_parse(text, "test", &p, error, sizeof(error)) == 0);
-  CHECK_EQ_INT(p.n_leftovers, 4);
+  CHECK_EQ_INT(p.n_leftovers, 12);
   CHECK(dccl_sim_init(&leftover_sim, &p, NULL, 1, 100, error, sizeof(error)) == 0);
   dccl_execution tree2 = {.algo = DCCL_ALGO_TREE, .proto = DCCL_PROTO_SIMPLE, .channels = 2};
   dccl_execution tree1 = {.algo = DCCL_ALGO_TREE, .proto = DCCL_PROTO_LL, .channels = 1};
   dccl_execution tree_ll2 = {.algo = DCCL_ALGO_TREE, .proto = DCCL_PROTO_LL, .channels = 2};
   dccl_execution ring = {.algo = DCCL_ALGO_RING, .proto = DCCL_PROTO_SIMPLE, .channels = 2};
   dccl_execution tree_four = {.algo = DCCL_ALGO_TREE, .proto = DCCL_PROTO_SIMPLE, .channels = 4};
-  int form;
+  dccl_execution pat = {.algo = DCCL_ALGO_PAT, .proto = DCCL_PROTO_SIMPLE, .channels = 1};
+  const int AR = DCCL_COLL_ALLREDUCE, AG = DCCL_COLL_ALLGATHER, RS = DCCL_COLL_REDUCESCATTER;
+  double longer;
   for (uint64_t call = 0; call < 3; call++) {
-    CHECK(fabs(dccl_sim_leftover(&leftover_sim, &tree1, call, &form) - 0.08) < 1e-12 && form == DCCL_LEFTOVER_LONGER);
-    CHECK(dccl_sim_leftover(&leftover_sim, &ring, call, &form) == 0 && form == 0);
-    CHECK(dccl_sim_leftover(&leftover_sim, &tree_four, call, &form) == 0 && form == 0);
+    /* tree/LL on 1 channel: both forms, as given at every size and collective */
+    CHECK(fabs(later_share(&leftover_sim, &tree1, AR, 1 << 20, call, &longer) - 0.05) < 1e-12 && fabs(longer - 0.08) < 1e-12);
+    CHECK(fabs(later_share(&leftover_sim, &tree1, AG, 1024, call, &longer) - 0.05) < 1e-12 && fabs(longer - 0.08) < 1e-12);
+    CHECK(later_share(&leftover_sim, &ring, AR, 1 << 20, call, &longer) == 0 && longer == 0);
+    CHECK(later_share(&leftover_sim, &tree_four, AR, 1 << 20, call, &longer) == 0 && longer == 0);
   }
+  /* Points: as given at their sizes, linear in log2(bytes) between them, the end point's beyond the ends,
+   * and only for their collective. */
+  struct { int coll; size_t bytes; double share; } points[] = {
+    {AG, 16384, 0.4}, {AG, 32768, 0.5}, {AG, 1024, 0.4}, {AG, 65536, 0.6}, {AG, 1 << 20, 0.6 + 0.4 * (0.06 - 0.6)},
+    {AG, 1ull << 26, 0.06}, {AG, 1ull << 30, 0.06}, {RS, 1 << 20, 0.1}, {AR, 16384, 0}};
+  for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
+    double spread, share = dccl_profile_leftover(&p, DCCL_LEFTOVER_LATER, points[i].coll, DCCL_ALGO_PAT,
+                                                 DCCL_PROTO_SIMPLE, 1, (double)points[i].bytes, &spread);
+    CHECK_MSG(fabs(share - points[i].share) < 1e-12, "point %zu: share %.4f, expected %.4f", i, share, points[i].share);
+  }
+  double spread;
+  CHECK(fabs(dccl_profile_leftover(&p, DCCL_LEFTOVER_LATER, AG, DCCL_ALGO_PAT, DCCL_PROTO_SIMPLE, 1, 1 << 21, &spread) -
+             (0.6 + 0.5 * (0.06 - 0.6))) < 1e-12 &&
+        fabs(spread - 0.3) < 1e-12);
+  CHECK(later_share(&leftover_sim, &pat, AG, 16384, 7, NULL) == 0.4); /* spread 0: as given on every call */
+  CHECK(later_share(&leftover_sim, &pat, AG, 65536, 7, NULL) != 0.6); /* spread 0.2: drawn */
   /* Spread 0.24 around 0.32: mean and coefficient of variation as given (clipping at 0 and 0.9 is
    * beyond 4 standard deviations); spread 0.5 around 0.6: clipped at 0.9 where the draw is a standard
-   * deviation above, in 16% of calls. */
+   * deviation above, in 16% of calls; with a `longer` 0.5 beside it, the two together at most 0.9. */
   double sum = 0, squares = 0, clipped = 0;
   const int n = 20000;
   for (uint64_t call = 0; call < (uint64_t)n; call++) {
-    double share = dccl_sim_leftover(&leftover_sim, &tree2, call, &form);
-    CHECK(form == DCCL_LEFTOVER_LATER && share == dccl_sim_leftover(&leftover_sim, &tree2, call, &form));
+    double share = later_share(&leftover_sim, &tree2, AR, 1 << 20, call, NULL);
+    CHECK(share == later_share(&leftover_sim, &tree2, AR, 1 << 20, call, NULL));
     sum += share;
     squares += share * share;
-    double wide = dccl_sim_leftover(&leftover_sim, &tree_ll2, call, &form);
-    CHECK(wide >= 0 && wide <= 0.9);
+    double wide = later_share(&leftover_sim, &tree_ll2, AR, 1 << 20, call, &longer);
+    CHECK(wide >= 0 && wide <= 0.9 && longer >= 0 && wide + longer <= 0.9 + 1e-12);
     clipped += wide == 0.9;
   }
   double mean = sum / n, sd = sqrt(squares / n - mean * mean);
@@ -357,11 +392,22 @@ static void test_leftover_lines(void) {
   dccl_execution ring_ll1 = {.algo = DCCL_ALGO_RING, .proto = DCCL_PROTO_LL, .channels = 1};
   int differ = 0, longer_varies = 0;
   for (uint64_t call = 0; call < 100; call++) {
-    differ += dccl_sim_leftover(&leftover_sim, &tree2, call, &form) != dccl_sim_leftover(&other_seed, &tree2, call, &form);
-    double longer = dccl_sim_leftover(&leftover_sim, &ring_ll1, call, &form);
-    CHECK(form == DCCL_LEFTOVER_LONGER);
+    differ += later_share(&leftover_sim, &tree2, AR, 4096, call, NULL) != later_share(&other_seed, &tree2, AR, 4096, call, NULL);
+    CHECK(later_share(&leftover_sim, &ring_ll1, AR, 4096, call, &longer) == 0);
     longer_varies += fabs(longer - 0.1) > 1e-9;
   }
+  /* The two forms of one action draw apart (their own tags): uncorrelated over calls. */
+  dccl_execution ring1 = {.algo = DCCL_ALGO_RING, .proto = DCCL_PROTO_SIMPLE, .channels = 1};
+  double sum_later = 0, sum_longer = 0, sum_product = 0, squares_later = 0, squares_longer = 0;
+  for (uint64_t call = 0; call < 2000; call++) {
+    double later = later_share(&leftover_sim, &ring1, AR, 4096, call, &longer);
+    sum_later += later, sum_longer += longer, sum_product += later * longer;
+    squares_later += later * later, squares_longer += longer * longer;
+  }
+  double covariance = sum_product / 2000 - sum_later / 2000 * sum_longer / 2000;
+  double correlation = covariance / sqrt((squares_later / 2000 - pow(sum_later / 2000, 2)) *
+                                         (squares_longer / 2000 - pow(sum_longer / 2000, 2)));
+  CHECK_MSG(fabs(correlation) < 0.1, "the forms' draws correlate %.3f", correlation);
   CHECK_MSG(differ >= 95, "%d of 100 calls drew another share under another seed", differ);
   CHECK_MSG(longer_varies >= 95, "%d of 100 calls drew another share than 0.1", longer_varies);
   dccl_sim_free(&other_seed);
@@ -370,12 +416,23 @@ static void test_leftover_lines(void) {
                                     "leftover = tree/simple/ch=2 sooner 0.3\n", "leftover = tree/simple/ch=2 later 0.95\n",
                                     "leftover = tree/simple/ch=2 later -0.1\n", "leftover = tree/simple/ch=2 later\n",
                                     "leftover = tree/simple/ch=2 later 0.3 extra\n",
+                                    "leftover = tree/simple/ch=2 later 0.3x\n",
+                                    "leftover = tree/simple/ch=2 later nan\n",
                                     "leftover = tree/simple/ch=2 later 0.3 spread\n",
                                     "leftover = tree/simple/ch=2 later 0.3 spread -0.1\n",
                                     "leftover = tree/simple/ch=2 later 0.3 spread 2.5\n",
                                     "leftover = tree/simple/ch=2 later 0.3 spreads 0.2\n",
                                     "leftover = tree/simple/ch=2 later 0.3 spread 0.2 more\n",
-                                    "leftover = tree/simple/ch=2 later 0.3\nleftover = tree/simple/ch=2 longer 0.1\n"};
+                                    "leftover = tree/simple/ch=2 later 0.3\nleftover = tree/simple/ch=2 later 0.1\n",
+                                    "leftover = tree/simple/ch=2 later 0.3 at allreduce\n",
+                                    "leftover = tree/simple/ch=2 later 0.3 at sideways 1K\n",
+                                    "leftover = tree/simple/ch=2 later 0.3 at allreduce 0\n",
+                                    "leftover = tree/simple/ch=2 later 0.3 at allreduce 1Q\n",
+                                    "leftover = tree/simple/ch=2 later 0.3 at allreduce 1K more\n",
+                                    "leftover = tree/simple/ch=2 later 0.3 at allreduce 1K spread 0.2\n",
+                                    "leftover = tree/simple/ch=2 later 0.3 at allreduce 1K\nleftover = tree/simple/ch=2 later 0.2 at allreduce 1024\n",
+                                    "leftover = tree/simple/ch=2 later 0.3 at allreduce 1K\nleftover = tree/simple/ch=2 later 0.2\n",
+                                    "leftover = tree/simple/ch=2 later 0.3\nleftover = tree/simple/ch=2 later 0.2 at allreduce 1K\n"};
   check_refused(bad, sizeof(bad) / sizeof(bad[0]), "leftover");
 }
 

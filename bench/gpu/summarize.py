@@ -20,6 +20,7 @@ import csv
 import glob
 import math
 import os
+import re
 import statistics
 import sys
 
@@ -437,15 +438,15 @@ class LeftoverCell:
     def add(self, action, span, excess):
         if not (excess >= 0 and span >= 0 and math.isfinite(excess + span)):
             return
-        excess = min(excess, self.CLIP_SPANS * span)
         e = self.find(action)
         self.samples += 1
         e.last_used = self.samples
         e.count = min(e.count + 1, self.WINDOW)
+        e.span_mean += (span - e.span_mean) / e.count
+        excess = min(excess, self.CLIP_SPANS * e.span_mean)
         weight, deviation = 1.0 / e.count, excess - e.mean
         e.mean += deviation * weight
         e.variance += (deviation * (excess - e.mean) - e.variance) * weight
-        e.span_mean += (span - e.span_mean) / e.count
 
     def charge(self, action):
         level, own = self.level(), self.entry(action)
@@ -520,6 +521,10 @@ def learned_costs(rows, passes=2, shrink=False, sample_skipped=True):
     return costs
 
 
+LEFT_SHARE_LEAST = 0.05  # an action leaves work behind where its mean share reaches this at some size
+LEFT_SHARE_CALLS = 4  # calls a size needs for its share to count
+
+
 def left_shares(out):
     """How much of a call an action leaves behind, call to call, from the pairs entries' rank-0 traces with host
     stamps: per (entry action, collective, bytes), over the action's calls whose next call was waiting, the
@@ -553,14 +558,14 @@ def left_share_table(out):
     per size and, medians over those sizes, its standard deviation and coefficient of variation (sd / mean)
     from call to call, the stream time's coefficient of variation, and the share of a block's first call:
     what a profile's `leftover` line's `later` fraction and `spread` hold (docs/simulator.md)."""
-    found = {k: v for k, v in left_shares(out).items() if len(v[0]) >= 4}
-    actions = sorted({k[0] for k, v in found.items() if statistics.mean(v[0]) >= 0.05})
+    found = {k: v for k, v in left_shares(out).items() if len(v[0]) >= LEFT_SHARE_CALLS}
+    actions = sorted({k[0] for k, v in found.items() if statistics.mean(v[0]) >= LEFT_SHARE_LEAST})
     if not actions:
         return
     print("\n## Work left behind, call to call\n")
     print("From the pairs entries' rank-0 traces with host stamps: for an action's calls that follow one of their own "
           "action and size and whose next call was waiting, the share of its stream time beyond its span. Per "
-          "action, over the sizes where that share averages 0.05 or more: their mean shares, and medians over "
+          f"action, over the sizes where that share averages {LEFT_SHARE_LEAST} or more: their mean shares, and medians over "
           "those sizes of the share's standard deviation and coefficient of variation from call to call (a "
           "profile's `leftover` spread is the standard deviation over the profile's fraction), of the stream "
           "time's coefficient of variation (span and excess trade off where it is below the share's), and of "
@@ -570,7 +575,7 @@ def left_share_table(out):
           "| stream time's coefficient of variation | first call's share |")
     print("|---|---|---|---|---|---|---|")
     for action in actions:
-        rows = sorted((k[1], k[2], v) for k, v in found.items() if k[0] == action and statistics.mean(v[0]) >= 0.05)
+        rows = sorted((k[1], k[2], v) for k, v in found.items() if k[0] == action and statistics.mean(v[0]) >= LEFT_SHARE_LEAST)
         shown = ", ".join(f"{c} {b}: {statistics.mean(v[0]):.2f}" for c, b, v in rows)
         median = lambda values: f"{statistics.median(values):.2f}" if values else "-"
         deviation = median([statistics.pstdev(v[0]) for _, _, v in rows])
@@ -744,10 +749,22 @@ def switch_effects(out):
     return found
 
 
-def switch_table(out):
-    """Per action, how much longer NCCL's next kernel runs after it (median over sizes), and how its own kernel
-    runs after NCCL's (geometric mean over sizes); sizes of 64 KiB and more, where the spans are long enough."""
+def next_kernel_longer(out):
+    """Per action, from switch_effects at sizes of 64 KiB and more (where the spans are long enough): how much
+    longer NCCL's next kernel runs after it than after its own, over its call (median over sizes), and its own
+    kernel after NCCL's over after its own (geometric mean). {action: (sizes, longer by, own after NCCL's)}"""
     found = {k: v for k, v in switch_effects(out).items() if k[2] >= 65536}
+    by_action = collections.defaultdict(list)
+    for key, v in found.items():
+        by_action[key[0]].append(v)
+    return {action: (len(rows), statistics.median([(r[0] - r[1]) / r[4] for r in rows]),
+                     geomean([r[2] / r[3] for r in rows])) for action, rows in by_action.items()}
+
+
+def switch_table(out):
+    """Per action, how much longer NCCL's next kernel runs after it, and how its own kernel runs after NCCL's
+    (next_kernel_longer)."""
+    found = next_kernel_longer(out)
     if not found:
         return
     print("\n## What a call leaves to the next kernel: spans after a switch of action\n")
@@ -761,10 +778,64 @@ def switch_table(out):
           "are the first call of each block, so few.\n")
     print("| action | sizes | next kernel longer by / call | own kernel after NCCL's / after its own |")
     print("|---|---|---|---|")
-    for action in sorted({k[0] for k in found}):
-        rows = [v for k, v in found.items() if k[0] == action]
-        longer = statistics.median([(r[0] - r[1]) / r[4] for r in rows])
-        print(f"| {action} | {len(rows)} | {longer:+.3f} | {geomean([r[2] / r[3] for r in rows]):.3f} |")
+    for action, (sizes, longer, own_after) in sorted(found.items()):
+        print(f"| {action} | {sizes} | {longer:+.3f} | {own_after:.3f} |")
+
+
+LEFTOVER_SPREAD_MAX = 2.0  # sim/profile.h's DCCL_LEFTOVER_SPREAD_MAX
+
+
+def later_lines(found, least):
+    """leftover_profile_lines' `later` points from left_shares' {(action, collective, bytes): ([share], ...)}."""
+    lines = []
+    found = {k: v for k, v in found.items() if len(v[0]) >= LEFT_SHARE_CALLS}
+    for action in sorted({k[0] for k, v in found.items() if statistics.mean(v[0]) >= least}):
+        for coll in sorted({k[1] for k in found if k[0] == action}):
+            points = []
+            for size in sorted(k[2] for k in found if k[:2] == (action, coll)):
+                shares = found[(action, coll, size)][0]
+                mean = min(max(statistics.mean(shares), 0.0), 0.9)  # a profile's fraction is in [0, 0.9]
+                fraction = f"{mean:.2f}"
+                spread = f"{min(statistics.pstdev(shares) / mean, LEFTOVER_SPREAD_MAX):.2f}" if float(fraction) > 0 else "0.00"
+                points.append((size, fraction, spread))
+            while len(points) > 1 and float(points[-1][1]) == 0 and float(points[-2][1]) == 0:
+                points.pop()
+            for size, fraction, spread in points:
+                shown = f" spread {spread}" if float(spread) > 0 else ""
+                lines.append(f"leftover = {action} later {fraction}{shown} at {coll} {size}")
+    return lines
+
+
+def leftover_profile_lines(out, least=LEFT_SHARE_LEAST):
+    """A replay profile's `leftover` lines (sim/profile.h, docs/simulator.md), measured: per action whose
+    steady calls leave a mean share of `least` or more of their stream time to the next kernel at some size
+    (left_shares, sizes with 4 calls or more), a `later` point per collective and size: the mean share and
+    its coefficient of variation from call to call, up to the first size from which the shares round to 0
+    (the simulator takes the end point's share beyond it). Per action after which NCCL's next kernel runs
+    longer by `least` or more of the action's call (next_kernel_longer),
+    one `longer` line for every size. [line]"""
+    lines = later_lines(left_shares(out), least)
+    for action, (_, longer, _) in sorted(next_kernel_longer(out).items()):
+        if longer >= least:
+            lines.append(f"leftover = {action} longer {min(longer, 0.9):.2f}")
+    return lines
+
+
+def leftover_profile_table(out):
+    lines = leftover_profile_lines(out)
+    if not lines:
+        return
+    print("\n## A replay profile's leftover lines\n")
+    print("What the simulator's NCCL emulator needs to move the work each action leaves behind its kernel into the "
+          f"next call's, as measured here (docs/simulator.md): per action whose steady calls leave {LEFT_SHARE_LEAST} or more of "
+          "their stream time at some size, a `later` point per collective and size with the mean share and its "
+          "coefficient of variation (the sections above), up to the size from which the shares round to 0; per "
+          f"action after which NCCL's next kernel runs longer by {LEFT_SHARE_LEAST} or more of its call (median over sizes of "
+          "64 KiB and more), a `longer` line. Paste into a profile (scenarios/profiles/).\n")
+    print("```")
+    for line in lines:
+        print(line)
+    print("```")
 
 
 def self_test():
@@ -887,6 +958,8 @@ def self_test():
                 check("left share table: tree's row (ring leaves nothing: no row)",
                       [line for line in text.getvalue().splitlines() if line.startswith("| ") and "/" in line],
                       ["| tree/simple/ch=2 | 1 | allreduce 65536: 0.45 | 0.00 | 0.00 | 0.00 | 0.45 |"])
+                check("profile lines: tree's share at its size, no spread (ring leaves nothing, no next kernel runs longer)",
+                      leftover_profile_lines(folder), ["leftover = tree/simple/ch=2 later 0.45 at allreduce 65536"])
     # The learner's costs in call order, one pass (rank 0, AllReduce 64 KiB): ring (span 100 us, the next kernel
     # right after) in orders 0-5, 12 and 13; tree (span 60) in 6-10. Order 6, right after a switch, is not
     # learned, but its excess (40) counts where the skipped calls' excess does; 7 leaves 40; 8's next was
@@ -946,6 +1019,25 @@ def self_test():
                 check(f"leftover sequence: {line.strip()} (got {got[0]:.6f} {got[1]:.6f})", near, True)
                 charges += 1
     check("leftover sequence: charges checked", charges >= 15, True)
+    # Profile points: an action's shares per size (4 calls or more), up to the first of the sizes whose shares
+    # round to 0, its spread the coefficient of variation (capped at 2); an action that never leaves 0.05 has none.
+    found = {("ring/ll/ch=1", "allgather", 1024): ([0.2, 0.3, 0.2, 0.3], [], []),
+             ("ring/ll/ch=1", "allgather", 4096): ([0.1, 0.1, 0.1], [], []),  # 3 calls: left out
+             ("ring/ll/ch=1", "allgather", 16384): ([0.08] + [0.0] * 7, [], []),  # 0.01, sd 2.65 times that
+             ("ring/ll/ch=1", "allgather", 65536): ([0.001] * 4, [], []),
+             ("ring/ll/ch=1", "allgather", 262144): ([0.0] * 4, [], []),
+             ("ring/ll/ch=1", "allgather", 1048576): ([-0.01] * 4, [], []),
+             ("ring/ll/ch=1", "allreduce", 1024): ([0.0] * 4, [], []), ("ring/ll/ch=1", "allreduce", 4096): ([0.0] * 4, [], []),
+             ("tree/ll/ch=2", "allreduce", 1024): ([0.04] * 4, [], [])}
+    check("profile points: sizes, shares, spreads and the zeros' end",
+          later_lines(found, LEFT_SHARE_LEAST),
+          ["leftover = ring/ll/ch=1 later 0.25 spread 0.20 at allgather 1024",
+           "leftover = ring/ll/ch=1 later 0.01 spread 2.00 at allgather 16384",
+           "leftover = ring/ll/ch=1 later 0.00 at allgather 65536",
+           "leftover = ring/ll/ch=1 later 0.00 at allreduce 1024"])
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sim", "profile.h")) as f:
+        bound = re.search(r"#define DCCL_LEFTOVER_SPREAD_MAX ([0-9.]+)", f.read())
+    check("profile points: the spread's bound is sim/profile.h's", bound and float(bound.group(1)), LEFTOVER_SPREAD_MAX)
     # Switch effects from a trace in blocks of four: tree/simple/ch=1 spans 80 us after NCCL's ring and 100
     # after itself (it leaves 20 us to the next kernel); ring spans 100 after itself and 120 after tree.
     with tempfile.TemporaryDirectory() as folder:
@@ -964,6 +1056,8 @@ def self_test():
         got = switch_effects(folder).get(("tree/simple/ch=1", "allreduce", 65536), ())
         check("switch effects: NCCL after the action and after itself, the action after NCCL and after itself",
               [round(v) for v in got], [120, 100, 80, 100, 100])
+        check("profile lines: tree leaves the next kernel longer by 0.2 of its call (no host stamps: no `later` points)",
+              leftover_profile_lines(folder), ["leftover = tree/simple/ch=1 longer 0.20"])
     for failure in failures:
         print("summarize.py self-test:", failure, file=sys.stderr)
     print(f"summarize.py self-test: {checks[0] - len(failures)} passed, {len(failures)} failed")
@@ -985,6 +1079,7 @@ def main():
         left_share_table(out)
         cost_ranking_table(out)
         switch_table(out)
+        leftover_profile_table(out)
         if not os.path.exists(path("compare.csv")):
             return 0
     if os.path.exists(path("compare.csv")):

@@ -47,15 +47,138 @@ truth.tree_bw = 1
 truth.pat_bw = 0.45
 noise.sigma = 0.08
 noise.spike_probability = 0.002
-# Work tree leaves behind its kernel over sockets (bench/gpu/summarize.py on docs/results/gpu/8-pairs-blocks-r8,
-# runs in blocks): on 2 channels the rank-0 kernel span is 0.675 (Simple) and 0.697 (LL) of the call and the
-# next kernel starts later; on 1 channel the next kernel runs longer, by 0.175 (Simple) and 0.064 (LL) of
-# the call (0.199 and 0.096 in run 9).
-# On 2 channels the share left varies from call to call (its span and what it leaves trade off): standard
-# deviations 0.11 (Simple) and 0.25 (LL) of the stream time, medians over sizes in run 9's traces (summarize.py's
-# `Work left behind, call to call` on docs/results/gpu/9-stream-time-learn-pairs-r6, where the mean shares are
-# larger, 0.40-0.61 up to 16 MiB and 0.53-0.68): over the fractions above, spreads of 0.34 and 0.83.
-leftover = tree/simple/ch=2 later 0.32 spread 0.34
-leftover = tree/ll/ch=2 later 0.30 spread 0.83
-leftover = tree/simple/ch=1 longer 0.18
-leftover = tree/ll/ch=1 longer 0.08
+# Work each action leaves behind its kernel over sockets, measured in one run: the `leftover` lines of
+# `python3 bench/gpu/summarize.py docs/results/gpu/9-stream-time-learn-pairs-r6` (section "A replay profile's
+# leftover lines"), pasted. `later`: the share of a call's stream time (its kernel start to the next's, the
+# next call waiting) beyond its kernel's span, mean and coefficient of variation over a block's steady calls,
+# per collective and size (interpolated in log2 size between them). Every action leaves a kernel-to-kernel
+# gap at small sizes (0.05-0.30 up to 64 KiB, ring/LL's the largest); tree on 2 channels leaves 0.40-0.68
+# up to 16 MiB (LL: up to 256 KiB) and its next kernel starts that much later. `longer`: after tree on
+# 1 channel, NCCL's next kernel runs longer by that share of tree's call (median over 64 KiB-64 MiB).
+leftover = pat/simple/ch=1 later 0.19 spread 0.39 at allgather 1024
+leftover = pat/simple/ch=1 later 0.16 spread 0.35 at allgather 4096
+leftover = pat/simple/ch=1 later 0.17 spread 0.36 at allgather 16384
+leftover = pat/simple/ch=1 later 0.10 spread 0.25 at allgather 65536
+leftover = pat/simple/ch=1 later 0.05 spread 0.37 at allgather 262144
+leftover = pat/simple/ch=1 later 0.02 spread 0.39 at allgather 1048576
+leftover = pat/simple/ch=1 later 0.00 at allgather 4194304
+leftover = pat/simple/ch=1 later 0.13 spread 0.36 at reducescatter 1024
+leftover = pat/simple/ch=1 later 0.15 spread 0.42 at reducescatter 4096
+leftover = pat/simple/ch=1 later 0.15 spread 0.44 at reducescatter 16384
+leftover = pat/simple/ch=1 later 0.11 spread 0.48 at reducescatter 65536
+leftover = pat/simple/ch=1 later 0.04 spread 0.19 at reducescatter 262144
+leftover = pat/simple/ch=1 later 0.01 spread 0.23 at reducescatter 1048576
+leftover = pat/simple/ch=1 later 0.01 spread 0.69 at reducescatter 4194304
+leftover = pat/simple/ch=1 later 0.00 at reducescatter 16777216
+leftover = pat/simple/ch=2 later 0.10 spread 0.67 at allgather 65536
+leftover = pat/simple/ch=2 later 0.06 spread 0.40 at allgather 262144
+leftover = pat/simple/ch=2 later 0.02 spread 0.42 at allgather 1048576
+leftover = pat/simple/ch=2 later 0.00 at allgather 4194304
+leftover = pat/simple/ch=2 later 0.11 spread 0.48 at reducescatter 65536
+leftover = pat/simple/ch=2 later 0.06 spread 0.32 at reducescatter 262144
+leftover = pat/simple/ch=2 later 0.02 spread 0.33 at reducescatter 1048576
+leftover = pat/simple/ch=2 later 0.01 spread 0.29 at reducescatter 4194304
+leftover = pat/simple/ch=2 later 0.00 at reducescatter 16777216
+leftover = ring/ll/ch=1 later 0.24 spread 0.49 at allgather 1024
+leftover = ring/ll/ch=1 later 0.30 spread 0.58 at allgather 4096
+leftover = ring/ll/ch=1 later 0.30 spread 0.47 at allgather 16384
+leftover = ring/ll/ch=1 later 0.11 spread 0.50 at allgather 65536
+leftover = ring/ll/ch=1 later 0.03 spread 0.25 at allgather 262144
+leftover = ring/ll/ch=1 later 0.01 spread 0.20 at allgather 1048576
+leftover = ring/ll/ch=1 later 0.00 at allgather 4194304
+leftover = ring/ll/ch=1 later 0.13 spread 0.27 at allreduce 1024
+leftover = ring/ll/ch=1 later 0.12 spread 0.22 at allreduce 4096
+leftover = ring/ll/ch=1 later 0.10 spread 0.25 at allreduce 16384
+leftover = ring/ll/ch=1 later 0.05 spread 0.25 at allreduce 65536
+leftover = ring/ll/ch=1 later 0.02 spread 0.18 at allreduce 262144
+leftover = ring/ll/ch=1 later 0.00 at allreduce 1048576
+leftover = ring/ll/ch=1 later 0.22 spread 0.51 at reducescatter 1024
+leftover = ring/ll/ch=1 later 0.23 spread 0.47 at reducescatter 4096
+leftover = ring/ll/ch=1 later 0.23 spread 0.60 at reducescatter 16384
+leftover = ring/ll/ch=1 later 0.10 spread 0.21 at reducescatter 65536
+leftover = ring/ll/ch=1 later 0.03 spread 0.20 at reducescatter 262144
+leftover = ring/ll/ch=1 later 0.01 spread 0.17 at reducescatter 1048576
+leftover = ring/ll/ch=1 later 0.00 at reducescatter 4194304
+leftover = ring/ll/ch=2 later 0.14 spread 0.40 at allgather 16384
+leftover = ring/ll/ch=2 later 0.12 spread 0.71 at allgather 65536
+leftover = ring/ll/ch=2 later 0.03 spread 0.29 at allgather 262144
+leftover = ring/ll/ch=2 later 0.01 spread 0.18 at allgather 1048576
+leftover = ring/ll/ch=2 later 0.00 at allgather 4194304
+leftover = ring/ll/ch=2 later 0.06 spread 0.25 at allreduce 4096
+leftover = ring/ll/ch=2 later 0.07 spread 0.23 at allreduce 16384
+leftover = ring/ll/ch=2 later 0.05 spread 0.37 at allreduce 65536
+leftover = ring/ll/ch=2 later 0.01 spread 0.20 at allreduce 262144
+leftover = ring/ll/ch=2 later 0.00 at allreduce 1048576
+leftover = ring/ll/ch=2 later 0.13 spread 0.40 at reducescatter 16384
+leftover = ring/ll/ch=2 later 0.09 spread 0.29 at reducescatter 65536
+leftover = ring/ll/ch=2 later 0.03 spread 0.23 at reducescatter 262144
+leftover = ring/ll/ch=2 later 0.01 spread 0.30 at reducescatter 1048576
+leftover = ring/ll/ch=2 later 0.00 at reducescatter 4194304
+leftover = ring/simple/ch=1 later 0.09 spread 0.28 at allgather 1024
+leftover = ring/simple/ch=1 later 0.11 spread 0.40 at allgather 4096
+leftover = ring/simple/ch=1 later 0.09 spread 0.23 at allgather 16384
+leftover = ring/simple/ch=1 later 0.09 spread 0.39 at allgather 65536
+leftover = ring/simple/ch=1 later 0.05 spread 0.31 at allgather 262144
+leftover = ring/simple/ch=1 later 0.02 spread 0.55 at allgather 1048576
+leftover = ring/simple/ch=1 later 0.01 spread 0.46 at allgather 4194304
+leftover = ring/simple/ch=1 later 0.00 at allgather 16777216
+leftover = ring/simple/ch=1 later 0.05 spread 0.19 at allreduce 1024
+leftover = ring/simple/ch=1 later 0.05 spread 0.21 at allreduce 4096
+leftover = ring/simple/ch=1 later 0.05 spread 0.21 at allreduce 16384
+leftover = ring/simple/ch=1 later 0.03 spread 0.22 at allreduce 65536
+leftover = ring/simple/ch=1 later 0.02 spread 0.17 at allreduce 262144
+leftover = ring/simple/ch=1 later 0.01 spread 0.30 at allreduce 1048576
+leftover = ring/simple/ch=1 later 0.00 at allreduce 4194304
+leftover = ring/simple/ch=1 later 0.09 spread 0.23 at reducescatter 1024
+leftover = ring/simple/ch=1 later 0.10 spread 0.35 at reducescatter 4096
+leftover = ring/simple/ch=1 later 0.10 spread 0.46 at reducescatter 16384
+leftover = ring/simple/ch=1 later 0.08 spread 0.24 at reducescatter 65536
+leftover = ring/simple/ch=1 later 0.05 spread 0.30 at reducescatter 262144
+leftover = ring/simple/ch=1 later 0.02 spread 0.32 at reducescatter 1048576
+leftover = ring/simple/ch=1 later 0.01 spread 0.36 at reducescatter 4194304
+leftover = ring/simple/ch=1 later 0.00 at reducescatter 16777216
+leftover = ring/simple/ch=2 later 0.06 spread 0.22 at allgather 65536
+leftover = ring/simple/ch=2 later 0.04 spread 0.20 at allgather 262144
+leftover = ring/simple/ch=2 later 0.02 spread 0.30 at allgather 1048576
+leftover = ring/simple/ch=2 later 0.01 spread 0.44 at allgather 4194304
+leftover = ring/simple/ch=2 later 0.00 at allgather 16777216
+leftover = ring/simple/ch=2 later 0.03 spread 0.19 at allreduce 16384
+leftover = ring/simple/ch=2 later 0.03 spread 0.16 at allreduce 65536
+leftover = ring/simple/ch=2 later 0.02 spread 0.21 at allreduce 262144
+leftover = ring/simple/ch=2 later 0.01 spread 0.38 at allreduce 1048576
+leftover = ring/simple/ch=2 later 0.00 at allreduce 4194304
+leftover = ring/simple/ch=2 later 0.06 spread 0.27 at reducescatter 65536
+leftover = ring/simple/ch=2 later 0.04 spread 0.31 at reducescatter 262144
+leftover = ring/simple/ch=2 later 0.02 spread 0.25 at reducescatter 1048576
+leftover = ring/simple/ch=2 later 0.01 spread 0.22 at reducescatter 4194304
+leftover = ring/simple/ch=2 later 0.00 at reducescatter 16777216
+leftover = tree/ll/ch=1 later 0.15 spread 0.26 at allreduce 1024
+leftover = tree/ll/ch=1 later 0.14 spread 0.16 at allreduce 4096
+leftover = tree/ll/ch=1 later 0.10 spread 0.19 at allreduce 16384
+leftover = tree/ll/ch=1 later 0.04 spread 0.13 at allreduce 65536
+leftover = tree/ll/ch=1 later 0.02 spread 0.22 at allreduce 262144
+leftover = tree/ll/ch=1 later 0.00 at allreduce 1048576
+leftover = tree/ll/ch=2 later 0.53 spread 0.43 at allreduce 4096
+leftover = tree/ll/ch=2 later 0.58 spread 0.45 at allreduce 16384
+leftover = tree/ll/ch=2 later 0.68 spread 0.40 at allreduce 65536
+leftover = tree/ll/ch=2 later 0.59 spread 0.37 at allreduce 262144
+leftover = tree/ll/ch=2 later 0.04 spread 0.78 at allreduce 1048576
+leftover = tree/ll/ch=2 later 0.03 spread 0.63 at allreduce 4194304
+leftover = tree/ll/ch=2 later 0.01 spread 1.06 at allreduce 16777216
+leftover = tree/ll/ch=2 later 0.01 spread 0.82 at allreduce 67108864
+leftover = tree/simple/ch=1 later 0.08 spread 0.26 at allreduce 1024
+leftover = tree/simple/ch=1 later 0.09 spread 0.19 at allreduce 4096
+leftover = tree/simple/ch=1 later 0.08 spread 0.15 at allreduce 16384
+leftover = tree/simple/ch=1 later 0.05 spread 0.15 at allreduce 65536
+leftover = tree/simple/ch=1 later 0.03 spread 0.33 at allreduce 262144
+leftover = tree/simple/ch=1 later 0.01 spread 0.31 at allreduce 1048576
+leftover = tree/simple/ch=1 later 0.00 at allreduce 4194304
+leftover = tree/simple/ch=2 later 0.46 spread 0.23 at allreduce 16384
+leftover = tree/simple/ch=2 later 0.61 spread 0.24 at allreduce 65536
+leftover = tree/simple/ch=2 later 0.52 spread 0.25 at allreduce 262144
+leftover = tree/simple/ch=2 later 0.52 spread 0.15 at allreduce 1048576
+leftover = tree/simple/ch=2 later 0.40 spread 0.25 at allreduce 4194304
+leftover = tree/simple/ch=2 later 0.42 spread 0.28 at allreduce 16777216
+leftover = tree/simple/ch=2 later 0.06 spread 0.24 at allreduce 67108864
+leftover = tree/ll/ch=1 longer 0.10
+leftover = tree/simple/ch=1 longer 0.20
