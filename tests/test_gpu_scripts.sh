@@ -45,6 +45,20 @@ python3 "$source_dir/bench/gpu/summarize.py" --self-test > "$self_test_log" 2>&1
 grep -Eq '^summarize.py self-test: [0-9]+ passed, 0 failed$' "$self_test_log" || fail "no closing line of a pass"
 rm -f "$self_test_log"
 end
+
+# The replay profile is its base (NCCL's side and the leftover lines, pasted from summarize.py) plus run 4's
+# measurements, as bench/gpu/replay_profile.py writes it: an edit to one profile alone fails here.
+begin replay_profile_is_its_base_and_run_4
+replay_dir=$(mktemp -d "${TMPDIR:-/tmp}/test_gpu_scripts.replay.XXXXXX")
+(cd "$source_dir" && python3 bench/gpu/replay_profile.py docs/results/gpu/4-side-by-side-r10-warm \
+  scenarios/profiles/h100-sockets-2ranks.profile "$replay_dir/h100-sockets-2ranks-replay.profile") \
+  > "$replay_dir/log" 2>&1 || { fail "replay_profile.py: exit status $?"; show "$replay_dir/log"; }
+cmp -s "$replay_dir/h100-sockets-2ranks-replay.profile" "$source_dir/scenarios/profiles/h100-sockets-2ranks-replay.profile" ||
+  { fail "scenarios/profiles/h100-sockets-2ranks-replay.profile is not what replay_profile.py writes from its base and run 4"
+    diff "$replay_dir/h100-sockets-2ranks-replay.profile" "$source_dir/scenarios/profiles/h100-sockets-2ranks-replay.profile" \
+      > "$replay_dir/diff"; show "$replay_dir/diff"; }
+rm -rf "$replay_dir"
+end
 if [ "$have_cuda" != 1 ]; then
   echo "test_gpu_scripts: the rest skipped: no CUDA runtime header or nccl.h here (HAVE_CUDA empty): collbench is not built" >&2
   finish
@@ -251,6 +265,17 @@ DYNAMICCL_MOCK_CORRUPT=1 collbench --mode none --min 1K --max 8K --factor 8 --wa
 grep -q "results were WRONG" "$scratch/corrupt.log" || fail "no word of the wrong results"
 end
 
+begin collbench_kills_a_hung_rank # DYNAMICCL_MOCK_HANG_RANK=1: rank 1 never returns, rank 0 gives up waiting for it
+began=$(date +%s)
+DYNAMICCL_MOCK_HANG_RANK=1 DYNAMICCL_MOCK_TIMEOUT_S=2 timeout 20 "$build/gpu/collbench" --ranks 2 --mode none --min 1K \
+  --max 1K --warmup 1 --iterations 3 --grace 1 --out "$scratch/hung.csv" 2> "$scratch/hung.log"
+status=$?
+[ "$status" = 1 ] || fail "exit status $status, not 1 (124: the run waited for the hung rank)"
+[ $(( $(date +%s) - began )) -lt 20 ] || fail "took $(( $(date +%s) - began )) s"
+grep -q "collbench: ncclCommInitRank.*; rank 1 killed, still running 1 s after" "$scratch/hung.log" ||
+  { fail "no word of the killed rank"; show "$scratch/hung.log"; }
+end
+
 # ---- run.sh end to end, on the mock (NCCL_HOME: the mock's lib/ and the real nccl.h), with short steps. It
 # runs build/'s plain plugin whatever the build: a sanitized build leaves it to the plain build's test. ----
 if [ -n "$asan_runtime" ]; then
@@ -288,7 +313,7 @@ table_rows "$summary" "DynamICCL on real NCCL, side by side" |
   fail "the side-by-side summary shows no learned policy's choice"
 ratios=$(table_rows "$summary" "Profiler check" | awk -F'|' '{ print $6 }' | sort | uniq -c | tr -s ' \n' ' ')
 [[ "$ratios" =~ ^\ ?[0-9]+\ 1\.000\ ?$ ]] || fail "profiler / CUDA events ratios: '$ratios' (not all 1.000)"
-[ "$current_failed" = 0 ] || show "$summary" 40
+[ "$current_failed" = 0 ] || { show "$summary" 40; show "$scratch/run/runs.log" 40; } # runs.log: collbench's errors
 end
 
 begin run_sh_one_host_on_2_30 # the second topology's step where the NCCL has it
@@ -303,6 +328,6 @@ done
 [ "$(column_values "$scratch/run-one/onehost/compare.csv" 1)" = "default frozen none sweep " ] ||
   fail "one-host compare entries: $(column_values "$scratch/run-one/onehost/compare.csv" 1)"
 grep -q "^|" "$scratch/run-one/onehost/summary.md" || fail "onehost/summary.md has no table"
-[ "$current_failed" = 0 ] || show "$summary" 40
+[ "$current_failed" = 0 ] || { show "$summary" 40; show "$scratch/run-one/runs.log" 40; } # runs.log: collbench's errors
 end
 finish

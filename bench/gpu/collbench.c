@@ -39,6 +39,7 @@
 #include <limits.h>
 #include <math.h>
 #include <nccl.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,7 @@ typedef struct shared_block {
 typedef struct options {
   int ranks, warmup, iterations, rounds;
   double seconds; /* learn: stop learning passes once this much time has passed (0: no limit) */
+  double grace_s; /* once a rank has failed, how long the others may still run before they are killed */
   size_t sizes[MAX_SIZES];
   int n_sizes;
   int colls[NUM_COLLS], n_colls;
@@ -108,6 +110,8 @@ static void usage(void) {
           "                      the last warm-up call's result is the first one checked)\n"
           "  --rounds N          learn: passes over the sizes before the reported one (default 20)\n"
           "  --seconds S         learn: fewer passes if S seconds have passed (the reported one still runs)\n"
+          "  --grace S           once a rank has failed, the others are killed after S seconds (default 10): a rank\n"
+          "                      blocked in a collective with a dead peer would hold the run for ever\n"
           "  --plugin PATH       the DynamICCL library (default: build/libnccl-tuner-dynamiccl.so)\n"
           "  --table FILE        fixed: the decision table\n"
           "  --actions LIST      sweep: comma-separated actions, e.g. ring/simple/ch=4 (default: a grid)\n"
@@ -342,11 +346,21 @@ static int run_rank(const options* o, int rank, shared_block* block) {
   return 0;
 }
 
-/* Runs one set of rank processes; fills `block`. Returns 0 when every rank finished. */
+static double monotonic_s(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+
+/* Runs one set of rank processes; fills `block`. Returns 0 when every rank finished. Once a rank has
+ * failed, the others get --grace seconds to end (they see block->failed where they poll): a rank blocked
+ * in a collective with a dead peer, or in the plugin waiting for a table, never would, and would hold the
+ * whole run until run.sh's time limit. They are then killed, and the error names them. */
 static int run_ranks(const options* o, shared_block* block) {
   memset(block, 0, sizeof(*block));
   pid_t pids[MAX_RANKS];
   fflush(NULL); /* else each rank would write its copy of what is buffered (the CSV header) again */
+  int running = 0;
   for (int r = 0; r < o->ranks; r++) {
     pids[r] = fork();
     if (pids[r] == 0) {
@@ -355,14 +369,49 @@ static int run_ranks(const options* o, shared_block* block) {
       fflush(stderr);
       _exit(rc);
     }
+    if (pids[r] < 0) {
+      snprintf(block->error, sizeof(block->error), "fork: %s", strerror(errno));
+      block->failed = 1;
+      break;
+    }
+    running++;
   }
-  int ok = 1;
-  for (int r = 0; r < o->ranks; r++) {
+  int ok = running == o->ranks;
+  double kill_at = ok ? 0 : monotonic_s() + o->grace_s;
+  char killed[128] = "";
+  while (running > 0) {
     int status;
-    waitpid(pids[r], &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ok = 0;
+    pid_t pid = waitpid(-1, &status, kill_at > 0 ? WNOHANG : 0);
+    if (pid < 0 && errno == EINTR) continue;
+    if (pid < 0) break; /* no child left (ECHILD) */
+    if (pid == 0) { /* a rank has failed; the others still run */
+      if (monotonic_s() < kill_at) {
+        usleep(10000);
+        continue;
+      }
+      for (int r = 0; r < o->ranks; r++) {
+        if (pids[r] <= 0 || kill(pids[r], SIGKILL) != 0) continue;
+        size_t used = strlen(killed);
+        snprintf(killed + used, sizeof(killed) - used, "%s%d", used ? ", " : "", r);
+      }
+      kill_at = 1e300; /* killed: now wait for them */
+      continue;
+    }
+    running--;
+    for (int r = 0; r < o->ranks; r++)
+      if (pids[r] == pid) pids[r] = 0;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      ok = 0;
+      block->failed = 1;
+      if (kill_at == 0) kill_at = monotonic_s() + o->grace_s;
+    }
   }
   if (!ok && block->error[0] == '\0') snprintf(block->error, sizeof(block->error), "a rank process failed");
+  if (killed[0] != '\0') {
+    size_t used = strlen(block->error);
+    snprintf(block->error + used, sizeof(block->error) - used, "; rank %s killed, still running %g s after",
+             killed, o->grace_s);
+  }
   return ok ? 0 : -1;
 }
 
@@ -608,6 +657,7 @@ int main(int argc, char** argv) {
   o.iterations = 10;
   o.rounds = 20;
   o.repeat = 1;
+  o.grace_s = 10;
   o.mode = NULL;
   o.plugin = "build/libnccl-tuner-dynamiccl.so";
   o.actions = default_actions;
@@ -646,6 +696,7 @@ int main(int argc, char** argv) {
     else if (strcmp(a, "--iterations") == 0) o.iterations = atoi(v);
     else if (strcmp(a, "--rounds") == 0) o.rounds = atoi(v);
     else if (strcmp(a, "--seconds") == 0) o.seconds = atof(v);
+    else if (strcmp(a, "--grace") == 0) o.grace_s = atof(v);
     else if (strcmp(a, "--plugin") == 0) o.plugin = v;
     else if (strcmp(a, "--table") == 0) o.table = v;
     else if (strcmp(a, "--actions") == 0) o.actions = v;
@@ -665,7 +716,7 @@ int main(int argc, char** argv) {
   }
   if (o.mode == NULL || o.ranks < 2 || o.ranks > MAX_RANKS || factor < 1.5 || min_size < 64 || max_size < min_size ||
       o.warmup < 1 || o.iterations < 1 || o.iterations > MAX_ITERATIONS || o.rounds < 1 || o.rounds >= MAX_ROUNDS ||
-      o.repeat < 1) {
+      o.repeat < 1 || !(o.grace_s >= 0 && o.grace_s <= 3600)) {
     usage();
     return 2;
   }

@@ -109,6 +109,11 @@ ncclResult_t ncclCommInitRank(ncclComm_t* comm, int n_ranks, ncclUniqueId comm_i
   }
   struct ncclComm* c = calloc(1, sizeof(*c));
   if (c == NULL) return ncclSystemError;
+  const char* hang = getenv("DYNAMICCL_MOCK_HANG_RANK");
+  if (hang != NULL && *hang != '\0' && atoi(hang) == rank) { /* a wedged rank process: it never returns */
+    MOCK_WARN("DYNAMICCL_MOCK_HANG_RANK=%d: rank %d hangs in ncclCommInitRank", rank, rank);
+    for (;;) pause();
+  }
   const char* timeout = getenv("DYNAMICCL_MOCK_TIMEOUT_S");
   double timeout_s = timeout != NULL && atof(timeout) > 0 ? atof(timeout) : DEFAULT_TIMEOUT_S;
   char error[512];
