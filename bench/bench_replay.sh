@@ -7,10 +7,10 @@
 # with NCCL's own choice. The targets: >= 0.97 of the best and of NCCL's bandwidth at every size, i.e.
 # a latency ratio <= 1/0.97 = 1.031.
 # The replay measured every fourth size; misses at the sizes between (interpolated) are counted apart.
-# The replay holds the work tree leaves behind its kernel over sockets (the profile's `leftover` lines):
-# with cost `span` the learner is given kernel spans, which miss it; with `stream` or `leftover` it
-# learns under that DYNAMICCL_COST with each call launched before the last kernel's end reached the
-# profiler (`dccl run --host-ahead`, as in collbench's loop on the GPU).
+# The replay holds the work each action leaves behind its kernel over sockets, by size (the profile's
+# `leftover` lines): with cost `span` the learner is given kernel spans, which miss it; with `stream` or
+# `leftover` it learns under that DYNAMICCL_COST with each call launched before the last kernel's end
+# reached the profiler (`dccl run --host-ahead`, as in collbench's loop on the GPU).
 # Usage: bench/bench_replay.sh [build-folder] [seeds] [nccl release] [workload] [span|stream|leftover]
 #        (defaults: build, 10, 2.28 as on the GPU machine, gpu-sweep-long, span; about 1 minute on 2 cores)
 set -euo pipefail
