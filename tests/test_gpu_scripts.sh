@@ -316,6 +316,19 @@ ratios=$(table_rows "$summary" "Profiler check" | awk -F'|' '{ print $6 }' | sor
 [ "$current_failed" = 0 ] || { show "$summary" 40; show "$scratch/run/runs.log" 40; } # runs.log: collbench's errors
 end
 
+begin run_sh_warms_up_on_the_replay # --warm-policy replay: the simulator learns on the replayed GPU first
+(cd "$source_dir" && OUT=$scratch/run-replay NCCL_HOME=$mock timeout 120 bench/gpu/run.sh --quick --no-mps \
+   --steps learn --learn-seconds 1 --warm-policy replay --budget 100) > "$scratch/run-replay.log" 2>&1 ||
+  { fail "exit status $?"; show "$scratch/run-replay.log"; }
+summary=$scratch/run-replay/summary.md
+for line in "policy learned on the replay (build/dccl run, NCCL 2.28's ABIs): steady state" \
+            "policy from $scratch/run-replay/replay-policy: policy-[0-9a-f]\{16\}\.bin" \
+            "the plugin's word on the warm start: warm start from $scratch/run-replay/policy/policy-"; do
+  grep -q -- "$line" "$summary" 2> /dev/null || fail "summary.md has no line '$line'"
+done
+[ "$current_failed" = 0 ] || { show "$summary" 20; show "$scratch/run-replay/learn.log" 20; }
+end
+
 begin run_sh_one_host_on_2_30 # the second topology's step where the NCCL has it
 (cd "$source_dir" && DYNAMICCL_MOCK_NCCL=2.30 OUT=$scratch/run-one NCCL_HOME=$mock timeout 200 bench/gpu/run.sh --quick \
    --no-mps --steps onehost --learn-seconds 1 --repeat 2 --actions tree/simple/ch=2,ring/ll128/ch=2 --budget 190) \

@@ -28,7 +28,8 @@
 #   --actions LIST       the swept actions (default: 12 of ring, tree and PAT with LL and Simple; for pairs
 #                        10, one per channel count NCCL runs here: 1 and 2)
 #   --warm-policy DIR    the policies saved there by an earlier run: learning starts from them; without
-#                        the learn step, compare, pairs and ddp run them frozen
+#                        the learn step, compare, pairs and ddp run them frozen. `replay`: a policy learned
+#                        first in the simulator on the replayed measurements of this testbed (2 ranks)
 #   --budget S           seconds for the whole run (default 540); steps that do not fit are cut short or
 #                        skipped, and say so
 #   --no-mps             let the ranks' kernels time-share the GPU (no MPS)
@@ -230,6 +231,29 @@ fi
 
 # ---- 3. learning online (every pass recorded); the policy is saved at the end ----
 export DYNAMICCL_POLICY_DIR="$OUT/policy"
+# --warm-policy replay: a policy learned in the simulator on this testbed's replayed measurements
+# (scenarios/profiles/h100-sockets-2ranks-replay: every action's latency per size from run 4, what each
+# leaves behind its kernel from run 9, the measured noise), under the plugin's DYNAMICCL_COST with each
+# call launched before the last kernel's end was seen, as in collbench's loop. Its shape (2 ranks, 2
+# "nodes") and this NCCL's ABIs give the fingerprint the plugin computes here, so learning starts from it
+# and goes on where the GPU disagrees; without the learn step, compare, pairs and ddp run it frozen.
+if [ "$warm_policy" = replay ]; then
+  nccl_code=$(build/gpu/collbench --nccl-version 2> /dev/null)
+  case $nccl_code in '' | *[!0-9]*) nccl_code=0 ;; esac
+  release=$((nccl_code / 10000)).$((nccl_code / 100 % 100))
+  warm_policy=$OUT/replay-policy
+  rm -rf "$warm_policy"
+  if [ "$ranks" != 2 ]; then
+    say "- --warm-policy replay: the replay is of 2 ranks, not $ranks; no warm start"
+    warm_policy=
+  elif DYNAMICCL_POLICY_DIR=$warm_policy build/dccl run --profile h100-sockets-2ranks-replay --workload gpu-sweep-long \
+         --policy learn --ranks 1 --nccl "$release" --host-ahead --seed 1 --steady 0.25 > "$OUT/replay-learn.txt" 2>&1; then
+    say "- policy learned on the replay (build/dccl run, NCCL $release's ABIs): $(grep -m1 'steady state' "$OUT/replay-learn.txt" | sed 's/^ *//')"
+  else
+    say "- --warm-policy replay: the simulator's run failed ($(tail -1 "$OUT/replay-learn.txt")); no warm start"
+    warm_policy=
+  fi
+fi
 # --warm-policy: a folder of policies saved by an earlier run. Learning starts from them; without the
 # learn step, they are the learned policy that compare, pairs and ddp run frozen.
 if [ -n "$warm_policy" ] && [ "$(realpath -m "$warm_policy")" != "$(realpath -m "$DYNAMICCL_POLICY_DIR")" ]; then
