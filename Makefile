@@ -3,7 +3,8 @@
 # under ThreadSanitizer (`make test-tsan` alone); `make demo` runs the
 # simulated-cluster demo; `make bench` runs the hot-path, simulator, trigger and DQN benchmarks;
 # `make bench-agents` evaluates the learning agents; `make bench-replay` them on the GPU replay;
-# `make bench-mixed` the learner's cost under compute gaps between calls;
+# `make bench-mixed` the learner's cost under compute gaps between calls; `make bench-warm-start` a warm
+# start from the replay's policy;
 # `make bench-learner` whether the background learner keeps up with back-to-back collectives.
 
 CC ?= cc
@@ -71,7 +72,7 @@ else
   Q = @
 endif
 
-.PHONY: all plugin test test-fast test-asan test-tsan test-coordination-long fuzz report demo bench bench-agents bench-replay bench-mixed bench-learner clean
+.PHONY: all plugin test test-fast test-asan test-tsan test-coordination-long fuzz report demo bench bench-agents bench-replay bench-mixed bench-warm-start bench-learner clean
 .SECONDARY:
 all: plugin $(CLI) $(TESTS) $(BUILD)/tests/test_gpu_scripts $(BENCHES) $(BUILD)/fuzz_wire $(GPU_TOOLS)
 plugin: $(TUNER_SO) $(PROFILER_SO)
@@ -252,6 +253,11 @@ bench-replay: all
 # The learner's cost (DYNAMICCL_COST=leftover) under the mixed workload's compute gaps, over seeds.
 bench-mixed: all
 	@bench/bench_mixed.sh $(BUILD)
+
+# A warm start from the replay's policy (bench/gpu/run.sh --warm-policy replay), where the truth agrees and
+# where it does not, against cold learning.
+bench-warm-start: all
+	@bench/bench_warm_start.sh $(BUILD)
 
 # Whether the plugin's background learner keeps up with back-to-back collectives (library, paced).
 bench-learner: all
