@@ -254,7 +254,7 @@ bench-replay: all
 bench-mixed: all
 	@bench/bench_mixed.sh $(BUILD)
 
-# A warm start from the replay's policy (bench/gpu/run.sh --warm-policy replay), where the truth agrees and
+# A warm start from the replay's policy (bench/gpu/run.sh --warm-from-replay), where the truth agrees and
 # where it does not, against cold learning.
 bench-warm-start: all
 	@bench/bench_warm_start.sh $(BUILD)

@@ -48,14 +48,13 @@ done
 echo "== $profile, workload mixed, $calls calls, NCCL $nccl ABIs, the learner's cost: $cost =="
 printf '%5s | %12s %15s %10s\n' seed "all x oracle" "steady x oracle" "charged"
 for seed in $(seq 1 "$seeds"); do
-  awk -v seed="$seed" '
-    /^  all / { all = $3 / $7 } # mean us over the oracle'"'"'s, to more places than the run prints
-    /charged a leftover/ { match($0, /[0-9]+ charged/); charged = substr($0, RSTART, RLENGTH - 8) }
-    /steady state/ { match($0, /: [0-9.]+ x oracle/); steady = substr($0, RSTART + 2, RLENGTH - 11) }
-    END {
-      if (all == "" || steady == "") { print "bench_mixed.sh: seed " seed ": no result in the run'"'"'s output" > "/dev/stderr"; exit 1 }
-      printf "%5d | %12.5f %15s %10d\n", seed, all, steady, charged
-    }' "$work/run-$seed.txt" || { tail -n 5 "$work/run-$seed.txt" >&2; exit 1; }
+  read -r all steady _ _ _ charged < <(awk -f "$(dirname "$0")/run_summary.awk" "$work/run-$seed.txt")
+  if [ "$all" = - ] || [ "$steady" = - ]; then
+    echo "bench_mixed.sh: seed $seed: no result in the run's output" >&2
+    tail -n 5 "$work/run-$seed.txt" >&2
+    exit 1
+  fi
+  printf '%5d | %12s %15s %10s\n' "$seed" "$all" "$steady" "$charged"
 done | tee "$work/rows.txt"
 awk '{ all += log($3); steady += log($4); charged += $5; n++ }
      END { printf "geometric mean over %d seeds | all %.4f x oracle, steady %.4f x oracle, %d calls charged\n",

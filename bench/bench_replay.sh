@@ -48,23 +48,20 @@ echo "learning: steady state (last 25%) x oracle and x NCCL; streams > 2% slower
 echo "frozen: the saved policy x oracle; sizes below 0.97 of the best / of NCCL (ratio > 1.031), worst x best"
 printf '%5s | %9s %9s %6s %8s | %9s %9s %10s %10s %10s\n' seed "x oracle" "x NCCL" ">2%" worst "x oracle" "x NCCL" "<.97 best" "<.97 NCCL" "worst"
 for seed in $(seq 1 "$seeds"); do
-  awk -v seed="$seed" '
-    FNR == 1 { file++ }
-    /steady state/ {
-      match($0, /: [0-9.]+ x oracle/); oracle[file] = substr($0, RSTART + 2, RLENGTH - 11)
-      match($0, /oracle, [0-9.]+ x NCCL/); nccl[file] = substr($0, RSTART + 8, RLENGTH - 15)
-      match($0, /, [0-9]+ slower/); slower[file] = substr($0, RSTART + 2, RLENGTH - 9)
-      match($0, /worst [0-9.]+/); worst[file] = substr($0, RSTART + 6, RLENGTH - 6)
-    }
-    file == 2 && NF == 8 && $1 ~ /^(allgather|reducescatter|allreduce)$/ {
+  read -r _ learn_oracle learn_nccl learn_slower learn_worst _ < <(awk -f "$(dirname "$0")/run_summary.awk" "$work/learn-$seed.txt")
+  read -r _ frozen_oracle frozen_nccl _ _ _ < <(awk -f "$(dirname "$0")/run_summary.awk" "$work/frozen-$seed.txt")
+  awk -v seed="$seed" -v learned="$learn_oracle $learn_nccl $learn_slower $learn_worst" \
+      -v frozen="$frozen_oracle $frozen_nccl" '
+    NF == 8 && $1 ~ /^(allgather|reducescatter|allreduce)$/ {
       if ($7 > 1 / 0.97) short_best++
       if ($6 > 1 / 0.97) short_nccl++
       if ($7 > worst_best) worst_best = $7
     }
     END {
-      printf "%5d | %9s %9s %6s %8s | %9s %9s %10d %10d %10.3f\n", seed, oracle[1], nccl[1], slower[1], worst[1],
-             oracle[2], nccl[2], short_best, short_nccl, worst_best
-    }' "$work/learn-$seed.txt" "$work/frozen-$seed.txt"
+      split(learned, l, " "); split(frozen, f, " ")
+      printf "%5d | %9s %9s %6s %8s | %9s %9s %10d %10d %10.3f\n", seed, l[1], l[2], l[3], l[4], f[1], f[2],
+             short_best, short_nccl, worst_best
+    }' "$work/frozen-$seed.txt"
 done | tee "$work/rows.txt"
 sizes=$(awk 'NF == 8 && $1 ~ /^(allgather|reducescatter|allreduce)$/' "$work/frozen-1.txt" | wc -l)
 awk -v sizes="$sizes" '{ n++; over += $5; short_best += $10; short_nccl += $11; if ($6 > w) w = $6; if ($12 > wb) wb = $12 }

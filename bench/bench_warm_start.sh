@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/bench_warm_start.sh: what `bench/gpu/run.sh --warm-policy replay` can expect, in the simulator. A
+# bench/bench_warm_start.sh: what `bench/gpu/run.sh --warm-from-replay` can expect, in the simulator. A
 # policy is learned on the GPU testbed's replay (h100-sockets-2ranks-replay, seed 1, gpu-sweep-long, as
 # run.sh learns it), then each seed learns gpu-sweep cold and warm-started from that policy on two truths:
 # the replay itself under other seeds (the GPU as the replay says it is), and the calibrated model of the
@@ -27,10 +27,7 @@ one_run() {
   if [ "$start" = warm ]; then cp "$policy" "$file.bin"; warm=(--policy-file "$file.bin"); fi
   "$build/dccl" run --profile "$profile" --workload gpu-sweep --policy learn --ranks 1 --nccl "$nccl" --host-ahead \
     --seed "$seed" --steady 0.25 "${warm[@]}" > "$file.txt" 2>&1
-  awk '/^  all / { total = $NF }
-       /steady state/ { match($0, /: [0-9.]+ x oracle/); steady = substr($0, RSTART + 2, RLENGTH - 11)
-                        match($0, /, [0-9]+ slower/); slower = substr($0, RSTART + 2, RLENGTH - 9) }
-       END { print total, steady, slower }' "$file.txt" > "$file.row"
+  awk -f "$(dirname "$0")/run_summary.awk" "$file.txt" | awk '{ print $1, $2, $4 }' > "$file.row"
 }
 for profile in h100-sockets-2ranks-replay h100-sockets-2ranks; do
   for seed in $(seq 2 $((seeds + 1))); do

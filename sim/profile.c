@@ -232,13 +232,18 @@ static int parse_measured(dccl_profile* p, const char* value, char* why, size_t 
   return 0;
 }
 
+/* Whether a leftover line is of this action and form. */
+static int leftover_of(const dccl_leftover* l, int form, int algo, int proto, int channels) {
+  return l->form == form && l->algo == algo && l->proto == proto && l->channels == channels;
+}
+
 double dccl_profile_leftover(const dccl_profile* p, int form, int coll, int algo, int proto, int channels,
                              double bytes, double* spread) {
   const dccl_leftover *below = NULL, *above = NULL;
   *spread = 0;
   for (int i = 0; i < p->n_leftovers; i++) {
     const dccl_leftover* l = &p->leftovers[i];
-    if (l->form != form || l->algo != algo || l->proto != proto || l->channels != channels) continue;
+    if (!leftover_of(l, form, algo, proto, channels)) continue;
     if (!l->at) { /* the action's only line of this form (the parser refuses points beside it) */
       *spread = l->spread;
       return l->fraction;
@@ -326,8 +331,7 @@ static int parse_leftover(dccl_profile* p, const char* value, char* why, size_t 
   }
   for (int i = 0; i < p->n_leftovers; i++) { /* one line per action and form, or points at distinct sizes */
     const dccl_leftover* l = &p->leftovers[i];
-    if (l->algo != dccl_action_algo(action) || l->proto != dccl_action_proto(action) ||
-        l->channels != dccl_action_channels(action) || l->form != form)
+    if (!leftover_of(l, form, dccl_action_algo(action), dccl_action_proto(action), dccl_action_channels(action)))
       continue;
     if (!at || !l->at) {
       snprintf(why, why_size, "'%s %s' has a line already: one line for every size, or points at sizes", words[0],

@@ -316,9 +316,9 @@ ratios=$(table_rows "$summary" "Profiler check" | awk -F'|' '{ print $6 }' | sor
 [ "$current_failed" = 0 ] || { show "$summary" 40; show "$scratch/run/runs.log" 40; } # runs.log: collbench's errors
 end
 
-begin run_sh_warms_up_on_the_replay # --warm-policy replay: the simulator learns on the replayed GPU first
+begin run_sh_warms_up_on_the_replay # --warm-from-replay: the simulator learns on the replayed GPU first
 (cd "$source_dir" && OUT=$scratch/run-replay NCCL_HOME=$mock timeout 120 bench/gpu/run.sh --quick --no-mps \
-   --steps learn --learn-seconds 1 --warm-policy replay --budget 100) > "$scratch/run-replay.log" 2>&1 ||
+   --steps learn --learn-seconds 1 --warm-from-replay --budget 100) > "$scratch/run-replay.log" 2>&1 ||
   { fail "exit status $?"; show "$scratch/run-replay.log"; }
 summary=$scratch/run-replay/summary.md
 for line in "policy learned on the replay (build/dccl run, NCCL 2.28's ABIs): steady state" \

@@ -155,6 +155,12 @@ static size_t parse_size(const char* text) {
     }                                                                                        \
   } while (0)
 
+static double monotonic_s(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+
 static float input_value(int rank, size_t global_index) { return (float)((rank + 1) * (int)(global_index % 13 + 1)); }
 
 /* Fills the send buffer of one collective and size. Elements are small integers: sums are exact. */
@@ -241,8 +247,7 @@ static int run_rank(const options* o, int rank, shared_block* block) {
   for (int i = 0; i <= MAX_ITERATIONS; i++) CHECK_CUDA(cudaEventCreate(&marks[i]), block);
   int learning = strcmp(o->mode, "learn") == 0;
   int cell_calls[NUM_COLLS][64] = {{0}}; /* calls per (collective, size bin) so far: the plugin's cell counters */
-  struct timespec began;
-  clock_gettime(CLOCK_MONOTONIC, &began);
+  double began = monotonic_s();
   for (int c = 0; c < NUM_COLLS; c++)
     for (int s = 0; s < MAX_SIZES; s++) block->verified[rank][c][s] = 1;
   int final_round = learning ? -1 : 0; /* learn: known once rank 0 says so */
@@ -320,10 +325,7 @@ static int run_rank(const options* o, int rank, shared_block* block) {
     if (final_round >= 0) continue;
     /* Every rank must run the same passes: rank 0 decides after each one, the others wait for its word. */
     if (rank == 0) {
-      struct timespec now;
-      clock_gettime(CLOCK_MONOTONIC, &now);
-      double spent = (double)(now.tv_sec - began.tv_sec) + 1e-9 * (double)(now.tv_nsec - began.tv_nsec);
-      int last = round + 1 >= o->rounds || (o->seconds > 0 && spent >= o->seconds);
+      int last = round + 1 >= o->rounds || (o->seconds > 0 && monotonic_s() - began >= o->seconds);
       if (last) block->learning_rounds = round + 1;
       struct timespec wall;
       clock_gettime(CLOCK_REALTIME, &wall);
@@ -344,12 +346,6 @@ static int run_rank(const options* o, int rank, shared_block* block) {
   cudaFree(recv);
   free(host);
   return 0;
-}
-
-static double monotonic_s(void) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
 }
 
 /* Runs one set of rank processes; fills `block`. Returns 0 when every rank finished. Once a rank has
@@ -377,24 +373,21 @@ static int run_ranks(const options* o, shared_block* block) {
     running++;
   }
   int ok = running == o->ranks;
-  double kill_at = ok ? 0 : monotonic_s() + o->grace_s;
+  double failed_at = ok ? 0 : monotonic_s(); /* when the first rank failed (0: none has) */
   char killed[128] = "";
   while (running > 0) {
     int status;
-    pid_t pid = waitpid(-1, &status, kill_at > 0 ? WNOHANG : 0);
+    pid_t pid = waitpid(-1, &status, failed_at > 0 ? WNOHANG : 0);
     if (pid < 0 && errno == EINTR) continue;
     if (pid < 0) break; /* no child left (ECHILD) */
     if (pid == 0) { /* a rank has failed; the others still run */
-      if (monotonic_s() < kill_at) {
-        usleep(10000);
-        continue;
-      }
-      for (int r = 0; r < o->ranks; r++) {
-        if (pids[r] <= 0 || kill(pids[r], SIGKILL) != 0) continue;
-        size_t used = strlen(killed);
-        snprintf(killed + used, sizeof(killed) - used, "%s%d", used ? ", " : "", r);
-      }
-      kill_at = 1e300; /* killed: now wait for them */
+      if (killed[0] == '\0' && monotonic_s() - failed_at >= o->grace_s)
+        for (int r = 0; r < o->ranks; r++) {
+          if (pids[r] <= 0 || kill(pids[r], SIGKILL) != 0) continue;
+          size_t used = strlen(killed);
+          snprintf(killed + used, sizeof(killed) - used, "%s%d", used ? ", " : "", r);
+        }
+      usleep(10000);
       continue;
     }
     running--;
@@ -403,7 +396,7 @@ static int run_ranks(const options* o, shared_block* block) {
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       ok = 0;
       block->failed = 1;
-      if (kill_at == 0) kill_at = monotonic_s() + o->grace_s;
+      if (failed_at == 0) failed_at = monotonic_s();
     }
   }
   if (!ok && block->error[0] == '\0') snprintf(block->error, sizeof(block->error), "a rank process failed");

@@ -28,8 +28,9 @@
 #   --actions LIST       the swept actions (default: 12 of ring, tree and PAT with LL and Simple; for pairs
 #                        10, one per channel count NCCL runs here: 1 and 2)
 #   --warm-policy DIR    the policies saved there by an earlier run: learning starts from them; without
-#                        the learn step, compare, pairs and ddp run them frozen. `replay`: a policy learned
-#                        first in the simulator on the replayed measurements of this testbed (2 ranks)
+#                        the learn step, compare, pairs and ddp run them frozen
+#   --warm-from-replay   the same from a policy learned first in the simulator on this testbed's replayed
+#                        measurements (2 ranks)
 #   --budget S           seconds for the whole run (default 540); steps that do not fit are cut short or
 #                        skipped, and say so
 #   --no-mps             let the ranks' kernels time-share the GPU (no MPS)
@@ -45,6 +46,7 @@ learn_seconds=
 repeat=
 actions_option=
 warm_policy=
+warm_from_replay=0
 budget=540
 use_mps=1
 while [ $# -gt 0 ]; do
@@ -57,12 +59,17 @@ while [ $# -gt 0 ]; do
     --repeat) repeat=$2; shift 2 ;;
     --actions) actions_option=$2; shift 2 ;;
     --warm-policy) warm_policy=$2; shift 2 ;;
+    --warm-from-replay) warm_from_replay=1; shift ;;
     --budget) budget=$2; shift 2 ;;
     --no-mps) use_mps=0; shift ;;
     *) echo "usage: OUT=DIR bench/gpu/run.sh [--ranks N] [--quick] [--steps LIST] [--learn-seconds S] [--repeat R]" \
-            "[--actions LIST] [--warm-policy DIR] [--budget S] [--no-mps] [--dry-run]" >&2; exit 2 ;;
+            "[--actions LIST] [--warm-policy DIR | --warm-from-replay] [--budget S] [--no-mps] [--dry-run]" >&2; exit 2 ;;
   esac
 done
+if [ "$warm_from_replay" = 1 ] && [ -n "$warm_policy" ]; then
+  echo "run.sh: --warm-policy and --warm-from-replay are two starting policies; give one" >&2
+  exit 2
+fi
 OUT=${OUT:-/tmp/dynamiccl-gpu}
 mkdir -p "$OUT"
 started=$(date +%s)
@@ -168,6 +175,13 @@ pairs_repeat=$repeat
 # (the budget: the device allows 600 s per command)
 left() { echo $(( budget - $(date +%s) + started )); }
 wanted() { [[ ",$steps," == *",$1,"* ]]; }
+# The NCCL's version code (e.g. 22809), as collbench finds it; 0 when it cannot tell.
+nccl_version_code() {
+  local code
+  code=$(build/gpu/collbench --nccl-version 2> /dev/null)
+  case $code in '' | *[!0-9]*) code=0 ;; esac
+  echo "$code"
+}
 # One collbench run, killed (with its rank processes: timeout signals the whole group) at $1 seconds or
 # when the run's budget (less 20 s for the summary) is spent, whichever comes first.
 bench() {
@@ -231,26 +245,25 @@ fi
 
 # ---- 3. learning online (every pass recorded); the policy is saved at the end ----
 export DYNAMICCL_POLICY_DIR="$OUT/policy"
-# --warm-policy replay: a policy learned in the simulator on this testbed's replayed measurements
+# --warm-from-replay: a policy learned in the simulator on this testbed's replayed measurements
 # (scenarios/profiles/h100-sockets-2ranks-replay: every action's latency per size from run 4, what each
 # leaves behind its kernel from run 9, the measured noise), under the plugin's DYNAMICCL_COST with each
 # call launched before the last kernel's end was seen, as in collbench's loop. Its shape (2 ranks, 2
 # "nodes") and this NCCL's ABIs give the fingerprint the plugin computes here, so learning starts from it
 # and goes on where the GPU disagrees; without the learn step, compare, pairs and ddp run it frozen.
-if [ "$warm_policy" = replay ]; then
-  nccl_code=$(build/gpu/collbench --nccl-version 2> /dev/null)
-  case $nccl_code in '' | *[!0-9]*) nccl_code=0 ;; esac
+if [ "$warm_from_replay" = 1 ]; then
+  nccl_code=$(nccl_version_code)
   release=$((nccl_code / 10000)).$((nccl_code / 100 % 100))
   warm_policy=$OUT/replay-policy
   rm -rf "$warm_policy"
   if [ "$ranks" != 2 ]; then
-    say "- --warm-policy replay: the replay is of 2 ranks, not $ranks; no warm start"
+    say "- --warm-from-replay: the replay is of 2 ranks, not $ranks; no warm start"
     warm_policy=
   elif DYNAMICCL_POLICY_DIR=$warm_policy build/dccl run --profile h100-sockets-2ranks-replay --workload gpu-sweep-long \
          --policy learn --ranks 1 --nccl "$release" --host-ahead --seed 1 --steady 0.25 > "$OUT/replay-learn.txt" 2>&1; then
     say "- policy learned on the replay (build/dccl run, NCCL $release's ABIs): $(grep -m1 'steady state' "$OUT/replay-learn.txt" | sed 's/^ *//')"
   else
-    say "- --warm-policy replay: the simulator's run failed ($(tail -1 "$OUT/replay-learn.txt")); no warm start"
+    say "- --warm-from-replay: the simulator's run failed ($(tail -1 "$OUT/replay-learn.txt")); no warm start"
     warm_policy=
   fi
 fi
@@ -353,8 +366,7 @@ fi
 # actions (LL128 included; PAT is for one rank per node) run side by side, verified, in $OUT/onehost/
 # with its own summary. ----
 if wanted onehost; then
-  nccl_code=$(build/gpu/collbench --nccl-version 2> /dev/null)
-  case $nccl_code in '' | *[!0-9]*) nccl_code=0 ;; esac
+  nccl_code=$(nccl_version_code)
   if [ "$nccl_code" -lt 23000 ]; then
     say "- one-host topology skipped: NCCL_MULTI_RANK_GPU_ENABLE needs NCCL 2.30 or later (this NCCL's version code: $nccl_code)"
   elif [ "$(left)" -lt 120 ]; then

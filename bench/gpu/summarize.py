@@ -101,6 +101,12 @@ def executed_actions(out):
     return executed
 
 
+def heading(title, text):
+    """A summary section's heading and the paragraph that says what its table holds."""
+    print(f"\n## {title}\n")
+    print(text + "\n")
+
+
 def compare_table(out):
     """The side-by-side runs (compare.csv): medians over repetitions, each entry in its own processes.
 
@@ -240,12 +246,12 @@ def target_check(misses, pair_spreads):
               f"repetitions")
     if not misses:
         return
-    print("\n## The 0.97 targets under the testbed's noise: paired ratios per repetition\n")
-    print("Sizes whose median ratio is below 0.97. Each repetition's pair ran one after the other; the "
-          "interval is a distribution-free interval of the median paired ratio (order statistics; 95% "
-          "where there are 6 pairs or more, else the smallest and largest pair), the best action's pairs on "
-          "the held-out (odd) repetitions only. 'below' means the whole interval is below 0.97; 'noise' that "
-          "it reaches 0.97; no verdict under 90% coverage (fewer than 5 pairs).\n")
+    heading("The 0.97 targets under the testbed's noise: paired ratios per repetition",
+            "Sizes whose median ratio is below 0.97. Each repetition's pair ran one after the other; the "
+            "interval is a distribution-free interval of the median paired ratio (order statistics; 95% "
+            "where there are 6 pairs or more, else the smallest and largest pair), the best action's pairs on "
+            "the held-out (odd) repetitions only. 'below' means the whole interval is below 0.97; 'noise' that "
+            "it reaches 0.97; no verdict under 90% coverage (fewer than 5 pairs).")
     print("| collective | bytes | against | pairs | median | interval | coverage | verdict |")
     print("|---|---|---|---|---|---|---|---|")
     verdicts = collections.Counter()
@@ -553,24 +559,30 @@ def left_shares(out):
     return found
 
 
+def leaving_actions(shares, least=LEFT_SHARE_LEAST):
+    """left_shares' sizes with LEFT_SHARE_CALLS calls or more, and the actions whose mean share reaches
+    `least` at one of them at least (sorted): ({(action, collective, bytes): (...)}, [action])."""
+    found = {k: v for k, v in shares.items() if len(v[0]) >= LEFT_SHARE_CALLS}
+    return found, sorted({k[0] for k, v in found.items() if statistics.mean(v[0]) >= least})
+
+
 def left_share_table(out):
     """Per action whose calls leave work behind (a mean share of 0.05 or more at some size): the mean share
     per size and, medians over those sizes, its standard deviation and coefficient of variation (sd / mean)
     from call to call, the stream time's coefficient of variation, and the share of a block's first call:
     what a profile's `leftover` line's `later` fraction and `spread` hold (docs/simulator.md)."""
-    found = {k: v for k, v in left_shares(out).items() if len(v[0]) >= LEFT_SHARE_CALLS}
-    actions = sorted({k[0] for k, v in found.items() if statistics.mean(v[0]) >= LEFT_SHARE_LEAST})
+    found, actions = leaving_actions(left_shares(out))
     if not actions:
         return
-    print("\n## Work left behind, call to call\n")
-    print("From the pairs entries' rank-0 traces with host stamps: for an action's calls that follow one of their own "
-          "action and size and whose next call was waiting, the share of its stream time beyond its span. Per "
-          f"action, over the sizes where that share averages {LEFT_SHARE_LEAST} or more: their mean shares, and medians over "
-          "those sizes of the share's standard deviation and coefficient of variation from call to call (a "
-          "profile's `leftover` spread is the standard deviation over the profile's fraction), of the stream "
-          "time's coefficient of variation (span and excess trade off where it is below the share's), and of "
-          "the share left by a block's first call, right after NCCL's own action (its next call waiting; - "
-          "where no size has one).\n")
+    heading("Work left behind, call to call",
+            "From the pairs entries' rank-0 traces with host stamps: for an action's calls that follow one of their own "
+            "action and size and whose next call was waiting, the share of its stream time beyond its span. Per "
+            f"action, over the sizes where that share averages {LEFT_SHARE_LEAST} or more: their mean shares, and medians over "
+            "those sizes of the share's standard deviation and coefficient of variation from call to call (a "
+            "profile's `leftover` spread is the standard deviation over the profile's fraction), of the stream "
+            "time's coefficient of variation (span and excess trade off where it is below the share's), and of "
+            "the share left by a block's first call, right after NCCL's own action (its next call waiting; - "
+            "where no size has one).")
     print("| action | sizes | mean share per size (bytes: share) | share's sd | share's coefficient of variation "
           "| stream time's coefficient of variation | first call's share |")
     print("|---|---|---|---|---|---|---|")
@@ -625,19 +637,19 @@ def cost_ranking_table(out):
     found = cost_rankings(out)
     if not found:
         return
-    print("\n## The learner's costs against collbench's, inside one set of processes\n")
-    print("Per pairs entry (an action A in blocks with NCCL's own choice B, one set of processes) and size: A's cost "
-          "over B's as the learner would see them on rank 0's trace (geometric means over the calls it learns; the "
-          "leftover estimates replayed as in the section above), against collbench's A over B in time (median "
-          "over repetitions). A cost *ranks a size wrongly* where collbench's ratio is outside 0.97-1.03 and the "
-          "cost's is on the other side of 1: there the learner, given that cost, takes the slower of the two. "
-          "Traces hold the last repetition only. Beside the default `leftover` (its estimates warmed by a first "
-          "pass over the trace): the same cold (one pass; the worst case: in most entries A runs first in each size, "
-          "before any level, where a learner starts a cell with NCCL's choice), and with "
-          "the charge shrunk by twice its standard error (the rule to commit b64522d), and with the excess sampled "
-          "only on the calls the learner learns (not on the first after a switch), warm and cold. The mean log error over "
-          "tree's AllReduce sizes on 2 channels, where tree leaves work behind its kernel, is the cost's bias there "
-          "(below 0: tree looks cheaper than it is).\n")
+    heading("The learner's costs against collbench's, inside one set of processes",
+            "Per pairs entry (an action A in blocks with NCCL's own choice B, one set of processes) and size: A's cost "
+            "over B's as the learner would see them on rank 0's trace (geometric means over the calls it learns; the "
+            "leftover estimates replayed as in the section above), against collbench's A over B in time (median "
+            "over repetitions). A cost *ranks a size wrongly* where collbench's ratio is outside 0.97-1.03 and the "
+            "cost's is on the other side of 1: there the learner, given that cost, takes the slower of the two. "
+            "Traces hold the last repetition only. Beside the default `leftover` (its estimates warmed by a first "
+            "pass over the trace): the same cold (one pass; the worst case: in most entries A runs first in each size, "
+            "before any level, where a learner starts a cell with NCCL's choice), and with "
+            "the charge shrunk by twice its standard error (the rule to commit b64522d), and with the excess sampled "
+            "only on the calls the learner learns (not on the first after a switch), warm and cold. The mean log error over "
+            "tree's AllReduce sizes on 2 channels, where tree leaves work behind its kernel, is the cost's bias there "
+            "(below 0: tree looks cheaper than it is).")
     tree = [r for k, r in found.items() if k[0] in ("tree/simple/ch=2", "tree/ll/ch=2")]
     print("| learner's cost | sizes | ranked wrongly | median abs. log error | tree on 2 channels: sizes, mean log error "
           "| wrongly ranked (A, collective, bytes: cost's ratio / collbench's) |")
@@ -690,11 +702,11 @@ def stream_time_table(out):
     found = stream_times(out)
     if not found:
         return
-    print("\n## What the profiler's kernel spans miss: GPU time between a call's kernel and the next\n")
-    print("From the pairs entries' traces (the calls they hold) and pairs.csv. Per action: the rank-0 kernel span "
-          "(what rank 0's learner is given), the longest span of the ranks, and the stream time (this call's "
-          "kernel start to the next call's on rank 0, within one size's back-to-back calls), each over "
-          "collbench's median call (event to event on rank 0's stream); geometric means over the sizes.\n")
+    heading("What the profiler's kernel spans miss: GPU time between a call's kernel and the next",
+            "From the pairs entries' traces (the calls they hold) and pairs.csv. Per action: the rank-0 kernel span "
+            "(what rank 0's learner is given), the longest span of the ranks, and the stream time (this call's "
+            "kernel start to the next call's on rank 0, within one size's back-to-back calls), each over "
+            "collbench's median call (event to event on rank 0's stream); geometric means over the sizes.")
     print("The learner's costs (traces with host stamps only; over the calls it learns, each call right after a "
           "switch of action left out): under `DYNAMICCL_COST=stream`, the stream time where "
           "NCCL had launched the next call before this one's kernel ended, else the span; under "
@@ -767,15 +779,15 @@ def switch_table(out):
     found = next_kernel_longer(out)
     if not found:
         return
-    print("\n## What a call leaves to the next kernel: spans after a switch of action\n")
-    print("From the pairs entries' rank-0 traces, where NCCL's own action and the entry's alternate in blocks: "
-          "the kernel span of a call right after a call of the other half against right after one of its own "
-          "half, sizes of 64 KiB and more. 'Next kernel longer by' is how much longer NCCL's kernel runs after "
-          "one of the action's than after its own, over the action's call in collbench (work the action left "
-          "that the next kernel does, whatever it runs); 'own kernel after NCCL's' is the action's span right "
-          "after NCCL's over its span right after its own (below 1: it inherits work from itself). The first is "
-          "a median over the sizes (it can be negative), the second a geometric mean; the spans after a switch "
-          "are the first call of each block, so few.\n")
+    heading("What a call leaves to the next kernel: spans after a switch of action",
+            "From the pairs entries' rank-0 traces, where NCCL's own action and the entry's alternate in blocks: "
+            "the kernel span of a call right after a call of the other half against right after one of its own "
+            "half, sizes of 64 KiB and more. 'Next kernel longer by' is how much longer NCCL's kernel runs after "
+            "one of the action's than after its own, over the action's call in collbench (work the action left "
+            "that the next kernel does, whatever it runs); 'own kernel after NCCL's' is the action's span right "
+            "after NCCL's over its span right after its own (below 1: it inherits work from itself). The first is "
+            "a median over the sizes (it can be negative), the second a geometric mean; the spans after a switch "
+            "are the first call of each block, so few.")
     print("| action | sizes | next kernel longer by / call | own kernel after NCCL's / after its own |")
     print("|---|---|---|---|")
     for action, (sizes, longer, own_after) in sorted(found.items()):
@@ -785,24 +797,24 @@ def switch_table(out):
 LEFTOVER_SPREAD_MAX = 2.0  # sim/profile.h's DCCL_LEFTOVER_SPREAD_MAX
 
 
-def later_lines(found, least):
+def later_lines(shares, least):
     """leftover_profile_lines' `later` points from left_shares' {(action, collective, bytes): ([share], ...)}."""
     lines = []
-    found = {k: v for k, v in found.items() if len(v[0]) >= LEFT_SHARE_CALLS}
-    for action in sorted({k[0] for k, v in found.items() if statistics.mean(v[0]) >= least}):
+    found, actions = leaving_actions(shares, least)
+    for action in actions:
         for coll in sorted({k[1] for k in found if k[0] == action}):
-            points = []
+            points = []  # (bytes, fraction, spread), as the profile line rounds them
             for size in sorted(k[2] for k in found if k[:2] == (action, coll)):
-                shares = found[(action, coll, size)][0]
-                mean = min(max(statistics.mean(shares), 0.0), 0.9)  # a profile's fraction is in [0, 0.9]
-                fraction = f"{mean:.2f}"
-                spread = f"{min(statistics.pstdev(shares) / mean, LEFTOVER_SPREAD_MAX):.2f}" if float(fraction) > 0 else "0.00"
+                values = found[(action, coll, size)][0]
+                mean = min(max(statistics.mean(values), 0.0), 0.9)  # a profile's fraction is in [0, 0.9]
+                fraction = round(mean, 2)
+                spread = round(min(statistics.pstdev(values) / mean, LEFTOVER_SPREAD_MAX), 2) if fraction > 0 else 0.0
                 points.append((size, fraction, spread))
-            while len(points) > 1 and float(points[-1][1]) == 0 and float(points[-2][1]) == 0:
+            while len(points) > 1 and points[-1][1] == 0 and points[-2][1] == 0:
                 points.pop()
             for size, fraction, spread in points:
-                shown = f" spread {spread}" if float(spread) > 0 else ""
-                lines.append(f"leftover = {action} later {fraction}{shown} at {coll} {size}")
+                shown = f" spread {spread:.2f}" if spread > 0 else ""
+                lines.append(f"leftover = {action} later {fraction:.2f}{shown} at {coll} {size}")
     return lines
 
 
@@ -825,13 +837,13 @@ def leftover_profile_table(out):
     lines = leftover_profile_lines(out)
     if not lines:
         return
-    print("\n## A replay profile's leftover lines\n")
-    print("What the simulator's NCCL emulator needs to move the work each action leaves behind its kernel into the "
-          f"next call's, as measured here (docs/simulator.md): per action whose steady calls leave {LEFT_SHARE_LEAST} or more of "
-          "their stream time at some size, a `later` point per collective and size with the mean share and its "
-          "coefficient of variation (the sections above), up to the size from which the shares round to 0; per "
-          f"action after which NCCL's next kernel runs longer by {LEFT_SHARE_LEAST} or more of its call (median over sizes of "
-          "64 KiB and more), a `longer` line. Paste into a profile (scenarios/profiles/).\n")
+    heading("A replay profile's leftover lines",
+            "What the simulator's NCCL emulator needs to move the work each action leaves behind its kernel into the "
+            f"next call's, as measured here (docs/simulator.md): per action whose steady calls leave {LEFT_SHARE_LEAST} or more of "
+            "their stream time at some size, a `later` point per collective and size with the mean share and its "
+            "coefficient of variation (the sections above), up to the size from which the shares round to 0; per "
+            f"action after which NCCL's next kernel runs longer by {LEFT_SHARE_LEAST} or more of its call (median over sizes of "
+            "64 KiB and more), a `longer` line. Paste into a profile (scenarios/profiles/).")
     print("```")
     for line in lines:
         print(line)

@@ -107,13 +107,13 @@ ncclResult_t ncclCommInitRank(ncclComm_t* comm, int n_ranks, ncclUniqueId comm_i
     MOCK_WARN("ncclCommInitRank: not a unique id of the mock NCCL's ncclGetUniqueId");
     return ncclInvalidArgument;
   }
-  struct ncclComm* c = calloc(1, sizeof(*c));
-  if (c == NULL) return ncclSystemError;
   const char* hang = getenv("DYNAMICCL_MOCK_HANG_RANK");
   if (hang != NULL && *hang != '\0' && atoi(hang) == rank) { /* a wedged rank process: it never returns */
     MOCK_WARN("DYNAMICCL_MOCK_HANG_RANK=%d: rank %d hangs in ncclCommInitRank", rank, rank);
     for (;;) pause();
   }
+  struct ncclComm* c = calloc(1, sizeof(*c));
+  if (c == NULL) return ncclSystemError;
   const char* timeout = getenv("DYNAMICCL_MOCK_TIMEOUT_S");
   double timeout_s = timeout != NULL && atof(timeout) > 0 ? atof(timeout) : DEFAULT_TIMEOUT_S;
   char error[512];
