@@ -24,6 +24,9 @@
 #define RACE_EPSILON 0.25   /* exploration rate while a challenger is raced */
 #define RACE_FLOOR_SAMPLES 2 /* a challenger holds epsilon at RACE_EPSILON from this many samples, */
 #define RACE_MARGIN 0.01    /* and while it measures this much faster (log latency: 1%) than the exploited action */
+#define LOADED_CHECK_SAMPLES 4 /* recent readings of a loaded cell's exploited action and NCCL's choice that check it */
+#define LOADED_KEEP_SAMPLES 2.0f /* samples per arm a loaded cell keeps when this job contradicts it */
+#define CHECK_EPSILON 0.25 /* exploration rate of a loaded cell until it is checked */
 #define BEHIND_TRAIN_SHARE 4 /* while the learner is behind, one DQN training step in this many runs */
 #define DRIFT_WEIGHT (1.0f / 64) /* the common drift follows the residuals of all cells' calls at this weight */
 #define DRIFT_MIN_SAMPLES 8      /* from arms with this many samples */
@@ -376,6 +379,22 @@ int dccl_agent_train_owed(dccl_config_agent* agent, int max_steps) {
   return ran;
 }
 
+/* Restarts a cell's statistics in a context: every arm keeps `keep` of its weight, at most `most` samples,
+ * and epsilon starts again from DYNAMICCL's restart value. */
+static void restart_cell(dccl_config_agent* agent, dccl_agent_cell* c, int context, float keep, float most) {
+  for (int i = 0; i <= agent->n_actions[c->info.coll]; i++) {
+    dccl_arm* a = i < agent->n_actions[c->info.coll] ? dccl_agent_arm(agent, c, context, i) : &c->nccl[context];
+    arm_decay(a, a->count * keep > most ? most / a->count : keep);
+  }
+  c->samples[context] = 0;
+  c->undecided = c->age = 0;
+  c->epsilon_peak = (float)agent->options.epsilon_restart;
+  c->q_steps = 0;
+  c->loaded = 0;
+  c->dirty = 1;
+  agent->stats.restarts++;
+}
+
 void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int event) {
   if (agent->holding || !agent->options.learning || agent->options.strategy == DCCL_STRATEGY_AUTOCCL) return;
   for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) {
@@ -386,16 +405,8 @@ void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int e
     if (cc != coll || bin != size_bin) continue;
     int onset = event == DCCL_TRIGGER_EVENT_ONSET, context = onset ? 1 : 0;
     if (onset && c->context == 0) c->calm_exploit = c->exploit;
-    float keep = onset ? 0.25f : 0.5f;
     c->context = (uint8_t)context;
-    for (int i = 0; i < agent->n_actions[coll]; i++) arm_decay(dccl_agent_arm(agent, c, context, i), keep);
-    arm_decay(&c->nccl[context], keep);
-    c->samples[context] = 0;
-    c->undecided = c->age = 0;
-    c->epsilon_peak = (float)agent->options.epsilon_restart;
-    c->q_steps = 0;
-    c->dirty = 1;
-    agent->stats.restarts++;
+    restart_cell(agent, c, context, onset ? 0.25f : 0.5f, INFINITY);
   }
 }
 
@@ -421,6 +432,48 @@ static int duplicate_arm(const dccl_config_agent* agent, dccl_agent_cell* c, int
     if (other->count > a->count || (other->count == a->count && j < index)) return 1;
   }
   return 0;
+}
+
+/* The variance of an arm's recent reading per unit sample variance: that of a mean while it has few
+ * readings, that of the exponentially weighted average after. */
+static double recent_variance(const dccl_arm* a) {
+  return a->recent_count < 1.0 / RECENT_VARIANCE ? 1.0 / (a->recent_count > 0 ? a->recent_count : 1) : RECENT_VARIANCE;
+}
+
+/* A cell loaded from a saved policy, once this job has measured its exploited action and NCCL's choice
+ * LOADED_CHECK_SAMPLES times each: where the exploited action now runs slower against NCCL's choice
+ * than the loaded statistics say, beyond the guard's margin, they describe another machine or another
+ * state of it (the policy was learned elsewhere, or the network changed between jobs), and the cell
+ * learns again from LOADED_KEEP_SAMPLES of them. The comparison is of gaps between two actions measured
+ * in the same stretch of calls, so a change common to all (the drift above) does not count. The guard
+ * alone would not do: it compares recent readings with a margin set by the arms' whole variance, which
+ * the mix of saved and new samples inflates, and the exploited action's lower bound stands on the saved
+ * means (the GPU replay's policy on the calibrated model of the same testbed kept PAT on 1 channel at
+ * AllGather 128 KiB, 8% slower than NCCL's ring: 2.5% slower by the learner's drift-corrected recent
+ * readings, within the guard's 13% margin, against 37% faster saved). */
+static void check_loaded(dccl_config_agent* agent, dccl_agent_cell* c) {
+  int context = c->context;
+  const dccl_arm* nccl = &c->nccl[context];
+  const dccl_arm* a = dccl_action_is_nccl(c->exploit) ? NULL : exploited_arm(agent, c, c->exploit);
+  if (a == NULL) {
+    c->loaded = 0;
+    return;
+  }
+  if (a->recent_count < LOADED_CHECK_SAMPLES || nccl->recent_count < LOADED_CHECK_SAMPLES) return;
+  c->loaded = 0;
+  double now = a->recent - nccl->recent, saved = a->mean - nccl->mean;
+  double margin = log1p(agent->options.guard) +
+                  CONFIDENCE_Z * sqrt(dccl_arm_variance(a) * recent_variance(a) + dccl_arm_variance(nccl) * recent_variance(nccl));
+  if (now - saved > margin) restart_cell(agent, c, context, 1.0f, LOADED_KEEP_SAMPLES);
+}
+
+void dccl_agent_cell_loaded(dccl_config_agent* agent, dccl_agent_cell* c) {
+  if (!agent->options.learning) return;
+  for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) {
+    c->nccl[k].recent_count = 0;
+    for (int i = 0; i < agent->n_actions[c->info.coll]; i++) dccl_agent_arm(agent, c, k, i)->recent_count = 0;
+  }
+  c->loaded = 1;
 }
 
 /* The exploited action: the best lower confidence bound on the reward, NCCL's choice (0) by default. */
@@ -743,6 +796,7 @@ int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table) {
       write_cell(table, c);
       continue;
     }
+    if (c->loaded && agent->options.learning) check_loaded(agent, c);
     double bound;
     dccl_action previous = c->exploit;
     c->exploit = choose_exploit(agent, c, &bound);
@@ -770,6 +824,10 @@ int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table) {
       if (epsilon < RACE_EPSILON && !dccl_action_is_nccl(raced) && raced_samples >= RACE_FLOOR_SAMPLES &&
           raced_gain > RACE_MARGIN)
         epsilon = RACE_EPSILON;
+      /* A loaded cell is checked against NCCL's choice as it runs now (check_loaded), which exploration
+       * measures first while it has few recent readings; epsilon alone, at its minimum in a settled
+       * cell, would take a whole job to gather them. */
+      if (epsilon < CHECK_EPSILON && c->loaded && !dccl_action_is_nccl(c->exploit)) epsilon = CHECK_EPSILON;
       int bits = (int)floor(8 * epsilon + dccl_rng_uniform(&agent->rng));
       /* Over its budget (DYNAMICCL_EXPLORE_BUDGET_PCT), a cell explores only a challenger measured
        * faster than what it runs: a collective called 20 times in a short job (a data-parallel gradient

@@ -21,7 +21,9 @@
  *    latency is worse than NCCL's by more than the guard percentage, the cell returns to NCCL's choice
  *    until the action proves better again.
  * A congestion onset switches the stream's cells to the congested context and restarts its statistics
- * (kept at a quarter of their weight, as CUSUM-UCB restarts), a recovery switches back likewise. */
+ * (kept at a quarter of their weight, as CUSUM-UCB restarts), a recovery switches back likewise. A cell
+ * loaded from a saved policy measures NCCL's choice again and restarts (keeping at most 2 samples an
+ * arm) where this job contradicts the saved gap between its action and NCCL's choice. */
 #ifndef DYNAMICCL_AGENTS_CONFIG_AGENT_H
 #define DYNAMICCL_AGENTS_CONFIG_AGENT_H
 
@@ -82,6 +84,8 @@ typedef struct dccl_agent_cell {
                                           between two decisions */
   float epsilon_peak;
   uint8_t context, dirty, holding;
+  uint8_t loaded;                      /* statistics loaded from a saved policy and not yet checked against
+                                          this job's measurements (check_loaded in config_agent.c) */
   uint8_t channel_cap;                 /* NCCL ran a request for more channels on this many (0: none seen) */
   dccl_action exploit, explore;
   dccl_action calm_exploit;            /* the calm context's decision when congestion began */
@@ -150,6 +154,12 @@ void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int e
 /* Writes the decisions of changed cells into `table` (a copy of the table in force). Returns the
  * number of cells written. */
 int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table);
+/* Called by the policy loader once a cell's saved statistics are in place. A learning agent measures
+ * its own recent readings (the guard compares what runs now, not what ran in the job that saved the
+ * policy; a frozen one measures no reference and keeps the saved ones), and checks the saved statistics
+ * against this job's once it has measured the exploited action and NCCL's choice. */
+void dccl_agent_cell_loaded(dccl_config_agent* agent, dccl_agent_cell* cell);
+
 /* Writes every known cell's exploit action (no exploration) into `table`: the frozen policy. */
 void dccl_agent_exploit_table(dccl_config_agent* agent, dccl_table* table);
 

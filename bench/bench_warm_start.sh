@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # bench/bench_warm_start.sh: what `bench/gpu/run.sh --warm-from-replay` can expect, in the simulator. A
 # policy is learned on the GPU testbed's replay (h100-sockets-2ranks-replay, seed 1, gpu-sweep-long, as
-# run.sh learns it), then each seed learns gpu-sweep cold and warm-started from that policy on two truths:
+# run.sh learns it), then each seed learns a workload (gpu-sweep, 520 calls a stream, unless given) cold
+# and warm-started from that policy on two truths:
 # the replay itself under other seeds (the GPU as the replay says it is), and the calibrated model of the
 # same testbed, h100-sockets-2ranks (a GPU that disagrees with the replay: both have the policy's
 # fingerprint). Per seed: the whole run's and the steady state's (last 25% of calls) latency over the
 # oracle's, and the steady state's streams more than 2% slower than NCCL; then geometric means over seeds.
-# Usage: bench/bench_warm_start.sh [build-folder] [seeds] [nccl release]
-#        (defaults: build, 5, 2.28 as on the GPU machine; about a minute on 2 cores)
+# Usage: bench/bench_warm_start.sh [build-folder] [seeds] [nccl release] [workload]
+#        (defaults: build, 5, 2.28 as on the GPU machine, gpu-sweep; about 10 s on 2 cores, gpu-sweep-long 25)
 set -euo pipefail
 build=${1:-build}
 seeds=${2:-5}
 nccl=${3:-2.28}
+workload=${4:-gpu-sweep}
 [[ "$seeds" =~ ^[1-9][0-9]*$ ]] || { echo "bench_warm_start.sh: seeds must be 1 or more, not '$seeds'" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -25,7 +27,7 @@ one_run() {
   local profile=$1 seed=$2 start=$3 file=$work/$1-$2-$3
   local warm=()
   if [ "$start" = warm ]; then cp "$policy" "$file.bin"; warm=(--policy-file "$file.bin"); fi
-  "$build/dccl" run --profile "$profile" --workload gpu-sweep --policy learn --ranks 1 --nccl "$nccl" --host-ahead \
+  "$build/dccl" run --profile "$profile" --workload "$workload" --policy learn --ranks 1 --nccl "$nccl" --host-ahead \
     --seed "$seed" --steady 0.25 "${warm[@]}" > "$file.txt" 2>&1
   awk -f "$(dirname "$0")/run_summary.awk" "$file.txt" | awk '{ print $1, $2, $4 }' > "$file.row"
 }
@@ -38,7 +40,7 @@ for profile in h100-sockets-2ranks-replay h100-sockets-2ranks; do
 done
 
 echo "== warm start from a policy learned on the replay (seed 1, gpu-sweep-long: $(grep -o 'steady state.*x oracle' "$work/replay-learn.txt")), NCCL $nccl ABIs =="
-echo "gpu-sweep per seed, cold against warm: total x oracle, steady state x oracle, steady streams > 2% slower than NCCL"
+echo "$workload per seed, cold against warm: total x oracle, steady state x oracle, steady streams > 2% slower than NCCL"
 for profile in h100-sockets-2ranks-replay h100-sockets-2ranks; do
   printf '%-28s %7s | %8s %8s %6s | %8s %8s %6s\n' "$profile" seed "total" steady ">2%" "total" steady ">2%"
   for seed in $(seq 2 $((seeds + 1))); do

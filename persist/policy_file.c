@@ -316,6 +316,7 @@ static int parse_payload(reader* r, dccl_config_agent* agent, dccl_trigger* trig
             if (index >= 0) c->arms[(size_t)arm_context * agent->max_actions + index] = a;
           }
         }
+        if (c != NULL) dccl_agent_cell_loaded(agent, c);
       }
     } else {
       return fail(error, error_size, "unknown section %08x", tag);

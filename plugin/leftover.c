@@ -69,14 +69,21 @@ static double margin(const dccl_leftover_estimate* own, const dccl_leftover_esti
 double dccl_leftover_charge(const dccl_leftover_cell* cell, uint32_t action) {
   const dccl_leftover_estimate *level = level_of(cell), *own = entry_of(cell, action);
   if (own == NULL || own->count < 2 || level == NULL || own == level) return 0;
-  /* Calls that do not run back to back (the level action waits more than half its span after its
-   * kernel): the application's waits, not work left behind. */
-  if (level->excess_us.mean > DCCL_LEFTOVER_BACK_TO_BACK * level->span_mean_us) return 0;
+  /* Calls that wait on the application (the level action waits more than DCCL_LEFTOVER_WAITS_SPANS of its
+   * span after its kernel): their excess is the wait, counted up to the clip, so that every action's
+   * scales with its span. Nothing is charged. */
+  if (level->excess_us.mean > DCCL_LEFTOVER_WAITS_SPANS * level->span_mean_us) return 0;
+  double difference = own->excess_us.mean - level->excess_us.mean, noise = margin(own, level);
+  /* Calls not quite back to back (the level waits more than half its span): a gap between calls that may
+   * be fixed (the application's kernels between them, a launch gap), which adds the same to every
+   * action's excess, or may end at a set time, so that an action faster than the level waits longer by
+   * what it saves. Only what it waits beyond that saving is its own. */
+  if (level->excess_us.mean > DCCL_LEFTOVER_BACK_TO_BACK * level->span_mean_us && level->span_mean_us > own->span_mean_us)
+    difference -= level->span_mean_us - own->span_mean_us;
   /* The whole difference, once it is told from noise. Tree's excess varies by a quarter from call to
    * call on the GPU testbed: a charge shrunk by the margin left tree on 2 channels 7% cheaper against
    * NCCL's ring than collbench timed it (mean over 15 AllReduce sizes of run 9's traces, where the
    * whole difference is within 0.1%: docs/agents.md). */
-  double difference = own->excess_us.mean - level->excess_us.mean, noise = margin(own, level);
   if (difference <= noise) return 0;
 #ifdef DCCL_LEFTOVER_SHRINK /* the rule to commit b64522d, for side-by-side benchmarks (docs/agents.md) */
   difference -= noise;

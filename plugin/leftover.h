@@ -11,11 +11,17 @@
  * pass on another CUDA stream, or compute between two calls): that is not the call's cost. So each
  * action's excess is estimated per cell, and the action with the least (among those sampled
  * DCCL_LEFTOVER_LEVEL_SAMPLES times) sets the cell's level:
- *  - where even the level action waits more than half its span after its kernel, the cell's calls do
- *    not run back to back: their excess is the application's, and nothing is charged (as `span`);
+ *  - where even the level action waits more than a span after its kernel, the cell's calls wait on the
+ *    application: their excess is the application's, and nothing is charged (as `span`);
  *  - else an action with 2 samples or more is charged what its mean excess exceeds the level's, where
  *    that difference is more than twice its standard error (else nothing): the work it leaves behind
- *    (as `stream`, but not for the level).
+ *    (as `stream`, but not for the level);
+ *  - but where the level waits more than half its span, the calls are not quite back to back: a fixed
+ *    gap between them (the application's kernels, a launch gap; the gpu-sweep workloads' 20 us) adds
+ *    the same to every action's excess, while a wait that ends at a set time makes an action faster
+ *    than the level wait longer by what it saves. Such an action is charged only beyond that saving.
+ *    (Charging nothing there let a warm start keep tree/LL at AllReduce 1 KiB at 1.5x NCCL: its span
+ *    is half its cost, docs/agents.md.)
  * A sample's excess counts at most DCCL_LEFTOVER_CLIP_SPANS of its action's mean span (this sample's
  * included): tree's left work averages 1.9 of its mean span on the testbed and reaches 3.2 in single
  * calls (AllReduce 64 KiB on tree/LL and 2 channels: mean span 56 us, docs/results/gpu run 9's traces),
@@ -41,7 +47,10 @@
 #define DCCL_LEFTOVER_LEVEL_SAMPLES 4 /* samples an action needs to be the cell's level */
 #define DCCL_LEFTOVER_CLIP_SPANS 4 /* a sample's excess counts at most this many of its action's mean span */
 #define DCCL_LEFTOVER_BACK_TO_BACK 0.5 /* a level action whose mean excess is more than this share of its
-                                          span says the cell's calls wait on the application: no charge */
+                                          span says the cell's calls are not quite back to back: an action
+                                          faster than the level is charged only beyond what it saves */
+#define DCCL_LEFTOVER_WAITS_SPANS 1.0 /* one whose mean excess is more than this many of its spans says the
+                                         cell's calls wait on the application: no charge */
 
 /* Mean and (population) variance of a quantity (Welford's, then exponentially weighted). */
 typedef struct dccl_running_moments {

@@ -6,12 +6,17 @@
  * bin, its protocol at other channel counts, the other context) found twice slower than the best, nor
  * neighbours of the incumbent predicted much slower (no optimism for them), nor requests NCCL would
  * run as one already measured (untried, or tried and busier), takes the machine's common drift off its
- * samples, races a noisy challenger until proven, keeps a busy cell exploring, and in frozen mode
- * publishes no exploration. */
+ * samples, races a noisy challenger until proven, keeps a busy cell exploring, in frozen mode
+ * publishes no exploration, and checks a policy loaded from another job against this job's
+ * measurements. */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "../agents/config_agent.h"
 #include "../agents/trigger.h"
+#include "../persist/policy_file.h"
 #include "test.h"
 
 static dccl_config_agent agent;
@@ -59,19 +64,23 @@ static int best_calls; /* calls that ran an 800-us action, counted by drive() */
 
 /* Runs `calls` calls of the cell with a decision every 64 calls; returns the share of calls that ran
  * an action other than the exploited one. */
+static dccl_action run_call(uint32_t* cell_call) {
+  dccl_action a = dccl_table_action(&table, cell, (*cell_call)++);
+  int algo = dccl_action_is_nccl(a) ? DCCL_ALGO_RING : dccl_action_algo(a);
+  int proto = dccl_action_is_nccl(a) ? DCCL_PROTO_SIMPLE : dccl_action_proto(a);
+  CHECK(!(algo == DCCL_ALGO_TREE && proto == DCCL_PROTO_LL)); /* ignored entry (-1): never chosen */
+  if (latency_of(a) == 800) best_calls++;
+  double latency = latency_of(a) * exp(0.03 * dccl_rng_normal(&noise));
+  dccl_agent_observation o = {cell, a, algo, proto, bytes, latency, {0}, 0, 0};
+  dccl_agent_observe(&agent, &o);
+  return a;
+}
+
 static double drive(int calls, uint32_t* cell_call) {
   int explored = 0;
   for (int k = 0; k < calls; k++) {
     if (k % 64 == 0) dccl_agent_decide(&agent, &table);
-    dccl_action a = dccl_table_action(&table, cell, (*cell_call)++);
-    if (a != dccl_table_get(&table, cell)) explored++;
-    int algo = dccl_action_is_nccl(a) ? DCCL_ALGO_RING : dccl_action_algo(a);
-    int proto = dccl_action_is_nccl(a) ? DCCL_PROTO_SIMPLE : dccl_action_proto(a);
-    CHECK(!(algo == DCCL_ALGO_TREE && proto == DCCL_PROTO_LL)); /* ignored entry (-1): never chosen */
-    if (latency_of(a) == 800) best_calls++;
-    double latency = latency_of(a) * exp(0.03 * dccl_rng_normal(&noise));
-    dccl_agent_observation o = {cell, a, algo, proto, bytes, latency, {0}, 0, 0};
-    dccl_agent_observe(&agent, &o);
+    explored += run_call(cell_call) != dccl_table_get(&table, cell);
   }
   return (double)explored / calls;
 }
@@ -679,6 +688,93 @@ static void test_bandit_converges_to_the_best(void) {
   strategy = DCCL_STRATEGY_DQN;
 }
 
+/* NCCL's choice 780 us instead of 1000 (another machine, or the network changed between jobs); the
+ * learned 800-us action is unchanged, now 2.5% slower than NCCL's choice: within the guard's margin
+ * (3% and the noise), but far from the saved gap (20% faster). */
+static double nccl_faster_latency(dccl_action a) { return dccl_action_is_nccl(a) ? 780 : standard_latency(a); }
+
+/* Saves what the agent learned to `path`, frees it, and sets up a learning (or frozen) agent loaded from it. */
+static void save_then_load(const char* path, int learning) {
+  dccl_policy_meta m = {DCCL_POLICY_VERSION, 0, agent.stats.observations, 8, 1, (uint32_t)agent.options.space.max_channels,
+                        (uint32_t)agent.options.space.tune_chunk};
+  m.fingerprint = dccl_policy_fingerprint(8, 1, (int)m.max_channels, (int)m.tune_chunk);
+  char error[256];
+  CHECK_MSG(dccl_policy_save(path, &m, &agent, NULL, error, sizeof(error)) == 0, "save: %s", error);
+  dccl_agent_free(&agent);
+  setup_seeded(learning, 11);
+  CHECK_MSG(dccl_policy_load(path, m.fingerprint, &m, &agent, NULL, error, sizeof(error)) == DCCL_POLICY_LOADED,
+            "load: %s", error);
+}
+
+/* Drives `calls` calls as drive() does; counts those from `from` on that ran NCCL's choice and that ran
+ * the 800-us action. */
+static void count_runs(int calls, int from, uint32_t* n, int* nccl_runs, int* best_runs) {
+  *nccl_runs = *best_runs = 0;
+  for (int k = 0; k < calls; k++) {
+    if (k % 64 == 0) dccl_agent_decide(&agent, &table);
+    dccl_action a = run_call(n);
+    if (k >= from) {
+      *nccl_runs += dccl_action_is_nccl(a);
+      *best_runs += standard_latency(a) == 800;
+    }
+  }
+}
+
+static void test_loaded_policy_is_checked_against_this_job(void) {
+  char path[] = "/tmp/dccl_agent_test_XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  if (fd < 0) return;
+  close(fd);
+  uint32_t n = 0;
+  /* Learned where the 800-us action is 20% faster than NCCL's choice. */
+  setup(1);
+  settles_on_the_best(6000, &n);
+  save_then_load(path, 1);
+  dccl_agent_cell* c = dccl_agent_cell_slot(&agent, cell, 0);
+  CHECK(c != NULL && c->loaded);
+  if (c == NULL) return;
+  CHECK_EQ_INT(c->nccl[0].recent_count, 0); /* recent readings are this job's */
+  /* The same machine: NCCL's choice is measured again (the guard's reference), the loaded statistics
+   * agree, and the cell keeps its action with no restart. */
+  int nccl_runs, best_runs, until = 0;
+  latency_of = standard_latency;
+  while (c->loaded && until < 640) {
+    if (until % 64 == 0) dccl_agent_decide(&agent, &table);
+    run_call(&n);
+    until++;
+  }
+  printf("same machine: checked after %d calls\n", until);
+  CHECK_MSG(!c->loaded && until <= 256, "NCCL's choice measured %u times in %d calls", c->nccl[0].recent_count, until);
+  count_runs(640, 0, &n, &nccl_runs, &best_runs);
+  CHECK_MSG(nccl_runs < 64, "%d of 640 calls ran NCCL's choice", nccl_runs);
+  printf("same machine: %d of the next 640 calls ran NCCL's choice\n", nccl_runs);
+  CHECK_EQ_INT(agent.stats.restarts, 0);
+  CHECK(standard_latency(dccl_table_get(&table, cell)) == 800);
+  /* Another machine, where NCCL's choice runs 780 us: this job contradicts the loaded gap between the
+   * two, the cell restarts, and its calls return to NCCL's choice. (Without the check, the saved mean of
+   * NCCL's choice, 1000 us over thousands of samples, keeps the 800-us action, and the guard, which
+   * compares recent readings only, does not trip on 2.5%.) */
+  dccl_agent_free(&agent);
+  setup(1);
+  n = 0;
+  settles_on_the_best(6000, &n);
+  save_then_load(path, 1);
+  latency_of = nccl_faster_latency;
+  count_runs(1280, 640, &n, &nccl_runs, &best_runs);
+  printf("NCCL's choice faster: %d of the last 640 calls ran the 800-us action\n", best_runs);
+  CHECK_EQ_INT(agent.stats.restarts, 1);
+  CHECK_MSG(best_runs < 64, "%d of the last 640 calls ran the 800-us action, now slower than NCCL's", best_runs);
+  CHECK(dccl_action_is_nccl(dccl_table_get(&table, cell)));
+  latency_of = standard_latency;
+  /* A frozen job measures no reference: it keeps the saved recent readings for its guard. */
+  save_then_load(path, 0);
+  c = dccl_agent_cell_slot(&agent, cell, 0);
+  CHECK(c != NULL && !c->loaded && c->nccl[0].recent_count > 0);
+  dccl_agent_free(&agent);
+  unlink(path);
+}
+
 int main(void) {
   RUN(test_finds_the_faster_action_then_exploits);
   RUN(test_exploration_runs_in_contiguous_calls);
@@ -701,5 +797,6 @@ int main(void) {
   RUN(test_frozen_publishes_no_exploration);
   RUN(test_autoccl_searches_then_holds);
   RUN(test_bandit_converges_to_the_best);
+  RUN(test_loaded_policy_is_checked_against_this_job);
   TEST_SUMMARY();
 }

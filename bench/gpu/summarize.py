@@ -408,7 +408,7 @@ class LeftoverCell:
     weighted), its span's mean, and the charge beyond its span. The level is the first slot with the least
     mean (ties go to the lower slot, as in C); a new action takes the first free slot, else the least
     recently sampled but the level's. tests/leftover_sequence.txt holds the charges that both must give."""
-    ACTIONS, WINDOW, LEVEL_SAMPLES, CLIP_SPANS, BACK_TO_BACK = 8, 64, 4, 4, 0.5
+    ACTIONS, WINDOW, LEVEL_SAMPLES, CLIP_SPANS, BACK_TO_BACK, WAITS_SPANS = 8, 64, 4, 4, 0.5, 1.0
 
     class Estimate:
         def __init__(self, action=None):
@@ -458,10 +458,12 @@ class LeftoverCell:
         level, own = self.level(), self.entry(action)
         if own is None or own.count < 2 or level is None or own is level:
             return 0.0
-        if level.mean > self.BACK_TO_BACK * level.span_mean:
-            return 0.0
+        if level.mean > self.WAITS_SPANS * level.span_mean:
+            return 0.0  # the calls wait on the application
         variance = lambda e: e.variance * e.count / (e.count - 1)
         difference = own.mean - level.mean
+        if level.mean > self.BACK_TO_BACK * level.span_mean and level.span_mean > own.span_mean:
+            difference -= level.span_mean - own.span_mean  # not quite back to back: less what it saves
         margin = 2 * math.sqrt(variance(own) / own.count + variance(level) / level.count)
         if difference <= margin:
             return 0.0
@@ -1050,6 +1052,12 @@ def self_test():
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sim", "profile.h")) as f:
         bound = re.search(r"#define DCCL_LEFTOVER_SPREAD_MAX ([0-9.]+)", f.read())
     check("profile points: the spread's bound is sim/profile.h's", bound and float(bound.group(1)), LEFTOVER_SPREAD_MAX)
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "plugin", "leftover.h")) as f:
+        header = f.read()
+    for name in ("ACTIONS", "WINDOW", "LEVEL_SAMPLES", "CLIP_SPANS", "BACK_TO_BACK", "WAITS_SPANS"):
+        value = re.search(r"#define DCCL_LEFTOVER_%s ([0-9.]+)" % name, header)
+        check(f"leftover rule: {name} is plugin/leftover.h's", value and float(value.group(1)),
+              float(getattr(LeftoverCell, name)))
     # Switch effects from a trace in blocks of four: tree/simple/ch=1 spans 80 us after NCCL's ring and 100
     # after itself (it leaves 20 us to the next kernel); ring spans 100 after itself and 120 after tree.
     with tempfile.TemporaryDirectory() as folder:
