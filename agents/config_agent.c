@@ -13,8 +13,8 @@
 #define EXPLOIT_MIN_SAMPLES 3
 #define CONFIDENCE_Z 2.0 /* lower bounds at two standard errors: many arms are compared at once */
 #define GUARD_MIN_SAMPLES 8
-#define RECENT_WEIGHT (1.0f / 16)
-#define RECENT_VARIANCE (1.0 / 31) /* variance of an EWMA of weight 1/16, per unit sample variance */
+#define RECENT_READINGS 16 /* an arm's recent reading: the mean of its first 16 readings, then an exponentially
+                              weighted average of weight 1/16 */
 #define Q_READY_STEPS 200   /* training steps before the DQN's predictions replace the priors */
 #define Q_REFRESH_STEPS 100 /* training steps between refreshes of a cell's cached predictions */
 #define NEIGHBOUR_BONUS 0.02 /* optimism (log latency) for untried neighbours of the incumbent, */
@@ -163,8 +163,8 @@ static void arm_update(dccl_arm* a, float x) {
   float delta = x - a->mean;
   a->mean += delta / a->count;
   a->m2 += delta * (x - a->mean);
-  a->recent = a->recent_count == 0 ? x : a->recent + RECENT_WEIGHT * (x - a->recent);
   if (a->recent_count < 65535) a->recent_count++;
+  a->recent += (x - a->recent) / (float)(a->recent_count < RECENT_READINGS ? a->recent_count : RECENT_READINGS);
 }
 
 /* The arm of `exploit` in the cell's context: NCCL's own arm for NCCL's choice; NULL when the action is
@@ -379,18 +379,19 @@ int dccl_agent_train_owed(dccl_config_agent* agent, int max_steps) {
   return ran;
 }
 
+/* Keeps `keep` of an arm's weight, at most `most` samples. */
+static void arm_decay_to(dccl_arm* a, float keep, float most) { arm_decay(a, a->count * keep > most ? most / a->count : keep); }
+
 /* Restarts a cell's statistics in a context: every arm keeps `keep` of its weight, at most `most` samples,
- * and epsilon starts again from DYNAMICCL's restart value. */
+ * and epsilon starts again from the restart value (epsilon_restart). A loaded cell not yet checked stays
+ * to be checked (check_loaded), in the context it is in then. */
 static void restart_cell(dccl_config_agent* agent, dccl_agent_cell* c, int context, float keep, float most) {
-  for (int i = 0; i <= agent->n_actions[c->info.coll]; i++) {
-    dccl_arm* a = i < agent->n_actions[c->info.coll] ? dccl_agent_arm(agent, c, context, i) : &c->nccl[context];
-    arm_decay(a, a->count * keep > most ? most / a->count : keep);
-  }
+  for (int i = 0; i < agent->n_actions[c->info.coll]; i++) arm_decay_to(dccl_agent_arm(agent, c, context, i), keep, most);
+  arm_decay_to(&c->nccl[context], keep, most);
   c->samples[context] = 0;
   c->undecided = c->age = 0;
   c->epsilon_peak = (float)agent->options.epsilon_restart;
   c->q_steps = 0;
-  c->loaded = 0;
   c->dirty = 1;
   agent->stats.restarts++;
 }
@@ -434,10 +435,13 @@ static int duplicate_arm(const dccl_config_agent* agent, dccl_agent_cell* c, int
   return 0;
 }
 
-/* The variance of an arm's recent reading per unit sample variance: that of a mean while it has few
- * readings, that of the exponentially weighted average after. */
+/* The variance of an arm's recent reading per unit sample variance: that of a mean of its readings up to
+ * RECENT_READINGS, then decaying towards that of the exponentially weighted average (w / (2 - w), 1/31). */
 static double recent_variance(const dccl_arm* a) {
-  return a->recent_count < 1.0 / RECENT_VARIANCE ? 1.0 / (a->recent_count > 0 ? a->recent_count : 1) : RECENT_VARIANCE;
+  double n = a->recent_count > 0 ? a->recent_count : 1, w = 1.0 / RECENT_READINGS;
+  if (n <= RECENT_READINGS) return 1.0 / n;
+  double kept = pow(1 - w, 2 * (n - RECENT_READINGS)), settled = w / (2 - w);
+  return kept * w + (1 - kept) * settled;
 }
 
 /* A cell loaded from a saved policy, once this job has measured its exploited action and NCCL's choice
@@ -451,24 +455,27 @@ static double recent_variance(const dccl_arm* a) {
  * means (the GPU replay's policy on the calibrated model of the same testbed kept PAT on 1 channel at
  * AllGather 128 KiB, 8% slower than NCCL's ring: 2.5% slower by the learner's drift-corrected recent
  * readings, within the guard's 13% margin, against 37% faster saved). */
-static void check_loaded(dccl_config_agent* agent, dccl_agent_cell* c) {
+static int check_loaded(dccl_config_agent* agent, dccl_agent_cell* c) {
   int context = c->context;
   const dccl_arm* nccl = &c->nccl[context];
   const dccl_arm* a = dccl_action_is_nccl(c->exploit) ? NULL : exploited_arm(agent, c, c->exploit);
   if (a == NULL) {
     c->loaded = 0;
-    return;
+    return 0;
   }
-  if (a->recent_count < LOADED_CHECK_SAMPLES || nccl->recent_count < LOADED_CHECK_SAMPLES) return;
+  if (a->recent_count < LOADED_CHECK_SAMPLES || nccl->recent_count < LOADED_CHECK_SAMPLES) return 0;
   c->loaded = 0;
   double now = a->recent - nccl->recent, saved = a->mean - nccl->mean;
   double margin = log1p(agent->options.guard) +
                   CONFIDENCE_Z * sqrt(dccl_arm_variance(a) * recent_variance(a) + dccl_arm_variance(nccl) * recent_variance(nccl));
-  if (now - saved > margin) restart_cell(agent, c, context, 1.0f, LOADED_KEEP_SAMPLES);
+  if (now - saved <= margin) return 0;
+  restart_cell(agent, c, context, 1.0f, LOADED_KEEP_SAMPLES);
+  agent->stats.loaded_restarts++;
+  return 1;
 }
 
 void dccl_agent_cell_loaded(dccl_config_agent* agent, dccl_agent_cell* c) {
-  if (!agent->options.learning) return;
+  if (!agent->options.learning || agent->options.strategy != DCCL_STRATEGY_DQN) return;
   for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) {
     c->nccl[k].recent_count = 0;
     for (int i = 0; i < agent->n_actions[c->info.coll]; i++) dccl_agent_arm(agent, c, k, i)->recent_count = 0;
@@ -519,7 +526,8 @@ static dccl_action choose_exploit(dccl_config_agent* agent, dccl_agent_cell* c, 
     dccl_arm* a = dccl_agent_arm(agent, c, context, best_index);
     if (a->recent_count >= GUARD_MIN_SAMPLES && nccl->recent_count >= GUARD_MIN_SAMPLES &&
         a->recent - nccl->recent >
-          log1p(agent->options.guard) + CONFIDENCE_Z * sqrt((dccl_arm_variance(a) + dccl_arm_variance(nccl)) * RECENT_VARIANCE)) {
+          log1p(agent->options.guard) +
+            CONFIDENCE_Z * sqrt(dccl_arm_variance(a) * recent_variance(a) + dccl_arm_variance(nccl) * recent_variance(nccl))) {
       arm_decay(a, 0.25f);
       c->guard_trips++;
       agent->stats.guard_trips++;
@@ -796,10 +804,12 @@ int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table) {
       write_cell(table, c);
       continue;
     }
-    if (c->loaded && agent->options.learning) check_loaded(agent, c);
     double bound;
     dccl_action previous = c->exploit;
     c->exploit = choose_exploit(agent, c, &bound);
+    /* The decision just taken, so that a loaded cell whose saved statistics favour another action than
+     * the one saved (a guard trip before the save) is checked on that action. A restart re-decides. */
+    if (c->loaded && agent->options.learning && check_loaded(agent, c)) c->exploit = choose_exploit(agent, c, &bound);
     if (c->exploit != previous) c->undecided = c->age = 0;
     uint64_t elapsed = agent->newest_epoch > c->decided_epoch ? agent->newest_epoch - c->decided_epoch : 1;
     uint64_t counted = AGE_PER_EPOCH * elapsed;

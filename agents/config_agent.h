@@ -98,6 +98,7 @@ typedef struct dccl_agent_cell {
 
 typedef struct dccl_agent_stats {
   uint64_t observations, explorations_published, guard_trips, restarts, invalid_actions, stale_samples;
+  uint64_t loaded_restarts; /* restarts of loaded cells that this job contradicted (also in `restarts`) */
   uint64_t training_deferred, training_dropped; /* DQN steps owed while the learner was behind; steps
                                                   dropped beyond DCCL_AGENT_MAX_OWED */
 } dccl_agent_stats;

@@ -26,7 +26,7 @@ for profile in pcie-8gpu nvlink-h100x8 h100-2x8-ib h100-4x8-ib roce-16x1 sockets
     "$(sed -n 's/.*), \([0-9]*\) slower.*/\1/p' <<<"$steady")" \
     "$(sed -n 's/.*worst \([0-9.]*\) x NCCL.*/\1/p' <<<"$steady")" \
     "$(grep convergence <<<"$out" | sed -n 's/.*median \([0-9]*\).*/\1/p')" \
-    "$(grep 'learner:' <<<"$out" | sed -n 's/.*recoveries, [0-9]* guard trips, \([0-9.]*\) us of background.*/\1/p')"
+    "$(grep 'learner:' <<<"$out" | sed -n 's/.*guard trips, [0-9]* loaded cells this job contradicted, \([0-9.]*\) us of background.*/\1/p')"
 done
 
 echo

@@ -364,8 +364,8 @@ static void test_leftover_charges_work_left_behind_not_the_applications_waits(vo
   fixture_free(&f);
   /* The application waits 400 us before every kernel (NCCL launched each call ahead): every action's
    * excess is the wait (the fast one's 440 counted as 4 spans, 400), and the level action waits more
-   * than half its span. The calls do not run back to back: nothing is charged, although the fast
-   * action leaves its 40 us behind too. NCCL not launching ahead: no excess at all. */
+   * than a span. The calls wait on the application: nothing is charged, although the fast action
+   * leaves its 40 us behind too. NCCL not launching ahead: no excess at all. */
   for (int waiting = 1; waiting >= 0; waiting--) {
     fixture_init_costing(&f, DCCL_COST_LEFTOVER);
     log_calls(&f, 60, BYTES);
