@@ -379,15 +379,20 @@ int dccl_agent_train_owed(dccl_config_agent* agent, int max_steps) {
   return ran;
 }
 
-/* Keeps `keep` of an arm's weight, at most `most` samples. */
 static void arm_decay_to(dccl_arm* a, float keep, float most) { arm_decay(a, a->count * keep > most ? most / a->count : keep); }
 
-/* Restarts a cell's statistics in a context: every arm keeps `keep` of its weight, at most `most` samples,
- * and epsilon starts again from the restart value (epsilon_restart). A loaded cell not yet checked stays
- * to be checked (check_loaded), in the context it is in then. */
-static void restart_cell(dccl_config_agent* agent, dccl_agent_cell* c, int context, float keep, float most) {
+/* Every arm of a cell's context, NCCL's included, keeps `keep` of its weight, at most `most` samples, and
+ * no recent reading (arm_decay). */
+static void decay_context(dccl_config_agent* agent, dccl_agent_cell* c, int context, float keep, float most) {
   for (int i = 0; i < agent->n_actions[c->info.coll]; i++) arm_decay_to(dccl_agent_arm(agent, c, context, i), keep, most);
   arm_decay_to(&c->nccl[context], keep, most);
+}
+
+/* Restarts a cell's statistics in a context (decay_context), and epsilon from the restart value
+ * (epsilon_restart). A loaded cell not yet checked stays to be checked (check_loaded), in the context it
+ * is in then. */
+static void restart_cell(dccl_config_agent* agent, dccl_agent_cell* c, int context, float keep, float most) {
+  decay_context(agent, c, context, keep, most);
   c->samples[context] = 0;
   c->undecided = c->age = 0;
   c->epsilon_peak = (float)agent->options.epsilon_restart;
@@ -476,10 +481,7 @@ static int check_loaded(dccl_config_agent* agent, dccl_agent_cell* c) {
 
 void dccl_agent_cell_loaded(dccl_config_agent* agent, dccl_agent_cell* c) {
   if (!agent->options.learning || agent->options.strategy != DCCL_STRATEGY_DQN) return;
-  for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) {
-    c->nccl[k].recent_count = 0;
-    for (int i = 0; i < agent->n_actions[c->info.coll]; i++) dccl_agent_arm(agent, c, k, i)->recent_count = 0;
-  }
+  for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) decay_context(agent, c, k, 1.0f, INFINITY); /* recent readings only */
   c->loaded = 1;
 }
 
@@ -809,7 +811,7 @@ int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table) {
     c->exploit = choose_exploit(agent, c, &bound);
     /* The decision just taken, so that a loaded cell whose saved statistics favour another action than
      * the one saved (a guard trip before the save) is checked on that action. A restart re-decides. */
-    if (c->loaded && agent->options.learning && check_loaded(agent, c)) c->exploit = choose_exploit(agent, c, &bound);
+    if (c->loaded && check_loaded(agent, c)) c->exploit = choose_exploit(agent, c, &bound);
     if (c->exploit != previous) c->undecided = c->age = 0;
     uint64_t elapsed = agent->newest_epoch > c->decided_epoch ? agent->newest_epoch - c->decided_epoch : 1;
     uint64_t counted = AGE_PER_EPOCH * elapsed;
@@ -834,10 +836,10 @@ int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table) {
       if (epsilon < RACE_EPSILON && !dccl_action_is_nccl(raced) && raced_samples >= RACE_FLOOR_SAMPLES &&
           raced_gain > RACE_MARGIN)
         epsilon = RACE_EPSILON;
-      /* A loaded cell is checked against NCCL's choice as it runs now (check_loaded), which exploration
-       * measures first while it has few recent readings; epsilon alone, at its minimum in a settled
-       * cell, would take a whole job to gather them. */
-      if (epsilon < CHECK_EPSILON && c->loaded && !dccl_action_is_nccl(c->exploit)) epsilon = CHECK_EPSILON;
+      /* A loaded cell is checked against NCCL's choice as it runs now (check_loaded, which keeps a cell
+       * loaded only while it exploits another action), which exploration measures first while it has few
+       * recent readings; epsilon alone, at its minimum in a settled cell, would take a whole job. */
+      if (epsilon < CHECK_EPSILON && c->loaded) epsilon = CHECK_EPSILON;
       int bits = (int)floor(8 * epsilon + dccl_rng_uniform(&agent->rng));
       /* Over its budget (DYNAMICCL_EXPLORE_BUDGET_PCT), a cell explores only a challenger measured
        * faster than what it runs: a collective called 20 times in a short job (a data-parallel gradient

@@ -27,9 +27,9 @@
  * calls (AllReduce 64 KiB on tree/LL and 2 channels: mean span 56 us, docs/results/gpu run 9's traces),
  * and a compute phase after a burst of calls must not swamp the means. Not this call's own span: span and
  * excess trade off from call to call (up to 9.7 of its own span in a call that leaves 0.91 of its stream
- * time). What
- * this cannot tell: an application whose waits end at a set time that only the slowest actions
- * outlast (their excess is 0, the faster ones' is the wait) charges the faster ones up to that time;
+ * time). What this cannot tell: an application whose waits end at a set time that only the slowest
+ * actions outlast, these waiting under half their span (their excess is small, the faster ones' is the
+ * wait), charges the faster ones up to that time;
  * and work left behind that makes the next kernel longer rather than later (tree on 1 channel over
  * sockets) is not excess: the learner's skip after a switch of action handles it. The estimates are
  * neither saved with the policy nor restarted with the agents' statistics on congestion.

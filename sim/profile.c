@@ -266,41 +266,23 @@ double dccl_profile_leftover(const dccl_profile* p, int form, int coll, int algo
 /* `leftover = <algorithm>/<protocol>/ch=<channels> later|longer <fraction> [spread <coefficient of variation>]
  *             [at <collective> <bytes>]` */
 static int parse_leftover(dccl_profile* p, const char* value, char* why, size_t why_size) {
-  static const char usage[] = "expected '<algorithm>/<protocol>/ch=<channels> later|longer <fraction> "
-                              "[spread <coefficient of variation>] [at <collective> <bytes>]'";
-  enum { WORDS_MAX = 9 }; /* action, form, fraction, spread and its value, at, collective, bytes; and one more */
-  char text[256], *words[WORDS_MAX], *save = NULL;
-  int n_words = 0;
+  enum { WORDS_MAX = 8 }; /* action, form, fraction, spread and its value, at, collective, bytes */
+  char text[256], *words[WORDS_MAX];
   if (snprintf(text, sizeof(text), "%s", value) >= (int)sizeof(text)) {
     snprintf(why, why_size, "longer than %zu characters", sizeof(text) - 1);
     return -1;
   }
-  for (char* w = strtok_r(text, " \t", &save); w != NULL; w = strtok_r(NULL, " \t", &save)) {
-    if (n_words == WORDS_MAX) break; /* too many words: the count check below refuses the line */
-    words[n_words++] = w;
-  }
+  int n_words = dccl_tokenize(text, words, WORDS_MAX); /* -1: too many */
   double fraction = 0, spread = 0, bytes = 0;
-  unsigned long long parsed_bytes = 0;
   int next = 3, at = 0, coll = 0;
-  char* end = NULL;
-  if (n_words >= 3) fraction = strtod(words[2], &end);
-  if (n_words < 3 || end == words[2] || *end != '\0') {
-    snprintf(why, why_size, "%s", usage);
-    return -1;
-  }
+  if (n_words < 3 || dccl_parse_double(words[2], &fraction) != 0) goto usage;
   if (next < n_words && strcmp(words[next], "spread") == 0) {
-    if (next + 1 < n_words) spread = strtod(words[next + 1], &end);
-    if (next + 1 >= n_words || end == words[next + 1] || *end != '\0') {
-      snprintf(why, why_size, "%s", usage);
-      return -1;
-    }
+    if (next + 1 >= n_words || dccl_parse_double(words[next + 1], &spread) != 0) goto usage;
     next += 2;
   }
   if (next < n_words && strcmp(words[next], "at") == 0) {
-    if (next + 2 >= n_words) {
-      snprintf(why, why_size, "%s", usage);
-      return -1;
-    }
+    unsigned long long parsed_bytes = 0;
+    if (next + 2 >= n_words) goto usage;
     if ((coll = dccl_coll_parse(words[next + 1])) < 0 || dccl_parse_bytes(words[next + 2], &parsed_bytes) != 0 ||
         parsed_bytes < 1 || (double)parsed_bytes > PROFILE_BYTES_MAX) {
       snprintf(why, why_size, "'at %s %s': expected a collective and a size in bytes (1 to 1e13)", words[next + 1],
@@ -311,10 +293,7 @@ static int parse_leftover(dccl_profile* p, const char* value, char* why, size_t 
     bytes = (double)parsed_bytes;
     next += 3;
   }
-  if (next != n_words) {
-    snprintf(why, why_size, "%s", usage);
-    return -1;
-  }
+  if (next != n_words) goto usage;
   if (!(spread >= 0 && spread <= DCCL_LEFTOVER_SPREAD_MAX)) {
     snprintf(why, why_size, "expected a spread in [0, %g]", DCCL_LEFTOVER_SPREAD_MAX);
     return -1;
@@ -358,6 +337,10 @@ static int parse_leftover(dccl_profile* p, const char* value, char* why, size_t 
   l->fraction = fraction;
   l->spread = spread;
   return 0;
+usage:
+  snprintf(why, why_size, "expected '<algorithm>/<protocol>/ch=<channels> later|longer <fraction> "
+                          "[spread <coefficient of variation>] [at <collective> <bytes>]'");
+  return -1;
 }
 
 /* Measured points by collective, algorithm, protocol, channels, then size: each group is contiguous. */

@@ -11,13 +11,13 @@
  * measurements. */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include "../agents/config_agent.h"
 #include "../agents/trigger.h"
 #include "../persist/policy_file.h"
 #include "test.h"
+#include "test_files.h"
 
 static dccl_config_agent agent;
 static dccl_table table;
@@ -727,10 +727,9 @@ static void count_runs(int calls, int from, uint32_t* n, int* nccl_runs, int* be
 
 static void test_loaded_policy_is_checked_against_this_job(void) {
   char path[] = "/tmp/dccl_agent_test_XXXXXX";
-  int fd = mkstemp(path);
-  CHECK(fd >= 0);
-  if (fd < 0) return;
-  close(fd);
+  int made = test_temp_file(path) == 0;
+  CHECK(made);
+  if (!made) return;
   uint32_t n = 0;
   /* Learned where the 800-us action is 20% faster than NCCL's choice. */
   setup(1);
@@ -744,12 +743,8 @@ static void test_loaded_policy_is_checked_against_this_job(void) {
    * agree, and the cell keeps its action with no restart. */
   int nccl_runs, best_runs, until = 0;
   latency_of = standard_latency;
-  while (c->loaded && until < 640) {
-    if (until % 64 == 0) dccl_agent_decide(&agent, &table);
-    run_call(&n);
-    until++;
-  }
-  printf("same machine: checked after %d calls\n", until);
+  for (; c->loaded && until < 640; until += 64) drive(64, &n);
+  printf("same machine: checked within %d calls\n", until);
   CHECK_MSG(!c->loaded && until <= 256, "NCCL's choice measured %u times in %d calls", c->nccl[0].recent_count, until);
   count_runs(640, 0, &n, &nccl_runs, &best_runs);
   CHECK_MSG(nccl_runs < 64, "%d of 640 calls ran NCCL's choice", nccl_runs);

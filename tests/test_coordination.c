@@ -21,6 +21,7 @@
 #include "../core/rng.h"
 #include "../emu/emulator.h"
 #include "test.h"
+#include "test_files.h"
 
 static char plugin_path[1200];
 
@@ -332,10 +333,9 @@ static void workers_in_default_mode(int rank, void* argument) {
 
 static void test_rank_0_names_ranks_that_do_not_follow(void) {
   char table[] = "/tmp/dccl-absent-XXXXXX";
-  int fd = mkstemp(table);
-  CHECK(fd >= 0);
-  if (fd < 0) return;
-  close(fd);
+  int made = test_temp_file(table) == 0;
+  CHECK(made);
+  if (!made) return;
   write_text(table, "allreduce,0,-1,ring/ll\nallgather,0,-1,ring/simple\n");
   static dccl_sim sim;
   static dccl_workload workload;

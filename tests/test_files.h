@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "../core/text_file.h"
 
@@ -20,6 +22,14 @@ static inline int test_write_file(const char* path, const void* data, size_t siz
   if (f == NULL) return -1;
   size_t wrote = size > 0 ? fwrite(data, 1, size, f) : 0;
   return fclose(f) == 0 && wrote == size ? 0 : -1;
+}
+
+/* Creates an empty file named after `path_template` (ending in XXXXXX, replaced in place); 0, or -1. */
+static inline int test_temp_file(char* path_template) {
+  int fd = mkstemp(path_template);
+  if (fd < 0) return -1;
+  close(fd);
+  return 0;
 }
 
 #endif

@@ -98,6 +98,11 @@ static const char* pcie_text =
   "sweep allgather 1M 64M x20 gap=20us\n"
   "repeat 60\n";
 
+/* The GPU runs' microbenchmark as the simulator's gpu-sweep workload holds it (scenarios/workloads/). */
+static const char* gpu_sweep_text =
+  "sweep allreduce 1K 64M x13 gap=20us\nsweep allgather 1K 64M x13 gap=20us\n"
+  "sweep reducescatter 1K 64M x13 gap=20us\nrepeat 40\n";
+
 static void test_learns_beyond_nccl_and_reproducibly(void) {
   learn_environment();
   dccl_emu_result a, b;
@@ -127,15 +132,12 @@ static void test_learns_beyond_nccl_and_reproducibly(void) {
  * guards against that getting worse. */
 static void test_learns_on_replayed_gpu_measurements(void) {
   learn_environment();
-  static const char* sweep =
-    "sweep allreduce 1K 64M x13 gap=20us\nsweep allgather 1K 64M x13 gap=20us\n"
-    "sweep reducescatter 1K 64M x13 gap=20us\nrepeat 40\n";
   dccl_emu_result r, spans;
   host_ahead = 1;
   setenv("DYNAMICCL_COST", "stream", 1);
-  CHECK(run("h100-sockets-2ranks-replay", sweep, 1, 0, &r) == 0);
+  CHECK(run("h100-sockets-2ranks-replay", gpu_sweep_text, 1, 0, &r) == 0);
   setenv("DYNAMICCL_COST", "span", 1);
-  CHECK(run("h100-sockets-2ranks-replay", sweep, 1, 0, &spans) == 0);
+  CHECK(run("h100-sockets-2ranks-replay", gpu_sweep_text, 1, 0, &spans) == 0);
   unsetenv("DYNAMICCL_COST");
   host_ahead = 0;
   double vs_oracle = r.steady_true_us / r.steady_oracle_us;
@@ -209,15 +211,12 @@ static void test_warm_start_and_frozen(void) {
  * the count of streams 2-3% slower, which moves with changes neutral over 10 seeds. */
 static void test_warm_start_where_the_machine_disagrees(void) {
   learn_environment();
-  static const char* sweep =
-    "sweep allreduce 1K 64M x13 gap=20us\nsweep allgather 1K 64M x13 gap=20us\n"
-    "sweep reducescatter 1K 64M x13 gap=20us\nrepeat 40\n";
   unlink(policy_path);
   setenv("DYNAMICCL_POLICY_FILE", policy_path, 1);
   host_ahead = 1;
   dccl_emu_result replay, warm;
-  CHECK(run("h100-sockets-2ranks-replay", sweep, 1, 0, &replay) == 0);
-  CHECK(run("h100-sockets-2ranks", sweep, 1, 0, &warm) == 0);
+  CHECK(run("h100-sockets-2ranks-replay", gpu_sweep_text, 1, 0, &replay) == 0);
+  CHECK(run("h100-sockets-2ranks", gpu_sweep_text, 1, 0, &warm) == 0);
   host_ahead = 0;
   unsetenv("DYNAMICCL_POLICY_FILE");
   printf("warm start on a machine that disagrees: steady state %.4f x oracle, %d streams slower than NCCL by > 2%% "

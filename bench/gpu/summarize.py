@@ -1049,14 +1049,15 @@ def self_test():
            "leftover = ring/ll/ch=1 later 0.01 spread 2.00 at allgather 16384",
            "leftover = ring/ll/ch=1 later 0.00 at allgather 65536",
            "leftover = ring/ll/ch=1 later 0.00 at allreduce 1024"])
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sim", "profile.h")) as f:
-        bound = re.search(r"#define DCCL_LEFTOVER_SPREAD_MAX ([0-9.]+)", f.read())
-    check("profile points: the spread's bound is sim/profile.h's", bound and float(bound.group(1)), LEFTOVER_SPREAD_MAX)
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "plugin", "leftover.h")) as f:
-        header = f.read()
+    def c_define(header, name):
+        """A numeric #define of one of the project's C headers (None: not there)."""
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", header)) as f:
+            value = re.search(r"#define %s ([0-9.]+)" % name, f.read())
+        return value and float(value.group(1))
+    check("profile points: the spread's bound is sim/profile.h's", c_define("sim/profile.h", "DCCL_LEFTOVER_SPREAD_MAX"),
+          LEFTOVER_SPREAD_MAX)
     for name in ("ACTIONS", "WINDOW", "LEVEL_SAMPLES", "CLIP_SPANS", "BACK_TO_BACK", "WAITS_SPANS"):
-        value = re.search(r"#define DCCL_LEFTOVER_%s ([0-9.]+)" % name, header)
-        check(f"leftover rule: {name} is plugin/leftover.h's", value and float(value.group(1)),
+        check(f"leftover rule: {name} is plugin/leftover.h's", c_define("plugin/leftover.h", "DCCL_LEFTOVER_" + name),
               float(getattr(LeftoverCell, name)))
     # Switch effects from a trace in blocks of four: tree/simple/ch=1 spans 80 us after NCCL's ring and 100
     # after itself (it leaves 20 us to the next kernel); ring spans 100 after itself and 120 after tree.
