@@ -42,6 +42,8 @@ typedef struct dccl_arm {
   float mean;   /* mean log latency */
   float m2;     /* sum of squared deviations (Welford) */
   float recent; /* exponentially weighted recent log latency (guard) */
+  float recent_charge_us; /* the learner's charge for left work the recent reading is on (NaN: not known,
+                             as loaded); a new charge moves the recent reading by the difference */
   uint16_t recent_count;
   uint8_t invalid; /* NCCL would not run it here */
   uint8_t channels_ran; /* channels NCCL last ran it on (0: not known) */
@@ -137,6 +139,8 @@ typedef struct dccl_agent_observation {
   dccl_dynamic_state dynamic;
   int executed_channels;        /* channels NCCL ran it on (0: not reported) */
   uint64_t epoch;               /* the decision-table epoch the call ran in */
+  double charge_us;             /* of latency_us, what the learner charged for work the call's action
+                                   leaves behind (an estimate, DYNAMICCL_COST=leftover; 0: none) */
 } dccl_agent_observation;
 
 int dccl_agent_init(dccl_config_agent* agent, const dccl_agent_options* options);

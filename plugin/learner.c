@@ -129,7 +129,7 @@ static uint32_t ran(const dccl_measurement* m) { return dccl_leftover_key(m->alg
 
 /* Feeds both agents one measured call of `latency_us` (its span, or its stream time). */
 static void learn_from(dccl_learner* l, const dccl_learner_inputs* in, const dccl_measurement* m,
-                       const dccl_call_record* call, double latency_us) {
+                       const dccl_call_record* call, double latency_us, double charge_us) {
   uint64_t end = m->gpu_start_ns + m->duration_ns;
   if (l->last_end_ns != 0 && m->gpu_start_ns > l->last_end_ns) {
     double gap_us = (double)(m->gpu_start_ns - l->last_end_ns) / 1000.0;
@@ -165,7 +165,8 @@ static void learn_from(dccl_learner* l, const dccl_learner_inputs* in, const dcc
                        : (l->duration_average_us > 0 ? l->gap_average_us / l->duration_average_us : 0);
   dynamic.intensity = (float)log1p(intensity);
   uint64_t epoch = in->tables != NULL ? call->call >> in->tables->epoch_shift : 0;
-  dccl_agent_observation o = {call->cell, decided, m->algo, m->proto, (size_t)m->bytes, latency_us, dynamic, m->channels, epoch};
+  dccl_agent_observation o = {call->cell, decided,  m->algo,     m->proto, (size_t)m->bytes,
+                              latency_us, dynamic, m->channels, epoch,    charge_us};
   dccl_agent_observe(&l->agent, &o);
 }
 
@@ -195,13 +196,13 @@ static dccl_leftover_cell* leftovers_of(dccl_learner* l, const dccl_call_record*
   return slot != NULL ? &l->leftovers[slot - l->agent.cells] : NULL;
 }
 
-/* DCCL_COST_LEFTOVER: a call's span plus what its action leaves to the next call, by the estimates
- * of the calls before it (leftover.h): a call is learned when it is measured, not held. */
-static double leftover_cost_us(dccl_learner* l, const dccl_measurement* m, const dccl_call_record* call) {
+/* DCCL_COST_LEFTOVER: what a call is charged beyond its span for what its action leaves to the next call,
+ * by the estimates of the calls before it (leftover.h): a call is learned when it is measured, not held. */
+static double leftover_charge_us(dccl_learner* l, const dccl_measurement* m, const dccl_call_record* call) {
   dccl_leftover_cell* cell = leftovers_of(l, call);
   double charge_us = cell != NULL ? dccl_leftover_charge(cell, ran(m)) : 0;
   l->counters.leftover_charged += charge_us > 0;
-  return span_us(m) + charge_us;
+  return charge_us;
 }
 
 /* Done with the held measurement, given the next call's (NULL: no next call will tell). With
@@ -216,7 +217,7 @@ static void release_held(dccl_learner* l, const dccl_learner_inputs* in, const d
   double cost_us = stream_cost_us(m, next, &timed);
   l->counters.stream_timed += (uint64_t)timed;
   if (l->options.cost == DCCL_COST_STREAM) {
-    learn_from(l, in, m, &l->held_call, cost_us);
+    learn_from(l, in, m, &l->held_call, cost_us, 0);
     return;
   }
   dccl_leftover_cell* cell = leftovers_of(l, &l->held_call);
@@ -265,8 +266,8 @@ static void observe(dccl_learner* l, const dccl_learner_inputs* in, const dccl_m
     l->held_valid = 1;
   }
   if (skipped || (hold && l->options.cost == DCCL_COST_STREAM)) return;
-  double cost_us = l->options.cost == DCCL_COST_LEFTOVER ? leftover_cost_us(l, m, &call) : span_us(m);
-  learn_from(l, in, m, &call, cost_us);
+  double charge_us = l->options.cost == DCCL_COST_LEFTOVER ? leftover_charge_us(l, m, &call) : 0;
+  learn_from(l, in, m, &call, span_us(m) + charge_us, charge_us);
 }
 
 static int commit(const dccl_learner_inputs* in, dccl_table* table) {
