@@ -41,9 +41,11 @@ typedef struct dccl_arm {
   float count;  /* samples, down-weighted on restarts */
   float mean;   /* mean log latency */
   float m2;     /* sum of squared deviations (Welford) */
-  float recent; /* exponentially weighted recent log latency (guard) */
-  float recent_charge_us; /* the learner's charge for left work the recent reading is on (NaN: not known,
-                             as loaded); a new charge moves the recent reading by the difference */
+  float recent; /* recent log latency, drift-corrected (the mean of the first 16 readings, then an
+                   exponentially weighted average): the guard and check_loaded compare it */
+  float recent_charge_us; /* the learner's charge for left work the recent reading is on, drift-corrected as
+                             the readings (NaN: not known, as loaded); a new charge moves the recent
+                             reading by the difference */
   uint16_t recent_count;
   uint8_t invalid; /* NCCL would not run it here */
   uint8_t channels_ran; /* channels NCCL last ran it on (0: not known) */
@@ -88,6 +90,7 @@ typedef struct dccl_agent_cell {
   uint8_t context, dirty, holding;
   uint8_t loaded;                      /* statistics loaded from a saved policy and not yet checked against
                                           this job's measurements (check_loaded in config_agent.c) */
+  uint8_t nccl_read_last;              /* the cell's last reading was NCCL's choice's (check_loaded waits) */
   uint8_t channel_cap;                 /* NCCL ran a request for more channels on this many (0: none seen) */
   dccl_action exploit, explore;
   dccl_action calm_exploit;            /* the calm context's decision when congestion began */

@@ -236,7 +236,7 @@ static int get_arm(reader* r, dccl_arm* a) {
   a->m2 = get_f32(r);
   a->recent = get_f32(r);
   a->recent_count = get_u16(r);
-  a->recent_charge_us = NAN; /* not saved: the recent reading stays as saved (config_agent.h) */
+  a->recent_charge_us = NAN; /* not saved: a frozen job keeps the saved recent reading as it is */
   a->invalid = get_u8(r) ? 1 : 0;
   return !r->failed && isfinite(a->count) && a->count >= 0 && a->count < 1e12f && isfinite(a->mean) &&
          isfinite(a->m2) && a->m2 >= 0 && isfinite(a->recent);
