@@ -729,16 +729,26 @@ static void count_runs(int calls, int from, uint32_t* n, int* nccl_runs, int* be
   }
 }
 
-static void test_loaded_policy_is_checked_against_this_job(void) {
-  char path[] = "/tmp/dccl_agent_test_XXXXXX";
+/* Makes the temporary file `path`, learns (at `sigma` noise) where the 800-us action is 20% faster than
+ * NCCL's choice, saves the policy there and loads it into a learning agent. Returns 0 where no file
+ * could be made. */
+static int learn_save_and_load(char* path, double sigma, uint32_t* n, dccl_action* best) {
   int made = test_temp_file(path) == 0;
   CHECK(made);
-  if (!made) return;
-  uint32_t n = 0;
-  /* Learned where the 800-us action is 20% faster than NCCL's choice. */
+  if (!made) return 0;
   setup(1);
-  settles_on_the_best(6000, &n);
+  noise_sigma = sigma;
+  *best = settles_on_the_best(6000, n);
+  noise_sigma = 0.03;
   save_then_load(path, 1);
+  return 1;
+}
+
+static void test_loaded_policy_is_checked_against_this_job(void) {
+  char path[] = "/tmp/dccl_agent_test_XXXXXX";
+  uint32_t n = 0;
+  dccl_action best;
+  if (!learn_save_and_load(path, 0.03, &n, &best)) return;
   dccl_agent_cell* c = dccl_agent_cell_slot(&agent, cell, 0);
   CHECK(c != NULL && c->loaded);
   if (c == NULL) return;
@@ -823,15 +833,9 @@ static void test_recent_reading_follows_the_charge(void) {
    * GPU testbed's 15% noise, which sets the check's margin (0.19; one charged reading alone would move a
    * recent reading of all 41 by 0.03). */
   char path[] = "/tmp/dccl_agent_test_XXXXXX";
-  int made = test_temp_file(path) == 0;
-  CHECK(made);
-  if (!made) return;
   uint32_t n = 0;
-  setup(1);
-  noise_sigma = 0.15;
-  dccl_action best = settles_on_the_best(6000, &n);
-  noise_sigma = 0.03;
-  save_then_load(path, 1);
+  dccl_action best;
+  if (!learn_save_and_load(path, 0.15, &n, &best)) return;
   for (int k = 0; k < 40; k++) observe_charged(best, 800, 0);
   for (int k = 0; k < 4; k++) observe_charged(DCCL_ACTION_NCCL, 1000, 0);
   /* Right after NCCL's choice, the exploited arm has not been charged yet: the check waits. */
