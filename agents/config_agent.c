@@ -464,6 +464,13 @@ static double recent_variance(const dccl_arm* a) {
   return kept * w + (1 - kept) * settled;
 }
 
+/* How far an arm's recent reading may run slower than NCCL's (log latency) before it says the arm is
+ * slower: the guard's percentage and two standard errors of the two recent readings. */
+static double recent_margin(const dccl_config_agent* agent, const dccl_arm* a, const dccl_arm* nccl) {
+  return log1p(agent->options.guard) +
+         CONFIDENCE_Z * sqrt(dccl_arm_variance(a) * recent_variance(a) + dccl_arm_variance(nccl) * recent_variance(nccl));
+}
+
 /* A cell loaded from a saved policy, once this job has measured its exploited action and NCCL's choice
  * LOADED_CHECK_SAMPLES times each: where the exploited action now runs slower against NCCL's choice
  * than the loaded statistics say, beyond the guard's margin, they describe another machine or another
@@ -488,9 +495,7 @@ static int check_loaded(dccl_config_agent* agent, dccl_agent_cell* c) {
   if (a->recent_count < LOADED_CHECK_SAMPLES || nccl->recent_count < LOADED_CHECK_SAMPLES || c->nccl_read_last) return 0;
   c->loaded = 0;
   double now = a->recent - nccl->recent, saved = a->mean - nccl->mean;
-  double margin = log1p(agent->options.guard) +
-                  CONFIDENCE_Z * sqrt(dccl_arm_variance(a) * recent_variance(a) + dccl_arm_variance(nccl) * recent_variance(nccl));
-  if (now - saved <= margin) return 0;
+  if (now - saved <= recent_margin(agent, a, nccl)) return 0;
   restart_cell(agent, c, context, 1.0f, LOADED_KEEP_SAMPLES);
   agent->stats.loaded_restarts++;
   return 1;
@@ -544,9 +549,7 @@ static dccl_action choose_exploit(dccl_config_agent* agent, dccl_agent_cell* c, 
   if (best_index >= 0) {
     dccl_arm* a = dccl_agent_arm(agent, c, context, best_index);
     if (a->recent_count >= GUARD_MIN_SAMPLES && nccl->recent_count >= GUARD_MIN_SAMPLES &&
-        a->recent - nccl->recent >
-          log1p(agent->options.guard) +
-            CONFIDENCE_Z * sqrt(dccl_arm_variance(a) * recent_variance(a) + dccl_arm_variance(nccl) * recent_variance(nccl))) {
+        a->recent - nccl->recent > recent_margin(agent, a, nccl)) {
       arm_decay(a, 0.25f);
       c->guard_trips++;
       agent->stats.guard_trips++;

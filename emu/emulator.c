@@ -345,7 +345,6 @@ static int run_rank(rank_context* r) {
     dccl_sim_leftover(sim, &call, &e, &later_share, &longer_share);
     uint64_t later_ns = (uint64_t)llround((double)duration_ns * later_share);
     uint64_t longer_ns = (uint64_t)llround((double)duration_ns * longer_share);
-    if (later_ns + longer_ns > duration_ns) longer_ns = duration_ns - later_ns; /* shares are at most 0.9 together */
     uint64_t span_ns = duration_ns - later_ns - longer_ns + carried_ns;
     carried_ns = longer_ns;
 

@@ -64,18 +64,23 @@ static void setup(int learning) { setup_seeded(learning, 7); }
 
 static int best_calls; /* calls that ran an 800-us action, counted by drive() */
 
+/* One observation of `action` in cell `where` with this latency, of which `charge` us the learner charged
+ * for left work (NCCL's choice runs ring/Simple), and the channels NCCL ran it on (0: not reported). */
+static void observe_charged_ran(int where, size_t size, dccl_action action, double latency, int channels, double charge) {
+  int nccl = dccl_action_is_nccl(action);
+  dccl_agent_observation o = {where, action, nccl ? DCCL_ALGO_RING : dccl_action_algo(action),
+                              nccl ? DCCL_PROTO_SIMPLE : dccl_action_proto(action), size, latency, {0}, channels, 0, charge};
+  dccl_agent_observe(&agent, &o);
+}
+
 /* Runs the cell's next call as the table says, with noise (3% unless a test sets noise_sigma); returns
  * the action it ran. */
 static dccl_action run_call(uint32_t* cell_call) {
   dccl_action a = dccl_table_action(&table, cell, (*cell_call)++);
-  int algo = dccl_action_is_nccl(a) ? DCCL_ALGO_RING : dccl_action_algo(a);
-  int proto = dccl_action_is_nccl(a) ? DCCL_PROTO_SIMPLE : dccl_action_proto(a);
-  CHECK(!(algo == DCCL_ALGO_TREE && proto == DCCL_PROTO_LL)); /* ignored entry (-1): never chosen */
+  CHECK(!(dccl_action_algo(a) == DCCL_ALGO_TREE && dccl_action_proto(a) == DCCL_PROTO_LL)); /* ignored entry (-1): never chosen */
   if (latency_of(a) == 800) best_calls++;
   double charge = charge_of != NULL ? charge_of(a) : 0;
-  double latency = latency_of(a) * exp(noise_sigma * dccl_rng_normal(&noise)) + charge;
-  dccl_agent_observation o = {cell, a, algo, proto, bytes, latency, {0}, 0, 0, charge};
-  dccl_agent_observe(&agent, &o);
+  observe_charged_ran(cell, bytes, a, latency_of(a) * exp(noise_sigma * dccl_rng_normal(&noise)) + charge, 0, charge);
   return a;
 }
 
@@ -168,10 +173,7 @@ static void test_refused_action_is_dropped(void) {
 /* One observation of `action` in cell `where` with this latency (NCCL's choice runs ring/Simple) and
  * the channels NCCL ran it on (0: not reported). */
 static void observe_ran(int where, size_t size, dccl_action action, double latency, int channels) {
-  int nccl = dccl_action_is_nccl(action);
-  dccl_agent_observation o = {where, action, nccl ? DCCL_ALGO_RING : dccl_action_algo(action),
-                              nccl ? DCCL_PROTO_SIMPLE : dccl_action_proto(action), size, latency, {0}, channels, 0, 0};
-  dccl_agent_observe(&agent, &o);
+  observe_charged_ran(where, size, action, latency, channels, 0);
 }
 static void observe(int where, size_t size, dccl_action action, double latency) {
   observe_ran(where, size, action, latency, 0);
@@ -794,11 +796,7 @@ static double charged_800_us_action(dccl_action a) { return standard_latency(a) 
 
 /* One reading of `action` at `span_us` plus the learner's charge for left work, without noise. */
 static void observe_charged(dccl_action action, double span_us, double charge_us) {
-  int nccl = dccl_action_is_nccl(action);
-  dccl_agent_observation o = {cell, action, nccl ? DCCL_ALGO_RING : dccl_action_algo(action),
-                              nccl ? DCCL_PROTO_SIMPLE : dccl_action_proto(action), bytes, span_us + charge_us,
-                              {0}, 0, 0, charge_us};
-  dccl_agent_observe(&agent, &o);
+  observe_charged_ran(cell, bytes, action, span_us + charge_us, 0, charge_us);
 }
 
 static void test_recent_reading_follows_the_charge(void) {
