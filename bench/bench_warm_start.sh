@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # bench/bench_warm_start.sh: what `bench/gpu/run.sh --warm-from-replay` can expect, in the simulator. A
-# policy is learned on the GPU testbed's replay (h100-sockets-2ranks-replay, seed 1, gpu-sweep-long, as
-# run.sh learns it), then each seed learns a workload (gpu-sweep, 520 calls a stream, unless given) cold
-# and warm-started from that policy on two truths:
-# the replay itself under other seeds (the GPU as the replay says it is), and the calibrated model of the
-# same testbed, h100-sockets-2ranks (a GPU that disagrees with the replay: both have the policy's
-# fingerprint). Per seed: the whole run's and the steady state's (last 25% of calls) latency over the
-# oracle's, and the steady state's streams more than 2% slower than NCCL; then geometric means over seeds.
+# policy is learned on the GPU testbed's replay as run.sh learns it (bench/replay_policy.sh), then each
+# seed learns a workload (gpu-sweep, 520 calls a stream, unless given) cold and warm-started from that
+# policy on two truths: the replay itself under other seeds (the GPU as the replay says it is), and the
+# calibrated model of the same testbed, h100-sockets-2ranks (a GPU that disagrees with the replay: both
+# have the policy's fingerprint). Per seed: the whole run's and the steady state's (last 25% of calls)
+# latency over the oracle's, and the steady state's streams more than 2% slower than NCCL; then geometric
+# means over seeds.
 # Usage: bench/bench_warm_start.sh [build-folder] [seeds] [nccl release] [workload]
 #        (defaults: build, 5, 2.28 as on the GPU machine, gpu-sweep; about 10 s on 2 cores, gpu-sweep-long 25)
 set -euo pipefail
@@ -18,8 +18,7 @@ workload=${4:-gpu-sweep}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/replay-policy"
-DYNAMICCL_POLICY_DIR=$work/replay-policy "$build/dccl" run --profile h100-sockets-2ranks-replay --workload gpu-sweep-long \
-  --policy learn --ranks 1 --nccl "$nccl" --host-ahead --seed 1 --steady 0.25 > "$work/replay-learn.txt" 2>&1
+"$(dirname "$0")/replay_policy.sh" "$build/dccl" "$work/replay-policy" "$nccl" > "$work/replay-learn.txt" 2>&1
 policy=$(ls "$work"/replay-policy/policy-*.bin)
 
 # One run: PROFILE SEED cold|warm -> "total steady slower" (x oracle, x oracle, streams > 2% slower than NCCL).

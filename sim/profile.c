@@ -215,7 +215,7 @@ static int parse_measured(dccl_profile* p, const char* value, char* why, size_t 
     return -1;
   }
   if (!(bytes >= 1 && bytes <= PROFILE_BYTES_MAX) || !(latency > 0 && latency < 1e9)) {
-    snprintf(why, why_size, "bytes must be in [1, 1e13] and the latency a positive number of microseconds");
+    snprintf(why, why_size, "bytes must be in [1, %g] and the latency a positive number of microseconds", PROFILE_BYTES_MAX);
     return -1;
   }
   if (p->n_measured >= DCCL_MEASURED_MAX) {
@@ -285,8 +285,8 @@ static int parse_leftover(dccl_profile* p, const char* value, char* why, size_t 
     if (next + 2 >= n_words) goto usage;
     if ((coll = dccl_coll_parse(words[next + 1])) < 0 || dccl_parse_bytes(words[next + 2], &parsed_bytes) != 0 ||
         parsed_bytes < 1 || (double)parsed_bytes > PROFILE_BYTES_MAX) {
-      snprintf(why, why_size, "'at %s %s': expected a collective and a size in bytes (1 to 1e13)", words[next + 1],
-               words[next + 2]);
+      snprintf(why, why_size, "'at %s %s': expected a collective and a size in bytes (1 to %g)", words[next + 1],
+               words[next + 2], PROFILE_BYTES_MAX);
       return -1;
     }
     at = 1;

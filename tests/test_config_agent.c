@@ -85,15 +85,23 @@ static dccl_action run_call(uint32_t* cell_call) {
 }
 
 /* Runs `calls` calls of the cell with a decision every 64 calls; returns the share of calls that ran
- * an action other than the exploited one. */
-static double drive(int calls, uint32_t* cell_call) {
+ * an action other than the exploited one. Counts, from call `from` on, those that ran NCCL's choice and
+ * those that ran the 800-us action of standard_latency (where the pointers are not NULL). */
+static double drive_counting(int calls, uint32_t* cell_call, int from, int* nccl_runs, int* best_runs) {
   int explored = 0;
+  if (nccl_runs != NULL) *nccl_runs = *best_runs = 0;
   for (int k = 0; k < calls; k++) {
     if (k % 64 == 0) dccl_agent_decide(&agent, &table);
-    explored += run_call(cell_call) != dccl_table_get(&table, cell);
+    dccl_action a = run_call(cell_call);
+    explored += a != dccl_table_get(&table, cell);
+    if (nccl_runs != NULL && k >= from) {
+      *nccl_runs += dccl_action_is_nccl(a);
+      *best_runs += standard_latency(a) == 800;
+    }
   }
   return (double)explored / calls;
 }
+static double drive(int calls, uint32_t* cell_call) { return drive_counting(calls, cell_call, 0, NULL, NULL); }
 
 /* Drives `calls` calls, decides, and checks that the cell's action is the 800-us one. */
 static dccl_action settles_on_the_best(int calls, uint32_t* n) {
@@ -717,20 +725,6 @@ static void save_then_load(const char* path, int learning) {
             "load: %s", error);
 }
 
-/* Drives `calls` calls as drive() does; counts those from `from` on that ran NCCL's choice and that ran
- * the 800-us action. */
-static void count_runs(int calls, int from, uint32_t* n, int* nccl_runs, int* best_runs) {
-  *nccl_runs = *best_runs = 0;
-  for (int k = 0; k < calls; k++) {
-    if (k % 64 == 0) dccl_agent_decide(&agent, &table);
-    dccl_action a = run_call(n);
-    if (k >= from) {
-      *nccl_runs += dccl_action_is_nccl(a);
-      *best_runs += standard_latency(a) == 800;
-    }
-  }
-}
-
 /* Makes the temporary file `path`, learns (at `sigma` noise) where the 800-us action is 20% faster than
  * NCCL's choice, saves the policy there and loads it into a learning agent. Returns 0 where no file
  * could be made. */
@@ -762,7 +756,7 @@ static void test_loaded_policy_is_checked_against_this_job(void) {
   for (; c->loaded && until < 640; until += 64) drive(64, &n);
   printf("same machine: checked within %d calls\n", until);
   CHECK_MSG(!c->loaded && until <= 256, "NCCL's choice measured %u times in %d calls", c->nccl[0].recent_count, until);
-  count_runs(640, 0, &n, &nccl_runs, &best_runs);
+  drive_counting(640, &n, 0, &nccl_runs, &best_runs);
   CHECK_MSG(nccl_runs < 64, "%d of 640 calls ran NCCL's choice", nccl_runs);
   printf("same machine: %d of the next 640 calls ran NCCL's choice\n", nccl_runs);
   CHECK_EQ_INT(agent.stats.restarts, 0);
@@ -778,7 +772,7 @@ static void test_loaded_policy_is_checked_against_this_job(void) {
   settles_on_the_best(6000, &n);
   save_then_load(path, 1);
   latency_of = nccl_faster_latency;
-  count_runs(1280, 640, &n, &nccl_runs, &best_runs);
+  drive_counting(1280, &n, 640, &nccl_runs, &best_runs);
   printf("NCCL's choice faster: %d of the last 640 calls ran the 800-us action\n", best_runs);
   CHECK_EQ_INT(agent.stats.loaded_restarts, 1);
   CHECK_MSG(best_runs < 64, "%d of the last 640 calls ran the 800-us action, now slower than NCCL's", best_runs);
@@ -847,7 +841,7 @@ static void test_recent_reading_follows_the_charge(void) {
   latency_of = standard_latency;
   charge_of = charged_800_us_action;
   int nccl_runs, best_runs;
-  count_runs(640, 0, &n, &nccl_runs, &best_runs);
+  drive_counting(640, &n, 0, &nccl_runs, &best_runs);
   printf("charged after its first 40 readings: %d of the next 640 calls ran the 800-us action (1300 us)\n", best_runs);
   CHECK_MSG(best_runs < 64, "%d of the next 640 calls ran the 800-us action, 1300 us with its charge", best_runs);
   charge_of = NULL;

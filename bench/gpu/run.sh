@@ -246,11 +246,10 @@ fi
 # ---- 3. learning online (every pass recorded); the policy is saved at the end ----
 export DYNAMICCL_POLICY_DIR="$OUT/policy"
 # --warm-from-replay: a policy learned in the simulator on this testbed's replayed measurements
-# (scenarios/profiles/h100-sockets-2ranks-replay: every action's latency per size from run 4, what each
-# leaves behind its kernel from run 9, the measured noise), under the plugin's DYNAMICCL_COST with each
-# call launched before the last kernel's end was seen, as in collbench's loop. Its shape (2 ranks, 2
-# "nodes") and this NCCL's ABIs give the fingerprint the plugin computes here, so learning starts from it
-# and goes on where the GPU disagrees; without the learn step, compare, pairs and ddp run it frozen.
+# (bench/replay_policy.sh: every action's latency per size from run 4, what each leaves behind its
+# kernel from run 9), with this NCCL's ABIs, so that its fingerprint is the one the plugin computes here:
+# learning starts from it and goes on where the GPU disagrees; without the learn step, compare, pairs and
+# ddp run it frozen.
 if [ "$warm_from_replay" = 1 ]; then
   nccl_code=$(nccl_version_code)
   release=$((nccl_code / 10000)).$((nccl_code / 100 % 100))
@@ -259,8 +258,7 @@ if [ "$warm_from_replay" = 1 ]; then
   if [ "$ranks" != 2 ]; then
     say "- --warm-from-replay: the replay is of 2 ranks, not $ranks; no warm start"
     warm_policy=
-  elif DYNAMICCL_POLICY_DIR=$warm_policy build/dccl run --profile h100-sockets-2ranks-replay --workload gpu-sweep-long \
-         --policy learn --ranks 1 --nccl "$release" --host-ahead --seed 1 --steady 0.25 > "$OUT/replay-learn.txt" 2>&1; then
+  elif bench/replay_policy.sh build/dccl "$warm_policy" "$release" > "$OUT/replay-learn.txt" 2>&1; then
     say "- policy learned on the replay (build/dccl run, NCCL $release's ABIs): $(grep -m1 'steady state' "$OUT/replay-learn.txt" | sed 's/^ *//')"
   else
     say "- --warm-from-replay: the simulator's run failed ($(tail -1 "$OUT/replay-learn.txt")); no warm start"

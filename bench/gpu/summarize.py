@@ -823,7 +823,7 @@ def later_lines(shares, least):
 def leftover_profile_lines(out, least=LEFT_SHARE_LEAST):
     """A replay profile's `leftover` lines (sim/profile.h, docs/simulator.md), measured: per action whose
     steady calls leave a mean share of `least` or more of their stream time to the next kernel at some size
-    (left_shares, sizes with 4 calls or more), a `later` point per collective and size: the mean share and
+    (left_shares, sizes with LEFT_SHARE_CALLS calls or more), a `later` point per collective and size: the mean share and
     its coefficient of variation from call to call, up to the first size from which the shares round to 0
     (the simulator takes the end point's share beyond it). Per action after which NCCL's next kernel runs
     longer by `least` or more of the action's call (next_kernel_longer),
