@@ -48,7 +48,7 @@ done
 echo "== $profile, workload mixed, $calls calls, NCCL $nccl ABIs, the learner's cost: $cost =="
 printf '%5s | %12s %15s %10s\n' seed "all x oracle" "steady x oracle" "charged"
 for seed in $(seq 1 "$seeds"); do
-  read -r all steady _ _ _ charged < <(awk -f "$(dirname "$0")/run_summary.awk" "$work/run-$seed.txt")
+  read -r all steady _ _ _ charged _ < <(awk -f "$(dirname "$0")/run_summary.awk" "$work/run-$seed.txt")
   if [ "$all" = - ] || [ "$steady" = - ]; then
     echo "bench_mixed.sh: seed $seed: no result in the run's output" >&2
     tail -n 5 "$work/run-$seed.txt" >&2
