@@ -3,7 +3,7 @@
 # report prints 3), then from its steady-state line: x oracle, x NCCL, streams more than 2% slower than
 # NCCL, the worst stream x NCCL; the calls the learner charged a leftover; and the steady-state line's
 # stream count. "-" for what it lacks.
-# Usage: awk -f bench/run_summary.awk RUN_OUTPUT
+# Usage: awk -f bench/run_summary.awk RUN_OUTPUT   (or the report on standard input)
 /^  all / { all = sprintf("%.5f", $3 / $7) }
 /steady state/ {
   match($0, /: [0-9.]+ x oracle/); oracle = substr($0, RSTART + 2, RLENGTH - 11)
