@@ -4,7 +4,7 @@
 # simulated-cluster demo; `make bench` runs the hot-path, simulator, trigger and DQN benchmarks;
 # `make bench-agents` evaluates the learning agents; `make bench-replay` them on the GPU replay;
 # `make bench-mixed` the learner's cost under compute gaps between calls; `make bench-warm-start` a warm
-# start from the replay's policy;
+# start from the replay's policy; `make bench-graphs` learning beside a CUDA graph;
 # `make bench-learner` whether the background learner keeps up with back-to-back collectives.
 
 CC ?= cc
@@ -72,7 +72,7 @@ else
   Q = @
 endif
 
-.PHONY: all plugin test test-fast test-asan test-tsan test-coordination-long fuzz report demo bench bench-agents bench-replay bench-mixed bench-warm-start bench-learner clean
+.PHONY: all plugin test test-fast test-asan test-tsan test-coordination-long fuzz report demo bench bench-agents bench-replay bench-mixed bench-warm-start bench-graphs bench-learner clean
 .SECONDARY:
 all: plugin $(CLI) $(TESTS) $(BUILD)/tests/test_gpu_scripts $(BENCHES) $(BUILD)/fuzz_wire $(GPU_TOOLS)
 plugin: $(TUNER_SO) $(PROFILER_SO)
@@ -258,6 +258,10 @@ bench-mixed: all
 # where it does not, against cold learning.
 bench-warm-start: all
 	@bench/bench_warm_start.sh $(BUILD)
+
+# Learning beside a CUDA graph, with (NCCL 2.28's ABIs) and without (2.27's) the CollApi events.
+bench-graphs: all
+	@bench/bench_graphs.sh $(BUILD)
 
 # Whether the plugin's background learner keeps up with back-to-back collectives (library, paced).
 bench-learner: all

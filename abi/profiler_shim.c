@@ -1,6 +1,7 @@
 /* abi/profiler_shim.c: the exported profiler structs ncclProfiler_v4, _v5 and _v6 (the symbol names
- * NCCL dlsym()s), adapting each descriptor layout to the plugin's event pool. Only Coll and KernelCh
- * events are tracked; every other event gets a NULL handle, which NCCL then never passes back. */
+ * NCCL dlsym()s), adapting each descriptor layout to the plugin's event pool. Coll and KernelCh events
+ * are tracked, and (v5, v6) CollApi events tell the tuner half whether the call is being captured into
+ * a CUDA graph; every other event gets a NULL handle, which NCCL then never passes back. */
 #include "../plugin/registry.h"
 #include "nccl_profiler_abi.h"
 
@@ -39,8 +40,22 @@ static inline dccl_event_pool* pool_of(void* context) {
   return comm != NULL && comm->profiling ? &comm->events : NULL;
 }
 
-/* The v4, v5 and v6 descriptors share member names but not layout, hence one body per version. */
-#define START_EVENT_BODY(context, handle, descr)                                                   \
+/* A CollApi event (v5, v6): NCCL enqueues a collective, on a stream being captured into a CUDA graph
+ * or not; it decides the call (getCollInfo) when the group ends, after this event. The tuner half reads
+ * the flag (plugin/tuner.c). A captured call's handle marks the Coll events of the graph's replays. */
+static ncclResult_t start_coll_api(void* context, void** handle, bool graph_captured) {
+  *handle = NULL;
+  dccl_comm* comm = context;
+  if (comm == NULL) return ncclSuccess;
+  atomic_store_explicit(&comm->graph_capturing, graph_captured ? 1 : 0, memory_order_relaxed);
+  dccl_event_pool* pool = pool_of(context);
+  if (graph_captured && pool != NULL) *handle = dccl_event_graph_handle(pool);
+  return ncclSuccess;
+}
+
+/* The v4, v5 and v6 descriptors share member names but not layout, hence one body per version.
+ * `parent`: the descriptor's parentObj (v4 has none: its Coll events hang under Group events). */
+#define START_EVENT_BODY(context, handle, descr, parent)                                           \
   do {                                                                                             \
     if (handle == NULL) return ncclSuccess;                                                        \
     *handle = NULL;                                                                                \
@@ -49,7 +64,8 @@ static inline dccl_event_pool* pool_of(void* context) {
     if (descr->type == ncclProfileColl) {                                                          \
       dccl_coll_event event = {descr->coll.seqNumber, descr->coll.func,      descr->coll.count,    \
                                descr->coll.datatype,  descr->coll.nChannels, descr->coll.algo,     \
-                               descr->coll.proto};                                                 \
+                               descr->coll.proto,                                                  \
+                               (parent) != NULL && (parent) == dccl_event_graph_handle(pool)};     \
       *handle = dccl_event_coll_start(pool, &event);                                               \
     } else if (descr->type == ncclProfileKernelCh) {                                               \
       *handle = dccl_event_channel_start(pool, descr->parentObj, descr->kernelCh.pTimer);          \
@@ -60,13 +76,17 @@ static inline dccl_event_pool* pool_of(void* context) {
   } while (0)
 
 static ncclResult_t start_event_v4(void* context, void** handle, ncclProfilerEventDescr_v4_t* descr) {
-  START_EVENT_BODY(context, handle, descr);
+  START_EVENT_BODY(context, handle, descr, (void*)NULL);
 }
 static ncclResult_t start_event_v5(void* context, void** handle, ncclProfilerEventDescr_v5_t* descr) {
-  START_EVENT_BODY(context, handle, descr);
+  if (handle != NULL && descr != NULL && descr->type == ncclProfileCollApi)
+    return start_coll_api(context, handle, descr->collApi.graphCaptured);
+  START_EVENT_BODY(context, handle, descr, descr->parentObj);
 }
 static ncclResult_t start_event_v6(void* context, void** handle, ncclProfilerEventDescr_v6_t* descr) {
-  START_EVENT_BODY(context, handle, descr);
+  if (handle != NULL && descr != NULL && descr->type == ncclProfileCollApi)
+    return start_coll_api(context, handle, descr->collApi.graphCaptured);
+  START_EVENT_BODY(context, handle, descr, descr->parentObj);
 }
 
 static ncclResult_t stop_event(void* handle) {

@@ -76,6 +76,9 @@ typedef struct shared_state {
   _Atomic int rank_failures;
   _Atomic uint64_t* issued;    /* [rank]: calls issued */
   uint64_t* tuner_histogram;   /* [rank * TIME_BUCKETS + bucket]: getCollInfo wall times */
+  /* rank 0's CUDA-graph replays: calls replayed and their latencies (default and oracle in oracle mode) */
+  uint64_t graph_replayed;
+  double graph_true_us, graph_default_us, graph_oracle_us;
 } shared_state;
 
 /* A log-linear histogram of nanoseconds: 8 sub-buckets per power of two. */
@@ -105,6 +108,16 @@ typedef struct rank_context {
   kernel_queue queue;
   FILE* call_log;
 } rank_context;
+
+/* A call captured into the rank's emulated CUDA graph: what it runs at every replay, and its CollApi
+ * handle, which NCCL keeps in the captured task and passes as the parent of every replay's Coll event. */
+typedef struct graph_call {
+  dccl_call call;
+  dccl_execution execution;
+  void* api_handle;
+  size_t count;
+  const char* datatype;
+} graph_call;
 
 static uint64_t pack_execution(const dccl_execution* e) {
   return ((uint64_t)(e->algo & 0xF) << 60) | ((uint64_t)(e->proto & 0xF) << 56) | ((uint64_t)(e->channels & 0xFF) << 48) |
@@ -193,6 +206,49 @@ static void descriptor_count(int coll, size_t bytes, int n_ranks, size_t* count,
   }
 }
 
+/* A rank's GPU timeline and the kernel whose events are still to be reported. */
+typedef struct gpu_timeline {
+  uint64_t clock_ns;   /* the GPU's globaltimer where its queue stands */
+  uint64_t carried_ns; /* work the last kernel left to this rank's next one */
+  kernel pending;      /* host_ahead: the last call's kernel, reported after the next call's launch */
+  int pending_kernel;
+  int kernel_events;   /* the plugin asked for KernelCh events */
+} gpu_timeline;
+
+/* Runs one call on the rank's GPU as NCCL launches it: the Coll event (its parent the call's CollApi
+ * handle, `seq` its seqNumber), then its kernel's channel events, now or later. The kernel's span is
+ * the call's work less what it leaves to the next kernel, plus what the previous one left it to run
+ * (the profile's `leftover` lines). */
+static void launch(rank_context* r, gpu_timeline* g, const dccl_call* call, const dccl_execution* e, double measured_us,
+                   void* parent, uint64_t seq, size_t count, const char* datatype) {
+  const dccl_emu_config* cfg = r->config;
+  uint64_t duration_ns = (uint64_t)llround(measured_us * 1000.0);
+  if (duration_ns == 0) duration_ns = 1;
+  g->clock_ns += (uint64_t)llround(call->gap_us * 1000.0);
+  double later_share, longer_share;
+  dccl_sim_leftover(r->sim, call, e, &later_share, &longer_share);
+  uint64_t later_ns = (uint64_t)llround((double)duration_ns * later_share);
+  uint64_t longer_ns = (uint64_t)llround((double)duration_ns * longer_share);
+  uint64_t span_ns = duration_ns - later_ns - longer_ns + g->carried_ns;
+  g->carried_ns = longer_ns;
+  if (r->profiling) {
+    void* handle = dccl_emu_profiler_coll_start(r->plugin, r->profiler_context, r->rank, parent, seq, call->coll, count,
+                                                datatype, e->channels, e->algo, e->proto);
+    dccl_emu_profiler_stop(r->plugin, handle); /* NCCL stops the Coll event right after enqueueing */
+    if (g->pending_kernel) { /* host_ahead: this call was launched before the last kernel's end was seen */
+      report_kernel(r, &g->pending);
+      g->pending_kernel = 0;
+    }
+    if (handle != NULL && g->kernel_events) {
+      kernel k = {handle, e->channels, g->clock_ns, span_ns};
+      if (cfg->synchronous && cfg->host_ahead) g->pending = k, g->pending_kernel = 1;
+      else if (cfg->synchronous) report_kernel(r, &k);
+      else queue_kernel(&r->queue, &k);
+    }
+  }
+  g->clock_ns += span_ns + later_ns;
+}
+
 static void pause_us(double us) {
   if (us <= 0) return;
   if (us < 50) { /* shorter than a sleep can be: spin */
@@ -219,6 +275,32 @@ static void wait_for_ranks(shared_state* shared, uint64_t index, uint64_t depth)
   }
 }
 
+/* One replay of the rank's graph: every captured call runs as decided at capture, with no getCollInfo;
+ * its Coll event hangs under the CollApi handle it was captured with, and NCCL counts it in the
+ * seqNumber only where that handle (or a Group event's) is set and kernel events are on (RAS's
+ * consistency rule, src/plugin/profiler.cc). Rank 0 accounts the replayed calls' latencies. */
+static void replay_graph(rank_context* r, gpu_timeline* g, const graph_call* graph, uint64_t size, uint64_t* seq,
+                         const dccl_conditions* conditions, uint64_t index, dccl_oracle* oracle) {
+  shared_state* shared = r->shared;
+  for (uint64_t i = 0; i < size; i++) {
+    const graph_call* c = &graph[i];
+    double true_us = dccl_sim_true_us(r->sim, &c->call, &c->execution, conditions);
+    double measured_us = dccl_sim_measure(r->sim, true_us, conditions, index, r->rank);
+    uint64_t number = seq[c->call.coll];
+    if (c->api_handle != NULL && g->kernel_events) seq[c->call.coll]++;
+    launch(r, g, &c->call, &c->execution, measured_us, c->api_handle, number, c->count, c->datatype);
+    if (r->rank != 0) continue;
+    shared->graph_replayed++;
+    shared->graph_true_us += true_us;
+    if (oracle != NULL) {
+      dccl_oracle_answer answer;
+      dccl_oracle_query(oracle, &c->call, conditions, &answer);
+      shared->graph_default_us += answer.default_us;
+      shared->graph_oracle_us += answer.best_us < true_us ? answer.best_us : true_us;
+    }
+  }
+}
+
 static int run_rank(rank_context* r) {
   const dccl_emu_config* cfg = r->config;
   const dccl_sim* sim = r->sim;
@@ -239,6 +321,9 @@ static int run_rank(rank_context* r) {
   /* NCCL emits Coll events when any event under them is active, KernelCh events only when asked. */
   r->profiling = (mask & (ncclProfileColl | ncclProfileKernelCh)) != 0;
   int kernel_events = (mask & ncclProfileKernelCh) != 0;
+  uint64_t graph_capacity = cfg->graph_calls < shared->calls ? cfg->graph_calls : shared->calls, graph_size = 0;
+  graph_call* graph = graph_capacity > 0 ? calloc(graph_capacity, sizeof(graph_call)) : NULL;
+  if (graph_capacity > 0 && graph == NULL) return -1;
   if (plugin != NULL && plugin->tuner_version != 0)
     dccl_emu_tuner_init(plugin, &r->tuner_context, cfg->comm_id, profile->n_ranks, profile->n_nodes, emulator_logger);
 
@@ -249,6 +334,7 @@ static int run_rank(rank_context* r) {
     r->queue.items = calloc(r->queue.capacity, sizeof(kernel));
     if (r->queue.items == NULL || pthread_create(&proxy, NULL, proxy_main, r) != 0) {
       free(r->queue.items);
+      free(graph);
       return -1;
     }
     proxy_running = 1;
@@ -260,14 +346,18 @@ static int run_rank(rank_context* r) {
   dccl_action_space_options oracle_options = cfg->oracle_options;
   if (cfg->max_tuner < 6) oracle_options.tune_chunk = 0;
   if (use_oracle && dccl_oracle_init(&oracle, sim, &oracle_options) != 0) {
-    if (cfg->oracle_policy) return -1;
+    if (cfg->oracle_policy) {
+      free(graph);
+      return -1;
+    }
     use_oracle = 0;
   }
   uint64_t seq[DCCL_NUM_COLLS] = {0};
-  uint64_t gpu_clock_ns = 1000000000ULL;
-  uint64_t carried_ns = 0; /* work the last kernel left to this rank's next one */
-  kernel pending;          /* host_ahead: the last call's kernel, reported after the next call's launch */
-  int pending_kernel = 0;
+  gpu_timeline gpu = {.clock_ns = 1000000000ULL, .kernel_events = kernel_events};
+  /* NCCL 2.28+ starts a CollApi event per enqueued collective when any event under it is active. */
+  int api_events = plugin != NULL && plugin->profiler_version >= 5 &&
+                   (mask & (ncclProfileCollApi | ncclProfileColl | ncclProfileProxyOp | ncclProfileProxyStep |
+                            ncclProfileKernelCh | ncclProfileNetPlugin)) != 0;
   size_t hint = 0;
   dccl_workload_cursor cursor;
   dccl_workload_start(&cursor, r->workload, shared->calls);
@@ -290,6 +380,18 @@ static int run_rank(rank_context* r) {
     if (r->rank == cfg->slow_rank && cfg->slow_rank_us > 0) pause_us(cfg->slow_rank_us);
     dccl_conditions conditions;
     dccl_sim_conditions(sim, call.index, &hint, &conditions);
+    int captured = call.index >= cfg->graph_first && call.index - cfg->graph_first < cfg->graph_calls;
+    size_t count;
+    const char* datatype;
+    descriptor_count(call.coll, call.bytes, profile->n_ranks, &count, &datatype);
+    /* collTaskAppend: the CollApi event starts and stops as the call is enqueued; NCCL decides (getCollInfo)
+     * when the group ends, after it. */
+    void* api_handle = NULL;
+    if (api_events) {
+      api_handle = dccl_emu_profiler_coll_api_start(plugin, r->profiler_context, r->rank, call.coll, count, datatype,
+                                                    captured);
+      dccl_emu_profiler_stop(plugin, api_handle);
+    }
     float cost[DCCL_NUM_ALGOS * DCCL_NUM_PROTOS];
     dccl_nccl_cost_table(&sim->model, call.coll, call.bytes, call.pipe_ops, cost);
     int plugin_channels = 0;
@@ -336,37 +438,13 @@ static int run_rank(rank_context* r) {
   executed:;
     double true_us = dccl_sim_true_us(sim, &call, &e, &conditions);
     double measured_us = dccl_sim_measure(sim, true_us, &conditions, call.index, r->rank);
-    uint64_t duration_ns = (uint64_t)llround(measured_us * 1000.0);
-    if (duration_ns == 0) duration_ns = 1;
-    gpu_clock_ns += (uint64_t)llround(call.gap_us * 1000.0);
-    /* The kernel's span: the call's work less what it leaves to the next kernel, plus what the previous
-     * one left it to run (the profile's `leftover` lines). */
-    double later_share, longer_share;
-    dccl_sim_leftover(sim, &call, &e, &later_share, &longer_share);
-    uint64_t later_ns = (uint64_t)llround((double)duration_ns * later_share);
-    uint64_t longer_ns = (uint64_t)llround((double)duration_ns * longer_share);
-    uint64_t span_ns = duration_ns - later_ns - longer_ns + carried_ns;
-    carried_ns = longer_ns;
-
-    if (r->profiling) {
-      size_t count;
-      const char* datatype;
-      descriptor_count(call.coll, call.bytes, profile->n_ranks, &count, &datatype);
-      void* handle = dccl_emu_profiler_coll_start(plugin, r->profiler_context, r->rank, seq[call.coll]++, call.coll, count,
-                                                  datatype, e.channels, e.algo, e.proto);
-      dccl_emu_profiler_stop(plugin, handle); /* NCCL stops the Coll event right after enqueueing */
-      if (pending_kernel) { /* host_ahead: this call was launched before the last kernel's end was seen */
-        report_kernel(r, &pending);
-        pending_kernel = 0;
-      }
-      if (handle != NULL && kernel_events) {
-        kernel k = {handle, e.channels, gpu_clock_ns, span_ns};
-        if (cfg->synchronous && cfg->host_ahead) pending = k, pending_kernel = 1;
-        else if (cfg->synchronous) report_kernel(r, &k);
-        else queue_kernel(&r->queue, &k);
-      }
+    if (captured) {
+      /* Recorded into the graph, not run: with kernel events on, NCCL runs the plan's proxy work (and
+       * so its profiler events) from a host node of the graph, at every replay. */
+      if (graph_size < graph_capacity) graph[graph_size++] = (graph_call){call, e, api_handle, count, datatype};
+    } else {
+      launch(r, &gpu, &call, &e, measured_us, api_handle, seq[call.coll]++, count, datatype);
     }
-    gpu_clock_ns += span_ns + later_ns;
     atomic_store_explicit(&shared->issued[r->rank], call.index + 1, memory_order_release);
     if (r->rank == 0 && cfg->progress != NULL && ((call.index + 1) % 4096 == 0 || call.index + 1 == shared->calls))
       cfg->progress(call.index + 1, shared->calls, cfg->progress_argument);
@@ -390,8 +468,13 @@ static int run_rank(rank_context* r) {
                 dccl_coll_name(call.coll), call.bytes, dccl_algo_name(e.algo), dccl_proto_name(e.proto), e.channels,
                 e.chunk, true_us, measured_us, default_us, oracle_us, conditions.congestion, conditions.interference);
     }
+    uint64_t graph_end = cfg->graph_first + cfg->graph_calls;
+    if (graph_size > 0 && cfg->graph_replay_every > 0 && call.index >= graph_end &&
+        (call.index - graph_end + 1) % cfg->graph_replay_every == 0)
+      replay_graph(r, &gpu, graph, graph_size, seq, &conditions, call.index, use_oracle ? &oracle : NULL);
   }
-  if (pending_kernel) report_kernel(r, &pending);
+  if (gpu.pending_kernel) report_kernel(r, &gpu.pending);
+  free(graph);
   if (use_oracle) dccl_oracle_free(&oracle);
   atomic_store_explicit(&shared->issued[r->rank], UINT64_MAX, memory_order_release); /* done: never waited for */
 
@@ -541,6 +624,10 @@ static void summarise(const shared_state* s, const dccl_emu_config* cfg, dccl_em
   out->failed_calls = atomic_load(&s->failed_calls);
   out->plugin_warnings = atomic_load(&s->plugin_warnings) + atomic_load(&log_warnings);
   out->tuner_version = atomic_load(&s->tuner_version);
+  out->graph_replayed_calls = s->graph_replayed;
+  out->graph_true_us = s->graph_true_us;
+  out->graph_default_us = s->graph_default_us;
+  out->graph_oracle_us = s->graph_oracle_us;
   out->profiler_version = atomic_load(&s->profiler_version);
   for (uint64_t c = 0; c < s->calls; c++) {
     const uint64_t* row = &s->executions[c * (uint64_t)s->ranks];

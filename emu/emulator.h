@@ -73,6 +73,12 @@ typedef struct dccl_emu_config {
    * different settings and provoke the disagreement the emulator must detect). */
   void (*rank_setup)(int rank, void* argument);
   void* rank_setup_argument;
+  /* CUDA graphs, as a training loop captures its step (profiler v5+ tells the plugin through the
+   * CollApi event's graphCaptured): the calls [graph_first, graph_first + graph_calls) are captured,
+   * decided by getCollInfo but not run, and after every graph_replay_every-th call that follows (0:
+   * never) the graph is replayed: every captured call runs as decided at capture, without getCollInfo,
+   * its Coll event under the CollApi handle it was captured with. graph_calls 0: no graph. */
+  uint64_t graph_first, graph_calls, graph_replay_every;
 } dccl_emu_config;
 
 typedef struct dccl_emu_collective_stats {
@@ -119,6 +125,10 @@ typedef struct dccl_emu_result {
   /* Regret over time (oracle mode): after each tenth of the calls, the latency spent so far beyond
    * the oracle's, as a fraction of the oracle's. */
   double regret_curve[10];
+  /* Rank 0's graph replays: calls replayed, and their noise-free latencies (NCCL's default and the
+   * oracle's in oracle mode). Not in the per-call figures above, which count each captured call once. */
+  uint64_t graph_replayed_calls;
+  double graph_true_us, graph_default_us, graph_oracle_us;
   double wall_seconds;
 } dccl_emu_result;
 

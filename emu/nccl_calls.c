@@ -114,6 +114,7 @@ int dccl_emu_profiler_init(const dccl_loaded_plugin* p, void** context, uint64_t
 #define FILL_COLL(d)                                         \
   do {                                                       \
     (d).type = ncclProfileColl;                              \
+    (d).parentObj = parent;                                  \
     (d).rank = rank;                                         \
     (d).coll.seqNumber = seq;                                \
     (d).coll.func = dccl_emu_nccl_func_name(coll);           \
@@ -125,14 +126,15 @@ int dccl_emu_profiler_init(const dccl_loaded_plugin* p, void** context, uint64_t
     (d).coll.proto = dccl_emu_nccl_proto_name(proto);        \
   } while (0)
 
-void* dccl_emu_profiler_coll_start(const dccl_loaded_plugin* p, void* context, int rank, uint64_t seq, int coll,
-                                   size_t count, const char* datatype, int channels, int algo, int proto) {
+void* dccl_emu_profiler_coll_start(const dccl_loaded_plugin* p, void* context, int rank, void* parent, uint64_t seq,
+                                   int coll, size_t count, const char* datatype, int channels, int algo, int proto) {
   void* handle = NULL;
   switch (p->profiler_version) {
   case 4: {
     ncclProfilerEventDescr_v4_t d;
     memset(&d, 0, sizeof(d));
     FILL_COLL(d);
+    d.parentObj = NULL; /* v4 has no API events: its Coll events hang under the Group event */
     ((const ncclProfiler_v4_t*)p->profiler)->startEvent(context, &handle, &d);
     break;
   }
@@ -147,6 +149,42 @@ void* dccl_emu_profiler_coll_start(const dccl_loaded_plugin* p, void* context, i
     ncclProfilerEventDescr_v6_t d;
     memset(&d, 0, sizeof(d));
     FILL_COLL(d);
+    ((const ncclProfiler_v6_t*)p->profiler)->startEvent(context, &handle, &d);
+    break;
+  }
+  default: break;
+  }
+  return handle;
+}
+
+/* NCCL 2.28+ (profiler v5, v6): collTaskAppend's CollApi event, parent of the call's Coll event. */
+#define FILL_COLL_API(d)                                 \
+  do {                                                   \
+    (d).type = ncclProfileCollApi;                       \
+    (d).rank = rank;                                     \
+    (d).collApi.func = dccl_emu_nccl_func_name(coll);    \
+    (d).collApi.count = count;                           \
+    (d).collApi.datatype = datatype;                     \
+    (d).collApi.root = 0;                                \
+    (d).collApi.stream = (void*)0x5742;                  \
+    (d).collApi.graphCaptured = graph_captured != 0;     \
+  } while (0)
+
+void* dccl_emu_profiler_coll_api_start(const dccl_loaded_plugin* p, void* context, int rank, int coll, size_t count,
+                                       const char* datatype, int graph_captured) {
+  void* handle = NULL;
+  switch (p->profiler_version) {
+  case 5: {
+    ncclProfilerEventDescr_v5_t d;
+    memset(&d, 0, sizeof(d));
+    FILL_COLL_API(d);
+    ((const ncclProfiler_v5_t*)p->profiler)->startEvent(context, &handle, &d);
+    break;
+  }
+  case 6: {
+    ncclProfilerEventDescr_v6_t d;
+    memset(&d, 0, sizeof(d));
+    FILL_COLL_API(d);
     ((const ncclProfiler_v6_t*)p->profiler)->startEvent(context, &handle, &d);
     break;
   }

@@ -25,8 +25,13 @@ void dccl_emu_tuner_finalize(const dccl_loaded_plugin* plugin, void* context);
 /* Profiler. */
 int dccl_emu_profiler_init(const dccl_loaded_plugin* plugin, void** context, uint64_t comm_id, int* activation_mask,
                            int n_nodes, int n_ranks, int rank, ncclDebugLogger_t logger);
-void* dccl_emu_profiler_coll_start(const dccl_loaded_plugin* plugin, void* context, int rank, uint64_t seq, int coll,
-                                   size_t count, const char* datatype, int channels, int algo, int proto);
+/* A Coll event; `parent` is the call's CollApi handle (v5, v6; NCCL passes it in parentObj). */
+void* dccl_emu_profiler_coll_start(const dccl_loaded_plugin* plugin, void* context, int rank, void* parent, uint64_t seq,
+                                   int coll, size_t count, const char* datatype, int channels, int algo, int proto);
+/* The CollApi event NCCL 2.28+ starts when a collective is enqueued (profiler v5, v6; NULL for v4),
+ * graphCaptured set while the stream is being captured into a CUDA graph. */
+void* dccl_emu_profiler_coll_api_start(const dccl_loaded_plugin* plugin, void* context, int rank, int coll,
+                                       size_t count, const char* datatype, int graph_captured);
 void* dccl_emu_profiler_channel_start(const dccl_loaded_plugin* plugin, void* context, int rank, void* parent,
                                       int channel, uint64_t gpu_start_ns);
 /* recordEventState(KernelChStop, stop stamp) then stopEvent, as NCCL's proxy does. */

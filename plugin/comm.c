@@ -452,8 +452,11 @@ int dccl_comm_attach_profiler(dccl_comm* comm, int abi_version, int rank) {
   DCCL_INIT_INFO(&comm->logger, "profiler v%d attached: comm %016llx rank %d, measurements %s", abi_version,
                  (unsigned long long)comm->comm_id, rank, comm->profiling ? "on" : "off");
   if (!comm->profiling) return 0;
-  /* P2p only to count point-to-point calls between collectives (their kernels hold the stream too). */
-  return ncclProfileColl | ncclProfileKernelCh | (comm->events.stamps != NULL ? ncclProfileP2p : 0);
+  /* P2p only to count point-to-point calls between collectives (their kernels hold the stream too).
+   * CollApi (v5+) to know the calls captured into CUDA graphs: NCCL 2.28-2.30 start it under Coll or
+   * KernelCh already, asked for in case a later one does not. */
+  return ncclProfileColl | ncclProfileKernelCh | (comm->events.stamps != NULL ? ncclProfileP2p : 0) |
+         (abi_version >= 5 ? ncclProfileCollApi : 0);
 }
 
 #define BEHIND_BACKLOG 256 /* measurements waiting at the start of a pass: the learner is behind the job */
@@ -555,10 +558,11 @@ void dccl_comm_destroy(dccl_comm* comm) {
     dccl_event_counters* e = &comm->events.counters;
     DCCL_INFO(&comm->logger,
               "comm %016llx rank %d: %llu collectives profiled, %llu measured, %llu dropped (queue full), "
-              "%llu untracked (pool busy), %llu abandoned, %llu unusable, %llu stale events, %llu not interpreted",
+              "%llu untracked (pool busy), %llu abandoned, %llu unusable, %llu stale events, %llu not interpreted, "
+              "%llu CUDA-graph replays (not measured)",
               (unsigned long long)comm->comm_id, comm->rank, load(&e->collectives), load(&e->measured),
               load(&comm->queue.dropped), load(&e->pool_busy), load(&e->abandoned), load(&e->unusable),
-              load(&e->stale_events), load(&e->unknown_events));
+              load(&e->stale_events), load(&e->unknown_events), load(&e->graph_replays));
     dccl_event_pool_free(&comm->events);
     dccl_queue_free(&comm->queue);
   }
@@ -568,10 +572,10 @@ void dccl_comm_destroy(dccl_comm* comm) {
     DCCL_INFO(&comm->logger,
               "comm %016llx rank %d: %llu calls, %llu policy actions applied, %llu pinned, %llu left to NCCL, "
               "%llu unusable actions, %llu bad inputs, %llu table switches, %llu chunk sizes set (%llu left to NCCL: "
-              "a group's decisions disagreed)",
+              "a group's decisions disagreed), %llu captured into CUDA graphs (the exploited action)",
               (unsigned long long)comm->comm_id, comm->rank, load(&comm->calls), load(&c->applied), load(&c->pinned),
               load(&c->nccl_kept), load(&c->unusable), load(&c->bad_input), load(&comm->tables.switches),
-              load(&c->chunk_set), load(&c->chunk_ambiguous));
+              load(&c->chunk_set), load(&c->chunk_ambiguous), load(&c->captured));
   }
   if (comm->coord != NULL) {
     dccl_coord_stats c;

@@ -24,6 +24,7 @@ typedef struct dccl_tuner_counters {
   _Atomic uint64_t bad_input;      /* calls with arguments we could not use */
   _Atomic uint64_t chunk_set;      /* getChunkSize overrides */
   _Atomic uint64_t chunk_ambiguous;/* getChunkSize left to NCCL: the group's decisions disagreed */
+  _Atomic uint64_t captured;       /* calls captured into a CUDA graph: the exploited action, not logged */
   _Atomic uint64_t waits;          /* coordinated worker: epochs whose table had not arrived in time */
   _Atomic uint64_t wait_ns;        /* time spent waiting for them */
 } dccl_tuner_counters;
@@ -56,6 +57,11 @@ typedef struct dccl_comm {
 
   /* tuner hot path */
   _Alignas(64) _Atomic uint64_t calls;
+  /* 1 while the last collective enqueued on this communicator went into a CUDA graph being captured:
+   * set by the profiler half's CollApi event (NCCL 2.28+; NCCL decides a group's calls when the group
+   * ends, after their CollApi events), read by getCollInfo. Such a call is decided once for every replay of the graph, so it gets the
+   * cell's exploited action, never an exploration. */
+  _Atomic int graph_capturing;
   uint8_t cell_calls[DCCL_TABLE_CELLS]; /* per-cell call counters (exploration slots) */
   uint64_t coll_calls[DCCL_NUM_COLLS];  /* per-collective call counters (the learner's join key) */
   /* getChunkSize: NCCL decides every task of a group (getCollInfo per aggregate of tasks), then sizes

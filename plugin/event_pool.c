@@ -42,7 +42,8 @@ typedef struct decoded_handle {
   int kind;
 } decoded_handle;
 
-/* Resolves a handle; returns 0 when it does not name a live record of ours. */
+/* Resolves a handle; returns 0 when it does not name a live record of ours (a graph handle, with bit 29
+ * set, never does). */
 static inline int decode_handle(void* handle, decoded_handle* out) {
   uint64_t value = (uint64_t)(uintptr_t)handle;
   uint32_t slot = (uint32_t)(value >> 17) & 0xFFFu, index = (uint32_t)(value >> 1) & 0xFFFFu;
@@ -146,6 +147,13 @@ void* dccl_event_coll_start(dccl_event_pool* pool, const dccl_coll_event* event)
     }
     return NULL;
   }
+  if (event->from_graph) {
+    /* NCCL counts it in the seqNumber right after this call returns. */
+    atomic_fetch_add_explicit(&pool->graph_replays_of[coll], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&pool->counters.graph_replays, 1, memory_order_relaxed);
+    return NULL;
+  }
+  uint64_t replays_before = atomic_load_explicit(&pool->graph_replays_of[coll], memory_order_relaxed);
   uint64_t ticket = atomic_fetch_add_explicit(&pool->next_record, 1, memory_order_relaxed);
   uint32_t index = (uint32_t)(ticket & pool->mask);
   dccl_event_record* record = &pool->records[index];
@@ -168,7 +176,7 @@ void* dccl_event_coll_start(dccl_event_pool* pool, const dccl_coll_event* event)
     atomic_fetch_add_explicit(&pool->counters.pool_busy, 1, memory_order_relaxed);
     return NULL;
   }
-  record->seq = event->seq;
+  record->seq = event->seq - replays_before;
   if (pool->stamps != NULL) {
     dccl_event_stamps* stamps = &pool->stamps[index];
     stamps->call_order = call_order;

@@ -10,7 +10,15 @@
  * kind). An event whose generation no longer matches its record (late, duplicated, or after the
  * record was recycled) is counted and ignored, so it can never corrupt another collective. A record
  * still busy when the allocator comes round to it again (its kernel never reported) is abandoned:
- * its generation moves on, and it is reused only on the following round. */
+ * its generation moves on, and it is reused only on the following round.
+ *
+ * CUDA graphs (NCCL 2.28+, profiler v5 and v6): NCCL starts a CollApi event as each collective is
+ * enqueued, telling whether the stream is being captured. A captured call's handle is the pool's graph
+ * handle, a constant that names no record (its stop is ignored). NCCL keeps it in the captured task and
+ * passes it as the parent of the Coll event of every replay of the graph. A replay is not measured: it
+ * was decided at capture and has no call of its own for the learner to join it with. It is counted, and
+ * as NCCL counts it in the collective's seqNumber, a measurement's seq leaves out the replays before it,
+ * so that the learner's join (by seqNumber) sees eager calls only. */
 #ifndef DYNAMICCL_PLUGIN_EVENT_POOL_H
 #define DYNAMICCL_PLUGIN_EVENT_POOL_H
 
@@ -18,6 +26,7 @@
 #include <stdint.h>
 
 #include "../core/measurement_queue.h"
+#include "../core/types.h"
 
 #define DCCL_MAX_COMM_SLOTS 4096
 #define DCCL_MAX_EVENT_POOL 65536
@@ -46,6 +55,7 @@ typedef struct dccl_event_counters {
   _Atomic uint64_t stale_events;    /* events with an old generation, ignored */
   _Atomic uint64_t unusable;        /* collectives without usable stamps (no channel, stop < start) */
   _Atomic uint64_t unknown_events;  /* Coll events we could not interpret (unknown names) */
+  _Atomic uint64_t graph_replays;   /* Coll events of CUDA-graph replays, not measured */
 } dccl_event_counters;
 
 typedef struct dccl_event_pool {
@@ -64,6 +74,8 @@ typedef struct dccl_event_pool {
   _Atomic uint64_t calls_started;
   dccl_measurement_queue* queue;
   dccl_event_counters counters;
+  /* Per collective, the graph replays NCCL counted in its seqNumber before the next Coll event. */
+  _Atomic uint64_t graph_replays_of[DCCL_NUM_COLLS];
   /* The first Coll event that could not be interpreted, described once for the log (by the learner's
    * side: unknown_ready is set after the description is written). */
   _Atomic int unknown_claimed, unknown_ready;
@@ -79,6 +91,7 @@ typedef struct dccl_coll_event {
   uint8_t channels;
   const char* algo;
   const char* proto;
+  int from_graph; /* its parent is dccl_event_graph_handle: a replay of a graph-captured call */
 } dccl_coll_event;
 
 /* capacity: power of two in [2, DCCL_MAX_EVENT_POOL]; comm_slot < DCCL_MAX_COMM_SLOTS; host_stamps: count
@@ -86,6 +99,12 @@ typedef struct dccl_coll_event {
 int dccl_event_pool_init(dccl_event_pool* pool, uint32_t capacity, uint32_t comm_slot, int n_ranks,
                          dccl_measurement_queue* queue, int host_stamps);
 void dccl_event_pool_free(dccl_event_pool* pool);
+
+/* The handle given to NCCL for a collective enqueued while its stream is captured into a CUDA graph:
+ * never NULL, never a record's; dccl_event_stop ignores it. */
+static inline void* dccl_event_graph_handle(const dccl_event_pool* pool) {
+  return (void*)(uintptr_t)(((uint64_t)1 << 29) | ((uint64_t)pool->comm_slot << 17));
+}
 
 /* Event entry points (hot path). Handles are NULL when the event is not tracked. */
 void* dccl_event_coll_start(dccl_event_pool* pool, const dccl_coll_event* event);

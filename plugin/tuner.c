@@ -56,9 +56,11 @@ static void report_unusable(dccl_comm* comm, const call_view* v, dccl_action act
                  text, dccl_coll_name(v->coll), bytes);
 }
 
-/* The action for this call, already checked usable, or DCCL_ACTION_NCCL. */
+/* The action for this call, already checked usable, or DCCL_ACTION_NCCL. A call captured into a CUDA
+ * graph runs as decided at every replay of the graph, so it gets the cell's exploited action: an
+ * exploration baked into a graph would repeat for the graph's life, measured by nobody. */
 static dccl_action choose(dccl_comm* comm, uint64_t call, const call_view* v, int cell, size_t bytes, int num_pipe_ops,
-                          int reg_buff) {
+                          int reg_buff, int captured) {
   /* The table first: a coordinated worker waits here for rank 0's, and rank 0's pins are in force by then. */
   const dccl_table* table = dccl_table_store_for_call(&comm->tables, call);
   if (__builtin_expect(table == NULL, 0)) table = dccl_comm_wait_for_table(comm, call); /* coordinated worker */
@@ -73,7 +75,8 @@ static dccl_action choose(dccl_comm* comm, uint64_t call, const call_view* v, in
       }
     }
   }
-  dccl_action action = dccl_table_action(table, cell, comm->cell_calls[cell]++);
+  dccl_action action =
+    captured ? dccl_table_get(table, cell) : dccl_table_action(table, cell, comm->cell_calls[cell]++);
   if (dccl_action_is_nccl(action)) {
     dccl_bump(&comm->counters.nccl_kept);
     return DCCL_ACTION_NCCL;
@@ -142,8 +145,9 @@ static void keep_group_decision(dccl_comm* comm, const call_view* v, dccl_action
 }
 
 /* Counts the call (epochs are counted in calls, on every rank alike), checks the collective and counts
- * the call among that collective's calls (the learner's join key with NCCL's seqNumber). */
-static inline int begin_call(dccl_comm* comm, int coll, uint64_t* call, uint64_t* coll_call) {
+ * the call among that collective's calls (the learner's join key with NCCL's seqNumber, which does not
+ * count a call captured into a CUDA graph until the graph runs). */
+static inline int begin_call(dccl_comm* comm, int coll, int captured, uint64_t* call, uint64_t* coll_call) {
   *call = atomic_load_explicit(&comm->calls, memory_order_relaxed);
   atomic_store_explicit(&comm->calls, *call + 1, memory_order_relaxed);
   if (coll < 0 || coll >= DCCL_NUM_COLLS) {
@@ -152,14 +156,17 @@ static inline int begin_call(dccl_comm* comm, int coll, uint64_t* call, uint64_t
                    "getCollInfo for collective %d, which DynamICCL does not tune; left to NCCL", coll);
     return 0;
   }
-  *coll_call = comm->coll_calls[coll]++;
+  *coll_call = comm->coll_calls[coll];
+  if (captured) dccl_bump(&comm->counters.captured);
+  else comm->coll_calls[coll]++;
   return 1;
 }
 
 void dccl_tuner_decide(dccl_comm* comm, int coll, size_t bytes, int num_pipe_ops, float* cost, int num_algo,
                        int num_proto, int reg_buff, int* n_channels) {
   uint64_t call, coll_call;
-  if (!begin_call(comm, coll, &call, &coll_call)) return;
+  int captured = atomic_load_explicit(&comm->graph_capturing, memory_order_relaxed);
+  if (!begin_call(comm, coll, captured, &call, &coll_call)) return;
   if (!comm->policy_active) return;
   if (cost == NULL || n_channels == NULL || num_algo <= 0 || num_proto <= 0 || num_algo > 64 || num_proto > 64) {
     dccl_bump(&comm->counters.bad_input);
@@ -170,9 +177,11 @@ void dccl_tuner_decide(dccl_comm* comm, int coll, size_t bytes, int num_pipe_ops
   }
   call_view v = {cost, num_algo, num_proto, 0, 0, comm->n_ranks, comm->n_nodes, coll};
   int cell = dccl_cell_for_call(coll, bytes, num_pipe_ops, reg_buff);
-  dccl_action action = choose(comm, call, &v, cell, bytes, num_pipe_ops, reg_buff);
+  dccl_action action = choose(comm, call, &v, cell, bytes, num_pipe_ops, reg_buff, captured);
   if (comm->tuner_abi >= 6) keep_group_decision(comm, &v, action);
-  if (atomic_load_explicit(&comm->learning, memory_order_relaxed)) log_call(comm, call, coll_call, &v, cell, bytes, action);
+  /* A captured call is measured only at the graph's replays, with no call to join them to. */
+  if (!captured && atomic_load_explicit(&comm->learning, memory_order_relaxed))
+    log_call(comm, call, coll_call, &v, cell, bytes, action);
   if (dccl_action_is_nccl(action)) return;
   cost[dccl_action_algo(action) * num_proto + dccl_action_proto(action)] = 0.0f;
   if (dccl_action_channels(action) > 0) *n_channels = dccl_action_channels(action);
@@ -181,7 +190,8 @@ void dccl_tuner_decide(dccl_comm* comm, int coll, size_t bytes, int num_pipe_ops
 void dccl_tuner_decide_v2(dccl_comm* comm, int coll, size_t bytes, int collnet_support, int nvls_support,
                           int num_pipe_ops, int* algorithm, int* protocol, int* n_channels) {
   uint64_t call, coll_call;
-  if (!begin_call(comm, coll, &call, &coll_call) || !comm->policy_active) return;
+  int captured = atomic_load_explicit(&comm->graph_capturing, memory_order_relaxed);
+  if (!begin_call(comm, coll, captured, &call, &coll_call) || !comm->policy_active) return;
   if (algorithm == NULL || protocol == NULL || n_channels == NULL) {
     dccl_bump(&comm->counters.bad_input);
     DCCL_WARN_ONCE(&comm->logger, &comm->warned_bad_table, "getCollInfo (v2) received NULL outputs; left to NCCL");
@@ -189,8 +199,9 @@ void dccl_tuner_decide_v2(dccl_comm* comm, int coll, size_t bytes, int collnet_s
   }
   call_view v = {NULL, 0, 0, collnet_support, nvls_support, comm->n_ranks, comm->n_nodes, coll};
   int cell = dccl_cell_for_call(coll, bytes, num_pipe_ops, 0);
-  dccl_action action = choose(comm, call, &v, cell, bytes, num_pipe_ops, 0);
-  if (atomic_load_explicit(&comm->learning, memory_order_relaxed)) log_call(comm, call, coll_call, &v, cell, bytes, action);
+  dccl_action action = choose(comm, call, &v, cell, bytes, num_pipe_ops, 0, captured);
+  if (!captured && atomic_load_explicit(&comm->learning, memory_order_relaxed))
+    log_call(comm, call, coll_call, &v, cell, bytes, action);
   if (dccl_action_is_nccl(action)) return;
   *algorithm = dccl_action_algo(action);
   *protocol = dccl_action_proto(action);

@@ -101,8 +101,13 @@ static void test_every_abi_combination(void) {
         config.oracle_options.tune_chunk = tuner == 6;
         config.check_default = !fixed;
         config.expected = fixed ? table : NULL;
+        /* A CUDA graph captured and replayed (CollApi events from profiler v5): the policy as ever. */
+        config.graph_first = 40;
+        config.graph_calls = 24;
+        config.graph_replay_every = 16;
         dccl_emu_result r;
         CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
+        CHECK(r.graph_replayed_calls > 0);
         CHECK_EQ_INT(r.tuner_version, tuner);
         CHECK_EQ_INT(r.profiler_version, profiler >= 4 ? profiler : 0);
         CHECK_EQ_INT((int)r.calls, (int)dccl_workload_total_calls(&workload));

@@ -1,6 +1,7 @@
 /* tests/test_event_pool.c: profiler event assembly: one measurement per collective from its
  * channel stamps, whatever the order of events and threads; stale, foreign and extra events are
- * ignored; a pool that wraps abandons stuck records instead of corrupting live ones. */
+ * ignored; a pool that wraps abandons stuck records instead of corrupting live ones; a CUDA graph's
+ * replays are counted, not measured, and leave the eager calls' seqNumbers in step. */
 #include <pthread.h>
 
 #include "../core/types.h"
@@ -23,7 +24,7 @@ static void teardown(void) {
 }
 
 static dccl_coll_event allreduce(uint64_t seq, int channels) {
-  dccl_coll_event e = {seq, "AllReduce", 1024, "ncclFloat32", (uint8_t)channels, "RING", "LL128"};
+  dccl_coll_event e = {seq, "AllReduce", 1024, "ncclFloat32", (uint8_t)channels, "RING", "LL128", 0};
   return e;
 }
 
@@ -65,7 +66,7 @@ static void test_one_collective(void) {
  * last channel stop. */
 static void test_call_order_and_host_stamps(void) {
   setup_stamped(64, 1);
-  dccl_coll_event bad = {1, "AllToAll", 1024, "ncclFloat32", 1, "RING", "SIMPLE"};
+  dccl_coll_event bad = {1, "AllToAll", 1024, "ncclFloat32", 1, "RING", "SIMPLE", 0};
   CHECK(dccl_event_coll_start(&pool, &bad) == NULL); /* call 0: not readable, still counted */
   dccl_event_other_call(&pool);                       /* call 1: a point-to-point call */
   for (int k = 0; k < 2; k++) {                       /* calls 2 and 3 */
@@ -108,7 +109,7 @@ static void test_call_order_and_host_stamps(void) {
 
 static void test_allgather_bytes_count_all_ranks(void) {
   setup(64);
-  dccl_coll_event e = {1, "AllGather", 100, "ncclBfloat16", 1, "RING", "SIMPLE"};
+  dccl_coll_event e = {1, "AllGather", 100, "ncclBfloat16", 1, "RING", "SIMPLE", 0};
   void* coll = dccl_event_coll_start(&pool, &e);
   void* ch = dccl_event_channel_start(&pool, coll, 10);
   dccl_event_channel_stop_time(ch, 20);
@@ -122,11 +123,11 @@ static void test_allgather_bytes_count_all_ranks(void) {
 
 static void test_unknown_and_foreign_events(void) {
   setup(64);
-  dccl_coll_event bad = {1, "AlltoAll", 10, "ncclFloat32", 2, "RING", "SIMPLE"};
+  dccl_coll_event bad = {1, "AlltoAll", 10, "ncclFloat32", 2, "RING", "SIMPLE", 0};
   CHECK(dccl_event_coll_start(&pool, &bad) == NULL);
   dccl_coll_event no_channels = allreduce(2, 0);
   CHECK(dccl_event_coll_start(&pool, &no_channels) == NULL);
-  dccl_coll_event bad_type = {3, "AllReduce", 10, "float", 2, "RING", "SIMPLE"};
+  dccl_coll_event bad_type = {3, "AllReduce", 10, "float", 2, "RING", "SIMPLE", 0};
   CHECK(dccl_event_coll_start(&pool, &bad_type) == NULL);
   CHECK_EQ_INT((int)atomic_load(&pool.counters.unknown_events), 3);
   /* The first one is described for the plugin's one log line. */
@@ -142,6 +143,47 @@ static void test_unknown_and_foreign_events(void) {
   dccl_event_stop(NULL);
   dccl_measurement m;
   CHECK(!dccl_queue_pop(&queue, &m));
+  teardown();
+}
+
+/* The handle a graph-captured CollApi event gets names no record: stopping it changes nothing and
+ * counts nothing, and no other pool's handle equals it. A Coll event under it (a replay of the graph)
+ * gets no record and is counted, also in the call order; NCCL counts it in the seqNumber, which the
+ * measurements of the eager calls after it leave out. */
+static void test_graph_replays_counted_not_measured(void) {
+  setup_stamped(64, 1);
+  void* graph = dccl_event_graph_handle(&pool);
+  CHECK(graph != NULL);
+  dccl_event_pool other;
+  dccl_measurement_queue other_queue;
+  dccl_queue_init(&other_queue, 16);
+  CHECK(dccl_event_pool_init(&other, 64, 8, 8, &other_queue, 0) == 0);
+  CHECK(dccl_event_graph_handle(&other) != graph);
+  dccl_event_pool_free(&other);
+  dccl_queue_free(&other_queue);
+  dccl_event_stop(graph);
+  CHECK(dccl_event_channel_start(&pool, graph, 5) == NULL);
+  CHECK_EQ_INT((int)atomic_load(&pool.counters.stale_events), 0);
+  /* Eager calls 0, 1, then three replays (NCCL's seqNumbers 2, 3, 4), then eager calls 2, 3. */
+  uint64_t nccl_seq = 100;
+  int replay_pattern[7] = {0, 0, 1, 1, 1, 0, 0};
+  for (int k = 0; k < 7; k++) {
+    dccl_coll_event e = allreduce(nccl_seq++, 1);
+    e.from_graph = replay_pattern[k];
+    void* coll = dccl_event_coll_start(&pool, &e);
+    CHECK((coll == NULL) == (replay_pattern[k] == 1));
+    if (coll == NULL) continue;
+    dccl_event_stop(coll);
+    void* ch = dccl_event_channel_start(&pool, coll, 100);
+    dccl_event_channel_stop_time(ch, 300);
+    dccl_event_stop(ch);
+  }
+  CHECK_EQ_INT((int)atomic_load(&pool.counters.graph_replays), 3);
+  dccl_measurement m[4];
+  for (int k = 0; k < 4; k++) CHECK(dccl_queue_pop(&queue, &m[k]));
+  CHECK(!dccl_queue_pop(&queue, &m[0]));
+  for (int k = 0; k < 4; k++) CHECK_EQ_INT((int)m[k].seq, 100 + k);
+  CHECK_EQ_INT((int)m[2].call_order, 5); /* the replays were calls on the stream */
   teardown();
 }
 
@@ -282,6 +324,7 @@ int main(void) {
   RUN(test_call_order_and_host_stamps);
   RUN(test_allgather_bytes_count_all_ranks);
   RUN(test_unknown_and_foreign_events);
+  RUN(test_graph_replays_counted_not_measured);
   RUN(test_unusable_stamps_dropped);
   RUN(test_wraparound_abandons_stuck_records);
   RUN(test_host_and_proxy_threads);

@@ -1,11 +1,12 @@
 /* tests/test_learning.c: the agents learning inside the plugin, driven by the NCCL emulator on the
  * simulator: learn mode beats NCCL's default and nears the oracle, runs are reproducible, a saved
  * policy warm-starts a new job (learn) and is exploited as is (frozen), a learn-once-then-hold run
- * stops changing its decisions, multi-rank learning without coordination falls back to frozen with a
- * warning, memory stays within 16 MiB per communicator, an explicit DYNAMICCL_SEED (0 included) seeds
- * the agents, and the shared library learns with its real
- * background thread; and on the GPU runs' measurements replayed (with their noise), it reaches the
- * oracle in the steady state and keeps the real gains where NCCL is far off. */
+ * stops changing its decisions, CUDA graphs get exploited actions and their replays are not learned,
+ * multi-rank learning without coordination falls back to frozen with a warning, memory stays within
+ * 16 MiB per communicator, an explicit DYNAMICCL_SEED (0 included) seeds the agents, and the shared
+ * library learns with its real background thread; and on the GPU runs' measurements replayed (with
+ * their noise), it reaches the oracle in the steady state and keeps the real gains where NCCL is far
+ * off. */
 #include <dirent.h>
 #include <libgen.h>
 #include <sys/stat.h>
@@ -29,6 +30,7 @@ static char policy_path[128];
 static char plugin_path[1200];
 static dccl_builtin_plugin builtin;
 static int host_ahead; /* synchronous runs: each call launched before the last kernel's end is seen */
+static uint64_t graph_first, graph_calls, graph_replay_every; /* dccl_emu_config's CUDA graph */
 
 /* Each run gets a fresh simulator and workload; `call_log` (or NULL) receives rank 0's calls. */
 static int run_with(const char* profile_name, const char* workload_text, int ranks, int use_library,
@@ -53,6 +55,9 @@ static int run_with(const char* profile_name, const char* workload_text, int ran
   config.steady_fraction = 0.25;
   config.oracle_options.tune_chunk = 1;
   config.call_log = call_log;
+  config.graph_first = graph_first;
+  config.graph_calls = graph_calls;
+  config.graph_replay_every = graph_replay_every;
   if (use_library) {
     config.plugin_path = plugin_path;
     /* A real job's pace, so the background thread keeps up. AddressSanitizer slows the learner about
@@ -395,6 +400,44 @@ static void test_hold_stops_learning(void) {
   unsetenv("DYNAMICCL_LEARN_FOR");
 }
 
+/* CUDA graphs (profiler v5+): a training loop captures its step once, then replays it. A captured call
+ * is decided once for all the replays, so it gets its cell's exploited action: while the agent explores
+ * every stream, no stream changes its execution within the captured step (the same calls run eagerly
+ * do: 7 of 14 streams; captured before this was handled, 6). The replays (the step's actions at the
+ * eager calls' sizes, with no call of their own) are not learned, and learning beside them ends as well
+ * as without them (test_learns_beyond_nccl_and_reproducibly's bounds). Joined with the eager calls, as
+ * they were, they left the steady state at 1.169 x oracle and its worst stream at 1.54 x NCCL. */
+static void test_cuda_graph_capture_and_replays(void) {
+  learn_environment();
+  char call_log[160];
+  snprintf(call_log, sizeof(call_log), "%s/graph-calls.csv", temp_dir);
+  const uint64_t step = 280, first = 2 * step; /* pcie_text: one repeat, every stream 20 times */
+  dccl_emu_result eager, captured, replayed;
+  CHECK(run_logged("pcie-8gpu", pcie_text, call_log, &eager) == 0);
+  int explored = streams_that_changed(call_log, first, first + step);
+  graph_first = first;
+  graph_calls = step;
+  CHECK(run_logged("pcie-8gpu", pcie_text, call_log, &captured) == 0);
+  int changed = streams_that_changed(call_log, first, first + step);
+  CHECK_MSG(explored >= 3, "only %d of 14 streams explored in the step run eagerly", explored);
+  CHECK_MSG(changed == 0, "%d streams changed their execution within the captured step", changed);
+  CHECK_EQ_INT(captured.graph_replayed_calls, 0);
+  graph_replay_every = 40; /* a replay after every 40 calls run eagerly: amid every stream's calls */
+  CHECK(run("pcie-8gpu", pcie_text, 1, 0, &replayed) == 0);
+  CHECK_MSG(replayed.graph_replayed_calls >= 390 * step, "%llu calls replayed",
+            (unsigned long long)replayed.graph_replayed_calls);
+  double graph_vs_nccl = replayed.graph_true_us / replayed.graph_default_us;
+  double vs_nccl = replayed.steady_true_us / replayed.steady_default_us;
+  double vs_oracle = replayed.steady_true_us / replayed.steady_oracle_us;
+  CHECK_MSG(graph_vs_nccl < 1.0, "the captured step %.4f x NCCL", graph_vs_nccl);
+  CHECK_MSG(vs_nccl < 0.90, "steady state beside the replays %.4f x NCCL", vs_nccl);
+  CHECK_MSG(vs_oracle < 1.05, "steady state beside the replays %.4f x oracle", vs_oracle);
+  CHECK_MSG(replayed.worst_stream_vs_default < 1.03, "worst stream %.4f x NCCL", replayed.worst_stream_vs_default);
+  CHECK_EQ_INT(replayed.rank_mismatches, 0);
+  graph_first = graph_calls = graph_replay_every = 0;
+  unlink(call_log);
+}
+
 static void test_multirank_without_coordination_runs_frozen(void) {
   learn_environment();
   setenv("DYNAMICCL_COORD", "off", 1);
@@ -574,6 +617,7 @@ int main(void) {
   RUN(test_unusable_policy_is_set_aside);
   RUN(test_unreadable_policy_is_not_overwritten);
   RUN(test_hold_stops_learning);
+  RUN(test_cuda_graph_capture_and_replays);
   RUN(test_multirank_without_coordination_runs_frozen);
   RUN(test_memory_per_communicator);
   RUN(test_cost_snapshot_of_a_larger_table);

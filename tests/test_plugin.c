@@ -593,11 +593,17 @@ static void test_profiler_mask_is_shared(void) {
   void *measuring = NULL, *quiet = NULL;
   setenv("DYNAMICCL_PROFILE", "on", 1);
   setenv("DYNAMICCL_COST", "span", 1); /* kernel spans alone: no call counts, no P2p events */
+  /* v5+ also asks for CollApi events (CUDA graph capture); v4 has none. */
+  void* older = NULL;
+  int older_mask = 0;
+  profiler4->init(&older, &older_mask, "older", 60, 1, 8, 0, logger);
+  CHECK_EQ_INT(older_mask, ncclProfileColl | ncclProfileKernelCh);
+  profiler4->finalize(older);
   profiler6->init(&measuring, 61, &mask, "measuring", 1, 8, 0, logger);
-  CHECK_EQ_INT(mask, ncclProfileColl | ncclProfileKernelCh);
+  CHECK_EQ_INT(mask, ncclProfileColl | ncclProfileKernelCh | ncclProfileCollApi);
   setenv("DYNAMICCL_PROFILE", "off", 1);
   profiler6->init(&quiet, 62, &mask, "quiet", 1, 8, 0, logger);
-  CHECK_EQ_INT(mask, ncclProfileColl | ncclProfileKernelCh);
+  CHECK_EQ_INT(mask, ncclProfileColl | ncclProfileKernelCh | ncclProfileCollApi);
   profiler6->finalize(quiet);
   profiler6->finalize(measuring);
   /* Charging stream time or leftovers (the default) counts point-to-point calls too: P2p events are
@@ -609,7 +615,7 @@ static void test_profiler_mask_is_shared(void) {
     if (cost == 0) setenv("DYNAMICCL_COST", "stream", 1);
     else unsetenv("DYNAMICCL_COST");
     profiler6->init(&counting, 64, &counting_mask, "counting", 1, 8, 0, logger);
-    CHECK_EQ_INT(counting_mask, ncclProfileColl | ncclProfileKernelCh | ncclProfileP2p);
+    CHECK_EQ_INT(counting_mask, ncclProfileColl | ncclProfileKernelCh | ncclProfileP2p | ncclProfileCollApi);
     profiler6->finalize(counting);
   }
   setenv("DYNAMICCL_PROFILE", "off", 1);

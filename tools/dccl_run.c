@@ -48,6 +48,8 @@ static void usage(FILE* out) {
           "  --seed S              simulator seed (default 1)\n"
           "  --max-channels N      largest channel count the oracle tries (default 32)\n"
           "  --call-log FILE       per-call CSV of rank 0\n"
+          "  --graph F:N:E         CUDA graphs (profiler v5+): calls F..F+N-1 are captured into a graph,\n"
+          "                        replayed after every E-th call that follows (E 0: never)\n"
           "  --verbose             print the plugin's log lines\n"
           "  --quiet               print no report (the exit status still tells about rank agreement)\n"
           "Exit status: 0 when all ranks agreed on every call, 1 when they did not (real NCCL would hang),\n"
@@ -113,6 +115,7 @@ int dccl_cli_run(int argc, char** argv) {
   const char *policy_file = NULL, *trigger = NULL;
   long long ranks = 2, calls = 0, seed = 1, max_channels = 32, learn_for = -1, sync_every = 64;
   double steady = 0, pace_us = 0;
+  unsigned long long graph_first = 0, graph_calls = 0, graph_every = 0;
   int processes = 0, verbose = 0, by_stream = 0, quiet = 0, host_ahead = 0;
   for (int i = 0; i < argc; i++) {
     const char* a = argv[i];
@@ -154,6 +157,11 @@ int dccl_cli_run(int argc, char** argv) {
       if (dccl_cli_int(argv[++i], 1, (long long)1 << 40, &calls) != 0) return dccl_cli_fail("bad --calls");
     } else if (strcmp(a, "--seed") == 0 && more) {
       if (dccl_cli_int(argv[++i], 0, (long long)1 << 62, &seed) != 0) return dccl_cli_fail("bad --seed");
+    } else if (strcmp(a, "--graph") == 0 && more) {
+      char tail;
+      if (sscanf(argv[++i], "%llu:%llu:%llu%c", &graph_first, &graph_calls, &graph_every, &tail) != 3 ||
+          graph_calls == 0)
+        return dccl_cli_fail("bad --graph (FIRST:CALLS:EVERY, CALLS > 0)");
     } else if (strcmp(a, "--max-channels") == 0 && more) {
       if (dccl_cli_int(argv[++i], 1, 64, &max_channels) != 0) return dccl_cli_fail("bad --max-channels");
     } else {
@@ -218,6 +226,9 @@ int dccl_cli_run(int argc, char** argv) {
   config.oracle_options.tune_chunk = 1;
   config.steady_fraction = steady;
   config.pace_us = pace_us;
+  config.graph_first = graph_first;
+  config.graph_calls = graph_calls;
+  config.graph_replay_every = graph_every;
 
   uint64_t total = dccl_workload_total_calls(&workload);
   if (calls > 0 && (uint64_t)calls < total) total = (uint64_t)calls;
@@ -272,6 +283,14 @@ int dccl_cli_run(int argc, char** argv) {
          "  'vs NCCL' = total latency / NCCL default's (< 1: faster than NCCL);\n"
          "  'vs oracle' = total latency / the best valid action's (>= 1).\n");
   if (result.steady_from < result.calls && steady > 0 && config.oracle) print_steady_state(&result, by_stream);
+  if (result.graph_replayed_calls > 0) {
+    printf("  CUDA graph: calls %llu..%llu captured, %llu calls replayed", graph_first, graph_first + graph_calls - 1,
+           (unsigned long long)result.graph_replayed_calls);
+    if (config.oracle && result.graph_oracle_us > 0)
+      printf(": %.4f x oracle, %.4f x NCCL", result.graph_true_us / result.graph_oracle_us,
+             result.graph_true_us / result.graph_default_us);
+    printf("\n");
+  }
   printf("  rank agreement: %llu of %llu calls mismatched%s; %llu calls failed; %llu plugin warnings; %.2f s\n",
          (unsigned long long)result.rank_mismatches, (unsigned long long)result.calls,
          result.rank_mismatches ? " (REAL NCCL WOULD HANG)" : "", (unsigned long long)result.failed_calls,

@@ -76,8 +76,8 @@ int mock_plugins_choose(mock_plugins* p, ncclFunc_t func, size_t bytes, mock_exe
 
 void* mock_plugins_collective(mock_plugins* p, ncclFunc_t func, size_t count, const mock_execution* e) {
   if (!p->collective_events) return NULL;
-  void* handle = dccl_emu_profiler_coll_start(&p->profiler, p->profiler_context, p->rank, p->seq[func]++, func, count,
-                                              "ncclFloat32", e->channels, e->algo, e->proto);
+  void* handle = dccl_emu_profiler_coll_start(&p->profiler, p->profiler_context, p->rank, NULL, p->seq[func]++, func,
+                                              count, "ncclFloat32", e->channels, e->algo, e->proto);
   dccl_emu_profiler_stop(&p->profiler, handle); /* NCCL stops the Coll event right after enqueueing */
   return handle;
 }
