@@ -46,6 +46,14 @@ grep -Eq '^summarize.py self-test: [0-9]+ passed, 0 failed$' "$self_test_log" ||
 rm -f "$self_test_log"
 end
 
+# The PyTorch scripts run only on the GPU machine (no PyTorch here): they must at least compile.
+begin pytorch_scripts_compile
+for script in ddp_step.py graph_check.py; do
+  python3 -c "import sys; compile(open(sys.argv[1]).read(), sys.argv[1], 'exec')" "$source_dir/bench/gpu/$script" ||
+    fail "$script does not compile"
+done
+end
+
 # The replay profile is its base (NCCL's side and the leftover lines, pasted from summarize.py) plus run 4's
 # measurements, as bench/gpu/replay_profile.py writes it: an edit to one profile alone fails here.
 begin replay_profile_is_its_base_and_run_4
@@ -285,7 +293,7 @@ fi
 begin run_sh_end_to_end
 steps=load,learn,compare,pairs,events,onehost
 torch=1
-python3 -c 'import torch' > /dev/null 2>&1 || { torch=0; steps=$steps,ddp; } # ddp must then skip, and say so
+python3 -c 'import torch' > /dev/null 2>&1 || { torch=0; steps=$steps,ddp,graph; } # ddp, graph must then skip, and say so
 (cd "$source_dir" && OUT=$scratch/run NCCL_HOME=$mock timeout 280 bench/gpu/run.sh --quick --no-mps --steps "$steps" \
    --learn-seconds 1 --repeat 2 --actions tree/simple/ch=2 --warm-policy "$scratch/warm-policy" --budget 270) \
   > "$scratch/run.log" 2>&1 || { fail "exit status $?"; show "$scratch/run.log"; }
@@ -300,6 +308,8 @@ for line in "NCCL headers and library: $mock (nccl.h says 2.28" "NCCL version 2.
   grep -q -- "$line" "$summary" 2> /dev/null || fail "summary.md has no line '$line'"
 done
 [ "$torch" = 1 ] || grep -q "DDP runs skipped: PyTorch not found" "$summary" || fail "no word that DDP was skipped"
+[ "$torch" = 1 ] || grep -q "CUDA graph check skipped: PyTorch not found" "$summary" ||
+  fail "no word that the CUDA graph check was skipped"
 [ "$(column_values "$scratch/run/compare.csv" 1)" = "default frozen none sweep " ] ||
   fail "compare entries: $(column_values "$scratch/run/compare.csv" 1)"
 grep -q '^pairs,learned,' "$scratch/run/pairs.csv" && grep -q '^pairs,nccl@learned,' "$scratch/run/pairs.csv" ||

@@ -17,11 +17,13 @@
 #      (NCCL_MULTI_RANK_GPU_ENABLE=1), a second topology: load, a short learning run, side by side;
 #   7. PyTorch DDP step time: NCCL alone, the plugin's default, the learned policy frozen, interleaved twice
 #      (skipped, and said so, without PyTorch);
+#   7b. CUDA graphs (PyTorch): AllReduce run eagerly, captured and replayed, then eagerly again, the plugin
+#      learning; results checked, and what the plugin saw (calls captured, replays) against what ran;
 #   8. summary.md (bench/gpu/summarize.py).
 # Usage: OUT=/path bench/gpu/run.sh [options]
 #   --ranks N            ranks (processes on the one GPU; default 2)
 #   --quick              small sizes, short learning, 2 repetitions
-#   --steps LIST         of load,learn,compare,pairs,congestion,events,onehost,ddp (default: all, which do not all
+#   --steps LIST         of load,learn,compare,pairs,congestion,events,onehost,ddp,graph (default: all, which do not all
 #                        fit in one 10-minute command: docs/gpu.md gives the two commands that do)
 #   --learn-seconds S    learning passes stop after S seconds (default 120)
 #   --repeat R           side-by-side repetitions (default 4) and pairs repetitions (R, at least 6)
@@ -41,7 +43,7 @@ cd "$(dirname "$0")/../.."
 ranks=2
 quick=0
 dry=0
-steps=load,learn,compare,pairs,congestion,events,onehost,ddp
+steps=load,learn,compare,pairs,congestion,events,onehost,ddp,graph
 learn_seconds=
 repeat=
 actions_option=
@@ -133,7 +135,7 @@ say "- built: plugin $(basename "$plugin"), build/gpu/collbench, build/gpu/loopb
 
 if [ $dry -eq 1 ]; then
   # No GPU: the same shape (4 ranks, one per "node", sockets) through the NCCL emulator, every policy.
-  python3 -c "import ast; ast.parse(open('bench/gpu/ddp_step.py').read()); ast.parse(open('bench/gpu/summarize.py').read())" ||
+  python3 -c "import ast; [ast.parse(open('bench/gpu/' + f).read()) for f in ('ddp_step.py', 'graph_check.py', 'summarize.py')]" ||
     { say "a Python script does not parse"; exit 1; }
   build/gpu/collbench --mode none --max 4K > "$OUT/dry-collbench.txt" 2>&1
   say "- collbench without a GPU: $(tail -1 "$OUT/dry-collbench.txt")"
@@ -421,6 +423,27 @@ elif wanted ddp && [ "$(left)" -gt 120 ]; then
   say '```'
 elif wanted ddp; then
   say "- DDP runs skipped: out of time"
+fi
+
+# ---- 7b. CUDA graphs: what the plugin saw of a captured graph and its replays, results checked ----
+if wanted graph && ! python3 -c 'import torch' > /dev/null 2>&1; then
+  say "- CUDA graph check skipped: PyTorch not found"
+elif wanted graph && [ "$(left)" -gt 60 ]; then
+  limit=$(( $(left) - 20 ))
+  [ "$limit" -gt 60 ] && limit=60
+  (export NCCL_TUNER_PLUGIN=$plugin NCCL_PROFILER_PLUGIN=$plugin DYNAMICCL_MODE=learn DYNAMICCL_POLICY_DIR="$OUT/graph-policy" \
+     NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING MASTER_PORT=29561
+   timeout "$limit" python3 bench/gpu/graph_check.py --ranks "$ranks" --label learn) > "$OUT/graph.log" 2>&1
+  ran=$(grep -m1 '^graph_check' "$OUT/graph.log" || echo "graph_check failed (graph.log)")
+  # Rank 0's finalize lines: the tuner's count of captured calls, the profiler's of replays.
+  captured=$(grep 'rank 0: .*captured into CUDA graphs' "$OUT/graph.log" | grep -o '[0-9]* captured into' | grep -o '^[0-9]*' | head -1)
+  replays=$(grep 'rank 0: .*CUDA-graph replays' "$OUT/graph.log" | grep -o '[0-9]* CUDA-graph replays' | grep -o '^[0-9]*' | head -1)
+  say ""
+  say "## CUDA graphs (AllReduce at 5 sizes, captured once and replayed 40 times; the plugin learning)"
+  say "- ran: $ran"
+  say "- the plugin on rank 0: ${captured:-no} calls captured into CUDA graphs (the exploited action), ${replays:-no} CUDA-graph replays not measured (expected: 5 and 200)"
+elif wanted graph; then
+  say "- CUDA graph check skipped: out of time"
 fi
 
 # ---- 8. summary ----

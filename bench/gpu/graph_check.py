@@ -1,0 +1,93 @@
+"""bench/gpu/graph_check.py: CUDA graphs on real NCCL beside DynamICCL: ranks as processes on the one
+GPU with distinct NCCL_HOSTID (real NCCL over its socket transport on loopback), torchrun-style
+rendezvous (MASTER_ADDR/MASTER_PORT). AllReduce at a few sizes runs eagerly (the plugin learning and
+exploring), then the same calls are captured into one CUDA graph and replayed, then run eagerly again;
+every result is checked. Prints `graph_check captured=<calls captured per rank> replays=<graph replays>
+correct=<0|1>` and a CSV line. The caller sets the plugin up (NCCL_TUNER_PLUGIN, NCCL_PROFILER_PLUGIN,
+NCCL_DEBUG=INFO): the plugin's finalize lines then tell what it saw, on each rank: 'N captured into CUDA
+graphs (the exploited action)' and 'N CUDA-graph replays (not measured)' (docs/architecture.md, "CUDA
+graphs": NCCL 2.28+ tells the profiler which calls are captured).
+
+Usage: python3 bench/gpu/graph_check.py [--ranks 2] [--eager 100] [--replays 40] [--label run]
+"""
+import argparse
+import os
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+SIZES = [1 << 10, 1 << 14, 1 << 18, 1 << 20, 1 << 22]  # bytes of float32
+
+
+def worker(rank, args, results):
+    os.environ["NCCL_HOSTID"] = f"graph-host-{rank}"
+    os.environ.setdefault("NCCL_SOCKET_IFNAME", "lo")
+    torch.cuda.set_device(0)
+    dist.init_process_group("nccl", rank=rank, world_size=args.ranks)
+    buffers = [torch.empty(size // 4, device="cuda") for size in SIZES]
+    expected = float(args.ranks * (args.ranks + 1) // 2)
+
+    def fill():
+        for b in buffers:
+            b.fill_(float(rank + 1))
+
+    def all_reduce_each():
+        for b in buffers:
+            dist.all_reduce(b)
+
+    def correct():
+        torch.cuda.synchronize()
+        return all(bool(torch.all(b == expected)) for b in buffers)
+
+    ok = True
+    for i in range(args.eager):  # eager: the communicator made, the plugin learning
+        fill()
+        all_reduce_each()
+        if i % 25 == 0:
+            ok &= correct()
+    ok &= correct()
+    # PyTorch's recipe: warm up on a side stream, then capture on it.
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        fill()
+        all_reduce_each()
+    torch.cuda.current_stream().wait_stream(side)
+    ok &= correct()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        all_reduce_each()
+    for r in range(args.replays):
+        fill()
+        graph.replay()
+        if r % 10 == 0 or r == args.replays - 1:
+            ok &= correct()
+    for _ in range(args.eager):  # eager again: the join after the replays
+        fill()
+        all_reduce_each()
+    ok &= correct()
+    results[rank] = ok
+    dist.destroy_process_group()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--eager", type=int, default=100)
+    parser.add_argument("--replays", type=int, default=40)
+    parser.add_argument("--label", default="run")
+    args = parser.parse_args()
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29543")
+    manager = mp.Manager()
+    results = manager.dict()
+    mp.spawn(worker, args=(args, results), nprocs=args.ranks, join=True)
+    ok = all(results[r] for r in range(args.ranks))
+    print(f"graph_check captured={len(SIZES)} replays={args.replays} correct={int(ok)}")
+    print(f"graph,{args.label},{args.ranks},{len(SIZES)},{args.replays},{int(ok)}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
