@@ -5,7 +5,8 @@
 #include <stdint.h>
 
 typedef struct dccl_measurement {
-  uint64_t seq;          /* NCCL's per-communicator, per-collective sequence number */
+  uint64_t seq;          /* NCCL's per-communicator, per-collective sequence number, less the CUDA-graph
+                            replays before it (plugin/event_pool.h) */
   uint64_t bytes;        /* bytes as getCollInfo saw them (AllGather/ReduceScatter: total) */
   uint64_t gpu_start_ns; /* first channel start, GPU globaltimer */
   uint64_t duration_ns;  /* last channel stop minus first channel start */

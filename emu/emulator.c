@@ -115,8 +115,6 @@ typedef struct graph_call {
   dccl_call call;
   dccl_execution execution;
   void* api_handle;
-  size_t count;
-  const char* datatype;
 } graph_call;
 
 static uint64_t pack_execution(const dccl_execution* e) {
@@ -220,7 +218,7 @@ typedef struct gpu_timeline {
  * the call's work less what it leaves to the next kernel, plus what the previous one left it to run
  * (the profile's `leftover` lines). */
 static void launch(rank_context* r, gpu_timeline* g, const dccl_call* call, const dccl_execution* e, double measured_us,
-                   void* parent, uint64_t seq, size_t count, const char* datatype) {
+                   void* parent, uint64_t seq) {
   const dccl_emu_config* cfg = r->config;
   uint64_t duration_ns = (uint64_t)llround(measured_us * 1000.0);
   if (duration_ns == 0) duration_ns = 1;
@@ -232,6 +230,9 @@ static void launch(rank_context* r, gpu_timeline* g, const dccl_call* call, cons
   uint64_t span_ns = duration_ns - later_ns - longer_ns + g->carried_ns;
   g->carried_ns = longer_ns;
   if (r->profiling) {
+    size_t count;
+    const char* datatype;
+    descriptor_count(call->coll, call->bytes, r->sim->profile.n_ranks, &count, &datatype);
     void* handle = dccl_emu_profiler_coll_start(r->plugin, r->profiler_context, r->rank, parent, seq, call->coll, count,
                                                 datatype, e->channels, e->algo, e->proto);
     dccl_emu_profiler_stop(r->plugin, handle); /* NCCL stops the Coll event right after enqueueing */
@@ -288,7 +289,7 @@ static void replay_graph(rank_context* r, gpu_timeline* g, const graph_call* gra
     double measured_us = dccl_sim_measure(r->sim, true_us, conditions, index, r->rank);
     uint64_t number = seq[c->call.coll];
     if (c->api_handle != NULL && g->kernel_events) seq[c->call.coll]++;
-    launch(r, g, &c->call, &c->execution, measured_us, c->api_handle, number, c->count, c->datatype);
+    launch(r, g, &c->call, &c->execution, measured_us, c->api_handle, number);
     if (r->rank != 0) continue;
     shared->graph_replayed++;
     shared->graph_true_us += true_us;
@@ -381,13 +382,13 @@ static int run_rank(rank_context* r) {
     dccl_conditions conditions;
     dccl_sim_conditions(sim, call.index, &hint, &conditions);
     int captured = call.index >= cfg->graph_first && call.index - cfg->graph_first < cfg->graph_calls;
-    size_t count;
-    const char* datatype;
-    descriptor_count(call.coll, call.bytes, profile->n_ranks, &count, &datatype);
     /* collTaskAppend: the CollApi event starts and stops as the call is enqueued; NCCL decides (getCollInfo)
      * when the group ends, after it. */
     void* api_handle = NULL;
     if (api_events) {
+      size_t count;
+      const char* datatype;
+      descriptor_count(call.coll, call.bytes, profile->n_ranks, &count, &datatype);
       api_handle = dccl_emu_profiler_coll_api_start(plugin, r->profiler_context, r->rank, call.coll, count, datatype,
                                                     captured);
       dccl_emu_profiler_stop(plugin, api_handle);
@@ -441,9 +442,9 @@ static int run_rank(rank_context* r) {
     if (captured) {
       /* Recorded into the graph, not run: with kernel events on, NCCL runs the plan's proxy work (and
        * so its profiler events) from a host node of the graph, at every replay. */
-      if (graph_size < graph_capacity) graph[graph_size++] = (graph_call){call, e, api_handle, count, datatype};
+      if (graph_size < graph_capacity) graph[graph_size++] = (graph_call){call, e, api_handle};
     } else {
-      launch(r, &gpu, &call, &e, measured_us, api_handle, seq[call.coll]++, count, datatype);
+      launch(r, &gpu, &call, &e, measured_us, api_handle, seq[call.coll]++);
     }
     atomic_store_explicit(&shared->issued[r->rank], call.index + 1, memory_order_release);
     if (r->rank == 0 && cfg->progress != NULL && ((call.index + 1) % 4096 == 0 || call.index + 1 == shared->calls))

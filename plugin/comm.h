@@ -59,8 +59,8 @@ typedef struct dccl_comm {
   _Alignas(64) _Atomic uint64_t calls;
   /* 1 while the last collective enqueued on this communicator went into a CUDA graph being captured:
    * set by the profiler half's CollApi event (NCCL 2.28+; NCCL decides a group's calls when the group
-   * ends, after their CollApi events), read by getCollInfo. Such a call is decided once for every replay of the graph, so it gets the
-   * cell's exploited action, never an exploration. */
+   * ends, after their CollApi events), read by getCollInfo. Such a call is decided once for every replay
+   * of the graph, so it gets the cell's exploited action, never an exploration. */
   _Atomic int graph_capturing;
   uint8_t cell_calls[DCCL_TABLE_CELLS]; /* per-cell call counters (exploration slots) */
   uint64_t coll_calls[DCCL_NUM_COLLS];  /* per-collective call counters (the learner's join key) */

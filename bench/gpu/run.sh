@@ -436,8 +436,8 @@ elif wanted graph && [ "$(left)" -gt 60 ]; then
    timeout "$limit" python3 bench/gpu/graph_check.py --ranks "$ranks" --label learn) > "$OUT/graph.log" 2>&1
   ran=$(grep -m1 '^graph_check' "$OUT/graph.log" || echo "graph_check failed (graph.log)")
   # Rank 0's finalize lines: the tuner's count of captured calls, the profiler's of replays.
-  captured=$(grep 'rank 0: .*captured into CUDA graphs' "$OUT/graph.log" | grep -o '[0-9]* captured into' | grep -o '^[0-9]*' | head -1)
-  replays=$(grep 'rank 0: .*CUDA-graph replays' "$OUT/graph.log" | grep -o '[0-9]* CUDA-graph replays' | grep -o '^[0-9]*' | head -1)
+  captured=$(sed -n 's/.*rank 0: .* \([0-9]*\) captured into CUDA graphs.*/\1/p' "$OUT/graph.log" | head -1)
+  replays=$(sed -n 's/.*rank 0: .* \([0-9]*\) CUDA-graph replays.*/\1/p' "$OUT/graph.log" | head -1)
   say ""
   say "## CUDA graphs (AllReduce at 5 sizes, captured once and replayed 40 times; the plugin learning)"
   say "- ran: $ran"
