@@ -5,7 +5,8 @@
 # `make bench-agents` evaluates the learning agents; `make bench-replay` them on the GPU replay;
 # `make bench-mixed` the learner's cost under compute gaps between calls; `make bench-warm-start` a warm
 # start from the replay's policy; `make bench-graphs` learning beside a CUDA graph;
-# `make bench-learner` whether the background learner keeps up with back-to-back collectives.
+# `make bench-learner` whether the background learner keeps up with back-to-back collectives;
+# `make fuzz` the fuzz targets with libFuzzer (needs clang).
 
 CC ?= cc
 BUILD ?= build
@@ -46,6 +47,7 @@ PROFILER_SO := $(BUILD)/libnccl-profiler-dynamiccl.so
 CLI         := $(BUILD)/dccl
 TESTS       := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS)) $(BUILD)/tests/test_leftover_shrunk
 BENCHES     := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+FUZZ_TARGETS := fuzz_wire fuzz_policy fuzz_text
 
 # GPU tools (bench/gpu/): compiled wherever the CUDA toolkit and NCCL's header are (CI included), run
 # on the GPU machine by bench/gpu/run.sh. No nvcc needed: plain C against the CUDA runtime and NCCL.
@@ -74,7 +76,7 @@ endif
 
 .PHONY: all plugin test test-fast test-asan test-tsan test-coordination-long fuzz report demo bench bench-agents bench-replay bench-mixed bench-warm-start bench-graphs bench-learner clean
 .SECONDARY:
-all: plugin $(CLI) $(TESTS) $(BUILD)/tests/test_gpu_scripts $(BENCHES) $(BUILD)/fuzz_wire $(GPU_TOOLS)
+all: plugin $(CLI) $(TESTS) $(BUILD)/tests/test_gpu_scripts $(BENCHES) $(addprefix $(BUILD)/,$(FUZZ_TARGETS)) $(GPU_TOOLS)
 plugin: $(TUNER_SO) $(PROFILER_SO)
 
 # The neural nets' elementwise loops (backward passes, Adam, ReLU, the LSTM's cell updates) vectorized: without
@@ -127,6 +129,9 @@ $(BUILD)/tests/%: $(call obj,tests/%.c) $(EMU_LIB) $(SIM_LIB) $(PLUGIN_LIB) | pl
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK    $@",true)
 	$(Q)$(CC) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+# test_policy_file drives the policy loader's fuzz target (tests/fuzz/policy_target.c) on mutated files.
+$(BUILD)/tests/test_policy_file: $(call obj,tests/fuzz/policy_target.c)
 
 # The leftover charge as to commit b64522d (DCCL_LEFTOVER_SHRINK, which side-by-side benchmarks build):
 # tests/leftover_sequence.txt replayed by test_leftover and plugin/leftover.c, both compiled with it.
@@ -223,16 +228,46 @@ $(BUILD)/tests/test_gpu_scripts: tests/test_gpu_scripts.sh Makefile
 	  '$(CURDIR)/tests/test_gpu_scripts.sh' '$(abspath $(BUILD))' '$(HAVE_CUDA)' > $@
 	$(Q)chmod +x $@
 
-# Fuzzing the coordination message parser with libFuzzer (needs clang); without clang, the same
-# target builds as a replay driver (build/fuzz_wire FILE...).
-$(BUILD)/fuzz_wire: tests/fuzz/fuzz_wire.c $(PLUGIN_LIB)
+# Fuzz targets (tests/fuzz/): the coordination message parser (fuzz_wire), the policy file loader with
+# the agent a loaded policy drives (fuzz_policy), and the text parsers (fuzz_text: rules, decision
+# tables, settings, addresses, the simulator's profiles, workloads and conditions). `make fuzz` runs
+# each for FUZZ_SECONDS with libFuzzer (needs clang; corpora in $(BUILD)/fuzz-corpus/NAME, fuzz_policy's
+# seeded with policies `dccl train` saves, fuzz_text's with scenarios/); without clang, or in `all`,
+# each builds as a replay driver (build/fuzz_NAME FILE...).
+FUZZ_SECONDS ?= 60
+$(BUILD)/fuzz_wire: tests/fuzz/fuzz_wire.c tests/fuzz/replay_driver.h $(PLUGIN_LIB)
 	$(Q)$(CC) $(CFLAGS) $< -o $@ $(PLUGIN_LIB) $(LDFLAGS) $(LDLIBS)
-fuzz: $(PLUGIN_LIB)
+$(BUILD)/fuzz_policy: tests/fuzz/fuzz_policy.c tests/fuzz/policy_target.c tests/fuzz/replay_driver.h $(PLUGIN_LIB)
+	$(Q)$(CC) $(CFLAGS) tests/fuzz/fuzz_policy.c tests/fuzz/policy_target.c -o $@ $(PLUGIN_LIB) $(LDFLAGS) $(LDLIBS)
+$(BUILD)/fuzz_text: tests/fuzz/fuzz_text.c tests/fuzz/replay_driver.h $(SIM_LIB) $(PLUGIN_LIB)
+	$(Q)$(CC) $(CFLAGS) $< -o $@ $(SIM_LIB) $(PLUGIN_LIB) $(LDFLAGS) $(LDLIBS)
+FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -DDCCL_LIBFUZZER -fsanitize=fuzzer,address,undefined \
+              -fno-sanitize-recover=undefined
+fuzz: $(CLI)
 	@if command -v clang >/dev/null 2>&1; then \
-	  clang -std=c11 -D_GNU_SOURCE -g -O1 -DDCCL_LIBFUZZER -fsanitize=fuzzer,address,undefined \
-	    tests/fuzz/fuzz_wire.c coord/wire.c core/action.c core/types.c core/rng.c -o $(BUILD)/fuzz_wire -lm && \
-	  mkdir -p $(BUILD)/fuzz-corpus && $(BUILD)/fuzz_wire -max_total_time=60 $(BUILD)/fuzz-corpus; \
-	else echo "clang not found: building the replay driver only"; $(MAKE) --no-print-directory $(BUILD)/fuzz_wire; fi
+	  mkdir -p $(BUILD)/fuzz-corpus/fuzz_wire $(BUILD)/fuzz-corpus/fuzz_policy && \
+	  clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_wire.c $(PLUGIN_SRCS) -o $(BUILD)/fuzz_wire -lm -ldl -pthread && \
+	  clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_policy.c tests/fuzz/policy_target.c $(PLUGIN_SRCS) \
+	    -o $(BUILD)/fuzz_policy -lm -ldl -pthread && \
+	  { [ -n "$$(ls $(BUILD)/fuzz-corpus/fuzz_policy)" ] || \
+	    { $(CLI) train --scenario roce-16x1,mixed-long,congestion-episodes --calls 30000 --quiet \
+	        --out $(BUILD)/fuzz-corpus/fuzz_policy/roce.bin && \
+	      $(CLI) train --scenario h100-2x8-ib,sweep --calls 10000 --nccl 2.27 --quiet \
+	        --out $(BUILD)/fuzz-corpus/fuzz_policy/ib.bin; }; } && \
+	  clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_text.c $(PLUGIN_SRCS) $(SIM_SRCS) -o $(BUILD)/fuzz_text -lm -ldl -pthread && \
+	  mkdir -p $(BUILD)/fuzz-corpus/fuzz_text && \
+	  for kind in 4:profiles 5:workloads 6:conditions; do \
+	    for file in scenarios/$${kind#*:}/*; do \
+	      { printf "\\$${kind%%:*}"; cat "$$file"; } > $(BUILD)/fuzz-corpus/fuzz_text/$$(basename "$$file"); \
+	    done; \
+	  done && \
+	  for target in $(FUZZ_TARGETS); do \
+	    echo "== $$target, $(FUZZ_SECONDS) s"; \
+	    $(BUILD)/$$target -max_total_time=$(FUZZ_SECONDS) -max_len=60000 -timeout=20 \
+	      -artifact_prefix=$(BUILD)/$$target- $(BUILD)/fuzz-corpus/$$target || exit 1; \
+	  done; \
+	else echo "clang not found: building the replay drivers only"; \
+	  $(MAKE) --no-print-directory $(addprefix $(BUILD)/,$(FUZZ_TARGETS)); fi
 
 # The coordination test at the issue's full length: 8 processes x 10^6 calls with faults.
 test-coordination-long: all

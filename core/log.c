@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static _Atomic(dccl_log_sink) fallback_sink = NULL;
+static _Atomic(dccl_log_sink) fallback_sink; /* NULL: static storage starts zeroed (clang refuses NULL here) */
 
 void dccl_log_set_sink(dccl_log_sink sink) { atomic_store(&fallback_sink, sink); }
 

@@ -170,7 +170,9 @@ int dccl_parse_host_port(const char* text, char* host, size_t host_size, uint16_
   }
   size_t length = (size_t)(last - first);
   long long value;
-  if (length == 0 || length >= host_size || !isdigit((unsigned char)colon[1]) ||
+  /* No host holds a bracket: "[[]:80" or "a]b:80" is a typo, and could not be written back as an address. */
+  if (length == 0 || length >= host_size || memchr(first, '[', length) != NULL || memchr(first, ']', length) != NULL ||
+      !isdigit((unsigned char)colon[1]) ||
       parse_integer(colon + 1, 10, 1, 65535, &value) != 0)
     return -1;
   memcpy(host, first, length);
@@ -180,7 +182,14 @@ int dccl_parse_host_port(const char* text, char* host, size_t host_size, uint16_
 }
 
 _Static_assert(sizeof(((dccl_settings*)0)->coord_registry) > DCCL_HOST_MAX + sizeof("[]:65535") - 1,
-               "every address dccl_parse_host_port accepts fits");
+               "every address dccl_parse_host_port accepts fits, written as write_registry writes it");
+
+/* The registry address as the service will read it: "host:port", "[IPv6 address]:port". Written anew from
+ * the parsed parts, not copied: the text given may be longer (a port with leading zeros), and cut to fit
+ * it would name another port. */
+static void write_registry(char* out, size_t size, const char* host, uint16_t port) {
+  snprintf(out, size, strchr(host, ':') != NULL ? "[%s]:%u" : "%s:%u", host, (unsigned)port);
+}
 
 /* DYNAMICCL_COORD, or torchrun's MASTER_ADDR and MASTER_PORT, and the other coordination settings. */
 static void read_coordination(dccl_settings* settings, const dccl_logger* logger) {
@@ -195,7 +204,7 @@ static void read_coordination(dccl_settings* settings, const dccl_logger* logger
     if (keyword >= 0) {
       snprintf(settings->coordination, sizeof(settings->coordination), "%s", keywords[keyword]);
     } else if (dccl_parse_host_port(coordination, host, sizeof(host), &registry_port) == 0) {
-      snprintf(settings->coord_registry, sizeof(settings->coord_registry), "%s", coordination);
+      write_registry(settings->coord_registry, sizeof(settings->coord_registry), host, registry_port);
     } else {
       DCCL_WARN(logger,
                 "DYNAMICCL_COORD='%s' is not auto, off, solo, host:port or [IPv6 address]:port; using auto",

@@ -76,7 +76,8 @@ const char* dccl_mode_name(dccl_mode mode);
 
 /* Parses a network address "host:port" (a name or an IPv4 address) or "[IPv6 address]:port"; an IPv6
  * address without brackets is refused (its last colon is ambiguous). The host is written without the
- * brackets. Returns 0, or -1 when malformed, the port is not in 1..65535 or the host does not fit. */
+ * brackets. Returns 0, or -1 when malformed (a host holding '[' or ']' included), the port is not in 1..65535
+ * or the host does not fit. */
 int dccl_parse_host_port(const char* text, char* host, size_t host_size, uint16_t* port);
 
 /* One row of the documentation table (README "Settings"); the array ends with a NULL name. */

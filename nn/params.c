@@ -45,6 +45,11 @@ double dccl_params_clip(dccl_params* p, double max_norm) {
     for (int k = 0; k < 4; k++) sums[k] += (double)p->grads[i + k] * p->grads[i + k];
   for (; i < p->count; i++) sums[0] += (double)p->grads[i] * p->grads[i];
   double norm = sqrt((sums[0] + sums[1]) + (sums[2] + sums[3]));
+  if (!isfinite(norm)) {
+    /* An overflowed gradient is dropped, not scaled: scaling it would make every weight NaN. */
+    memset(p->grads, 0, p->count * sizeof(float));
+    return norm;
+  }
   if (norm > max_norm && norm > 0) {
     float scale = (float)(max_norm / norm);
     for (size_t j = 0; j < p->count; j++) p->grads[j] *= scale;

@@ -27,7 +27,8 @@ float* dccl_params_take(dccl_params* p, size_t n);
 static inline float* dccl_params_grad(dccl_params* p, const float* value) { return p->grads + (value - p->values); }
 
 void dccl_params_zero_grads(dccl_params* p);
-/* Scales gradients down so their global L2 norm is at most max_norm; returns the norm before. */
+/* Scales gradients down so their global L2 norm is at most max_norm; returns the norm before. Gradients
+ * whose norm is not finite (an overflow) are zeroed: the step that follows moves by its momentum alone. */
 double dccl_params_clip(dccl_params* p, double max_norm);
 /* One Adam step (bias-corrected) on every parameter, then zeroes the gradients. */
 void dccl_params_adam(dccl_params* p, double learning_rate, double beta1, double beta2, double epsilon);

@@ -238,8 +238,9 @@ static int get_arm(reader* r, dccl_arm* a) {
   a->recent_count = get_u16(r);
   a->recent_charge_us = NAN; /* not saved: a frozen job keeps the saved recent reading as it is */
   a->invalid = get_u8(r) ? 1 : 0;
-  return !r->failed && isfinite(a->count) && a->count >= 0 && a->count < 1e12f && isfinite(a->mean) &&
-         isfinite(a->m2) && a->m2 >= 0 && isfinite(a->recent);
+  return !r->failed && isfinite(a->count) && a->count >= 0 && a->count < 1e12f &&
+         fabsf(a->mean) <= DCCL_POLICY_MAX_LOG_LATENCY && isfinite(a->m2) && a->m2 >= 0 &&
+         fabsf(a->recent) <= DCCL_POLICY_MAX_LOG_LATENCY;
 }
 
 /* Walks the payload; applies it when `agent` is not NULL. */
@@ -262,6 +263,9 @@ static int parse_payload(reader* r, dccl_config_agent* agent, dccl_trigger* trig
         float weight;
         memcpy(&weight, r->p + (size_t)4 * i, sizeof(weight));
         if (!isfinite(weight)) return fail(error, error_size, "network weights are not finite");
+        if (fabsf(weight) > DCCL_POLICY_MAX_WEIGHT)
+          return fail(error, error_size, "network weight %u is %g, beyond %g: not a trained network", i, (double)weight,
+                      (double)DCCL_POLICY_MAX_WEIGHT);
       }
       if (agent != NULL && tag == SECTION_QNET) {
         memcpy(agent->q.online.values, r->p, (size_t)count * sizeof(float));
@@ -290,7 +294,7 @@ static int parse_payload(reader* r, dccl_config_agent* agent, dccl_trigger* trig
         uint32_t arms = get_u32(r);
         if (r->failed) return fail(error, error_size, "truncated cell record");
         if (!ok || cell >= DCCL_TABLE_CELLS || context >= DCCL_AGENT_CONTEXTS || !isfinite(log2_bytes) ||
-            log2_bytes < 0 || log2_bytes > 64 || !isfinite(epsilon) || !dccl_action_well_formed(exploit))
+            log2_bytes < 0 || log2_bytes > 64 || !(epsilon >= 0 && epsilon <= 1) || !dccl_action_well_formed(exploit))
           return fail(error, error_size, "cell record %u is inconsistent", n);
         dccl_agent_cell* c = agent != NULL ? dccl_agent_cell_slot(agent, cell, 1) : NULL;
         if (c != NULL) {

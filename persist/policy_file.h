@@ -24,6 +24,12 @@
 #define DCCL_POLICY_VERSION 2
 /* A header's rank count beyond this is damage, not a job. */
 #define DCCL_POLICY_MAX_RANKS (1u << 24)
+/* A network weight beyond this magnitude is damage, not training: trained weights stay within a few
+ * units (2.3 at most in the simulator's policies), and one of 1e37 overflows the first forward pass. */
+#define DCCL_POLICY_MAX_WEIGHT 1e4f
+/* An arm's mean or recent log latency (natural log of microseconds) beyond this magnitude is damage:
+ * the agent's readings lie between log(1e-3) = -6.9 and about 25 (a day). */
+#define DCCL_POLICY_MAX_LOG_LATENCY 100.0f
 
 typedef struct dccl_policy_meta {
   uint32_t version;

@@ -147,7 +147,9 @@ static void append(text_buffer* b, const char* fmt, ...) {
   for (;;) {
     va_list args;
     va_start(args, fmt);
-    int n = vsnprintf(b->data + b->length, b->capacity - b->length, fmt, args);
+    /* Before the first allocation there is nowhere to write (and no arithmetic on a null pointer). */
+    char* end = b->data != NULL ? b->data + b->length : NULL;
+    int n = vsnprintf(end, b->capacity - b->length, fmt, args);
     va_end(args);
     if (n < 0) {
       b->failed = 1;

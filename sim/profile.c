@@ -107,7 +107,10 @@ static int set_field(dccl_profile* profile, field_type type, size_t offset, doub
 /* graph.<algo>.<field>, truth.<link>.<field>[.<protocol>] */
 static int set_pattern_key(dccl_profile* profile, const char* key, const char* value, char* why, size_t why_size) {
   char copy[128];
-  if (strlen(key) >= sizeof(copy)) return 1;
+  /* Every part named: strtok_r would read "graph..ring" as "graph.ring". */
+  size_t length = strlen(key);
+  if (length == 0 || length >= sizeof(copy) || key[0] == '.' || key[length - 1] == '.' || strstr(key, "..") != NULL)
+    return 1;
   strcpy(copy, key);
   char* parts[5] = {0};
   int n = 0;

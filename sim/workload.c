@@ -80,6 +80,11 @@ int dccl_workload_parse(const char* text, const char* source, dccl_workload* w, 
     int rc = 0;
     char *key, *value;
     if (strncmp(line, "name", 4) == 0 && strchr(line, '=') != NULL && dccl_split_key_value(line, &key, &value) == 0) {
+      if (strcmp(key, "name") != 0) { /* "names = x" is a typo, not the name */
+        snprintf(error, error_size, "%s:%d: unknown key '%s' (the one key is name)", source, line_number, key);
+        dccl_workload_free(w);
+        return -1;
+      }
       snprintf(w->name, sizeof(w->name), "%s", value);
       continue;
     }

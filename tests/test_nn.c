@@ -148,6 +148,17 @@ static void test_clip_and_blend(void) {
   CHECK_NEAR(dccl_params_clip(&a, 1.0), 5.0, 1e-9);
   CHECK_NEAR(a.grads[0], 0.6, 1e-6);
   CHECK_NEAR(a.grads[1], 0.8, 1e-6);
+  /* An overflowed gradient is dropped: scaled, it would have made every weight NaN (0 * inf); the
+   * Adam step after it leaves the weights finite. */
+  a.grads[0] = INFINITY;
+  a.grads[1] = 1;
+  CHECK(!isfinite(dccl_params_clip(&a, 1.0)));
+  CHECK(a.grads[0] == 0 && a.grads[1] == 0);
+  dccl_params_adam(&a, 1e-3, 0.9, 0.999, 1e-8);
+  CHECK(isfinite(a.values[0]) && isfinite(a.values[1]));
+  a.grads[0] = NAN;
+  CHECK(!isfinite(dccl_params_clip(&a, 1.0)));
+  CHECK(a.grads[0] == 0);
   a.values[0] = 10;
   b.values[0] = 0;
   dccl_params_blend(&b, &a, 0.25);

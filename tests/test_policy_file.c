@@ -14,6 +14,7 @@
 #include "../agents/config_agent.h"
 #include "../agents/trigger.h"
 #include "../persist/policy_file.h"
+#include "fuzz/policy_target.h"
 #include "test.h"
 #include "test_files.h"
 
@@ -551,6 +552,42 @@ static void test_rejections(void) {
   reseal(copy, size);
   CHECK(test_write_file(bad, copy, size) == 0);
   expect_rejected_also_checking("NaN weight, resealed", bad, fp, &target, &trigger_target, "finite");
+  /* Finite but absurd weights (fuzz_policy found 7.6e37 among the DQN's): the first forward pass
+   * overflows and training turns the whole network into NaN. In either network. */
+  const size_t huge_at[] = {HEADER_BYTES + 8 + 4 * 5, lstm_at + 8 + 4 * 3};
+  for (size_t i = 0; i < sizeof(huge_at) / sizeof(huge_at[0]); i++) {
+    memcpy(copy, data, size);
+    float huge_weight = i == 0 ? 7.6e37f : -2e4f;
+    memcpy(copy + huge_at[i], &huge_weight, 4);
+    reseal(copy, size);
+    CHECK(test_write_file(bad, copy, size) == 0);
+    snprintf(what, sizeof(what), "weight %g in the %s, resealed", (double)huge_weight, i == 0 ? "DQN" : "LSTM");
+    expect_rejected_also_checking(what, bad, fp, &target, &trigger_target, "not a trained network");
+  }
+  /* A first cell record's finite but absurd numbers: its exploration rate (1e30 made the decision's
+   * count of exploring calls overflow an int: undefined behaviour, found by fuzz_policy), and its NCCL
+   * arm's mean log latency. Record: cell u16, context u8, cost_known u8, log2_bytes f64, 21 costs, then
+   * per context an arm (count, mean, m2, recent f32, recent_count u16, invalid u8) and samples u32,
+   * then epsilon f32. */
+  const size_t record_at = cells_at + 8, nccl_mean_at = record_at + 4 + 8 + 4 * 21 + 4,
+               epsilon_at = record_at + 4 + 8 + 4 * 21 + 2 * 23;
+  float saved_epsilon;
+  memcpy(&saved_epsilon, data + epsilon_at, 4);
+  CHECK(saved_epsilon > 0 && saved_epsilon <= 1); /* the layout above is the file's */
+  const struct {
+    size_t at;
+    float value;
+    const char* what;
+  } absurd[] = {{epsilon_at, 1e30f, "epsilon 1e30"}, {epsilon_at, -0.5f, "epsilon -0.5"},
+                {nccl_mean_at, 1e30f, "NCCL arm's mean log latency 1e30"}};
+  for (size_t i = 0; i < sizeof(absurd) / sizeof(absurd[0]); i++) {
+    memcpy(copy, data, size);
+    memcpy(copy + absurd[i].at, &absurd[i].value, 4);
+    reseal(copy, size);
+    CHECK(test_write_file(bad, copy, size) == 0);
+    snprintf(what, sizeof(what), "%s, resealed", absurd[i].what);
+    expect_rejected_also_checking(what, bad, fp, &target, &trigger_target, "inconsistent");
+  }
   memcpy(copy, data, size);
   put_u32_at(copy, cells_at + 4, DCCL_AGENT_MAX_CELLS + 1);
   reseal(copy, size);
@@ -843,6 +880,55 @@ static void test_corrupt_file_not_trusted(void) {
   unlink(path);
 }
 
+/* Mutations of a saved policy, resealed, through the fuzz target (tests/fuzz/policy_target.h): each
+ * is refused with a reason, or loads into an agent that decides well-formed actions, learns, trains and
+ * saves a policy that loads again (the target aborts otherwise). Bytes are overwritten with random ones
+ * or with special floats (NaN, infinities, huge, negative, zero) at 4-byte boundaries, where the file's
+ * floats lie; some files are cut short. Both outcomes must occur, or the mutations test nothing. */
+static void test_mutated_policies_load_or_refuse(void) {
+  char path[128];
+  path_in(path, sizeof(path), "mutated.bin");
+  CHECK(save(path, &trained_a, &trigger_a) == 0);
+  size_t size;
+  uint8_t* data = test_read_file(path, &size);
+  unlink(path);
+  CHECK(data != NULL && size > HEADER_BYTES + 1000);
+  if (data == NULL || size <= HEADER_BYTES + 1000) {
+    free(data);
+    return;
+  }
+  static const float special[] = {NAN, INFINITY, -INFINITY, 3e38f, 1e20f, -1.0f, 0.0f, 1e-40f, 65536.0f};
+  dccl_rng rng;
+  dccl_rng_seed(&rng, 99);
+  int loaded = 0, refused = 0;
+  for (int round = 0; round < 300; round++) {
+    uint8_t* copy = malloc(size);
+    CHECK(copy != NULL);
+    if (copy == NULL) break;
+    memcpy(copy, data, size);
+    size_t n = size;
+    int changes = 1 + (int)dccl_rng_below(&rng, 3);
+    for (int k = 0; k < changes; k++) {
+      size_t at = HEADER_BYTES + dccl_rng_below(&rng, size - HEADER_BYTES - 4);
+      if (round % 2 == 0) {
+        at &= ~(size_t)3;
+        float value = special[dccl_rng_below(&rng, sizeof(special) / sizeof(special[0]))];
+        memcpy(copy + at, &value, 4);
+      } else {
+        copy[at] = (uint8_t)dccl_rng_below(&rng, 256);
+      }
+    }
+    if (round % 7 == 0) n = HEADER_BYTES + dccl_rng_below(&rng, size - HEADER_BYTES);
+    if (dccl_fuzz_policy_one(copy, n)) loaded++;
+    else refused++;
+    free(copy);
+  }
+  fprintf(stderr, "  300 mutated policies: %d loaded and driven, %d refused\n", loaded, refused);
+  CHECK(loaded > 0);
+  CHECK(refused > 0);
+  free(data);
+}
+
 int main(void) {
   snprintf(directory, sizeof(directory), "/tmp/dccl_policy_test_XXXXXX");
   if (mkdtemp(directory) == NULL) {
@@ -866,6 +952,7 @@ int main(void) {
   RUN(test_set_aside);
   RUN(test_save_is_atomic);
   RUN(test_corrupt_file_not_trusted);
+  RUN(test_mutated_policies_load_or_refuse);
 
   dccl_agent_free(&trained_a);
   dccl_agent_free(&trained_b);

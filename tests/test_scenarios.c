@@ -266,6 +266,31 @@ static void test_ramp_over_a_huge_span(void) {
   dccl_schedule_free(&s);
 }
 
+/* A key that only looks like a known one is refused, not taken for it: a workload line "names = x" set
+ * the name, and a profile key with an empty part ("graph..ring.bw_intra") set graph.ring.bw_intra. */
+static void test_near_miss_keys_refused(void) {
+  expect_workload_refused("names = oops\nallreduce 1K\n", "w", "w:1: unknown key 'names'");
+  expect_workload_refused("allreduce 1K\nnamespace=x\n", "w", "w:2: unknown key 'namespace'");
+  char error[512], text[1024];
+  dccl_workload w;
+  CHECK(dccl_workload_parse("name = kept\nallreduce 1K\n", "w", &w, error, sizeof(error)) == 0 &&
+        strcmp(w.name, "kept") == 0);
+  dccl_workload_free(&w);
+  static dccl_profile p;
+  const char* base = "name = x\nnodes = 1\nranks_per_node = 1\ncompute_capability = 90\nchannels = 2\n"
+                     "graph.ring.channels = 2\n";
+  const char* near_misses[] = {"graph..ring.bw_intra", ".graph.ring.bw_intra", "graph.ring.bw_intra.", "truth..net.link_bw"};
+  for (size_t i = 0; i < sizeof(near_misses) / sizeof(near_misses[0]); i++) {
+    snprintf(text, sizeof(text), "%s%s = 5\n", base, near_misses[i]);
+    char expected[128];
+    snprintf(expected, sizeof(expected), "p:7: unknown key '%s'", near_misses[i]);
+    CHECK_MSG(dccl_profile_parse(text, "p", &p, error, sizeof(error)) != 0, "accepted: %s", near_misses[i]);
+    CHECK_MSG(strstr(error, expected) != NULL, "%s", error);
+  }
+  snprintf(text, sizeof(text), "%sgraph.ring.bw_intra = 5\n", base);
+  CHECK(dccl_profile_parse(text, "p", &p, error, sizeof(error)) == 0 && p.graphs[DCCL_ALGO_RING].bw_intra == 5);
+}
+
 int main(void) {
   RUN(test_every_shipped_scenario_parses);
   RUN(test_profile_errors);
@@ -276,5 +301,6 @@ int main(void) {
   RUN(test_gap_bounded_after_its_unit);
   RUN(test_onoff_huge_episodes);
   RUN(test_ramp_over_a_huge_span);
+  RUN(test_near_miss_keys_refused);
   TEST_SUMMARY();
 }

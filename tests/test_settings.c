@@ -283,10 +283,34 @@ static void test_host_port_addresses(void) {
   CHECK(dccl_parse_host_port("[::1]:29501", host, sizeof(host), &port) == 0 && strcmp(host, "::1") == 0 && port == 29501);
   CHECK(dccl_parse_host_port("[fe80::1%eth0]:7", host, sizeof(host), &port) == 0 && strcmp(host, "fe80::1%eth0") == 0);
   const char* refused[] = {"::1:29501", "[::1]", "[::1]29501", "[]:80", ":80", "host", "host:", "host:0", "host:65536",
-                           "host:-1", "host:+80", "host:80x", "[::1:80", NULL};
+                           "host:-1", "host:+80", "host:80x", "[::1:80", "[[]:2", "[a[b]:80", "a[b:80", "a]b:80", NULL};
   for (int i = 0; refused[i] != NULL; i++)
     CHECK_MSG(dccl_parse_host_port(refused[i], host, sizeof(host), &port) != 0, "'%s' accepted", refused[i]);
   CHECK(dccl_parse_host_port("a-rather-long-host-name:80", host, 8, &port) != 0); /* does not fit */
+}
+
+/* DYNAMICCL_COORD is kept as the service reads it: a port written with leading zeros made an address
+ * longer than the settings hold, and the cut text named another port (here 2 instead of 29500). */
+static void test_registry_port_with_leading_zeros(void) {
+  clear_environment();
+  unsetenv("MASTER_ADDR");
+  unsetenv("MASTER_PORT");
+  dccl_settings s;
+  char address[400], host[DCCL_HOST_MAX + 1], expected[300];
+  uint16_t port = 0;
+  memset(address, 'h', 250);
+  snprintf(address + 250, sizeof(address) - 250, ":%040d", 29500); /* 291 characters */
+  setenv("DYNAMICCL_COORD", address, 1);
+  load_capturing_log(&s);
+  CHECK(dccl_parse_host_port(s.coord_registry, host, sizeof(host), &port) == 0);
+  CHECK_MSG(port == 29500, "the registry '%s' has port %u", s.coord_registry, (unsigned)port);
+  snprintf(expected, sizeof(expected), "%.250s:29500", address);
+  CHECK(strcmp(s.coord_registry, expected) == 0);
+  setenv("DYNAMICCL_COORD", "[::1]:007", 1);
+  load_capturing_log(&s);
+  CHECK(strcmp(s.coord_registry, "[::1]:7") == 0);
+  unsetenv("DYNAMICCL_COORD");
+  clear_environment();
 }
 
 /* DYNAMICCL_COORD takes [IPv6 address]:port (and refuses the ambiguous form with a warning); an IPv6
@@ -363,6 +387,7 @@ int main(void) {
   RUN(test_host_port_addresses);
   RUN(test_ipv6_registry_settings);
   RUN(test_registry_address_fits_the_service);
+  RUN(test_registry_port_with_leading_zeros);
   RUN(test_readme_documents_every_setting);
   TEST_SUMMARY();
 }

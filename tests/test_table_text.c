@@ -128,6 +128,19 @@ static void test_format_round_trip(void) {
   free(text);
 }
 
+/* An all-NCCL table is written as the header alone. The first write into the empty buffer used to do
+ * pointer arithmetic on its null data pointer (undefined; clang's -fsanitize=undefined stops there). */
+static void test_format_of_an_empty_table(void) {
+  dccl_table_fill(&table, DCCL_ACTION_NCCL);
+  char* text = dccl_table_text_format(&table);
+  CHECK(text != NULL && strcmp(text, "# DynamICCL decision table\n"
+                                     "# collective,min_bytes,max_bytes,action[,numPipeOps[,regBuff]]\n") == 0);
+  dccl_table_fill(&again, dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_LL, 0, 0));
+  CHECK(text != NULL && dccl_table_text_parse(text, "empty", 8, 1, &again, NULL) == 0);
+  CHECK(dccl_action_proto(dccl_table_get(&again, 0)) == DCCL_PROTO_LL); /* nothing to overwrite */
+  free(text);
+}
+
 static void test_atomic_save_keeps_old_file_on_failure(void) {
   char dir[] = "/tmp/dccl-test-XXXXXX";
   CHECK(mkdtemp(dir) != NULL);
@@ -199,6 +212,7 @@ int main(void) {
   RUN(test_bad_lines_and_shape_checks);
   RUN(test_alternating_actions);
   RUN(test_format_round_trip);
+  RUN(test_format_of_an_empty_table);
   RUN(test_atomic_save_keeps_old_file_on_failure);
   RUN(test_atomic_write_into_missing_directory);
   RUN(test_read_text_file_limits);
