@@ -28,6 +28,17 @@ void dccl_table_copy(dccl_table* dst, const dccl_table* src) {
   dst->epoch = src->epoch;
 }
 
+int dccl_table_same_decisions(const dccl_table* a, const dccl_table* b) {
+  for (int i = 0; i < DCCL_TABLE_CELLS; i++)
+    if (dccl_table_get(a, i) != dccl_table_get(b, i) ||
+        atomic_load_explicit(&a->explore[i], memory_order_relaxed) !=
+          atomic_load_explicit(&b->explore[i], memory_order_relaxed) ||
+        atomic_load_explicit(&a->explore_mask[i], memory_order_relaxed) !=
+          atomic_load_explicit(&b->explore_mask[i], memory_order_relaxed))
+      return 0;
+  return 1;
+}
+
 void dccl_table_set_range(dccl_table* table, int coll, int first_bin, int last_bin, dccl_action action) {
   if (first_bin < 0) first_bin = 0;
   if (last_bin >= DCCL_SIZE_BINS) last_bin = DCCL_SIZE_BINS - 1;

@@ -99,6 +99,8 @@ static inline dccl_action dccl_table_action(const dccl_table* table, int cell, u
 /* Sets every cell to `action`, without exploration. */
 void dccl_table_fill(dccl_table* table, dccl_action action);
 void dccl_table_copy(dccl_table* dst, const dccl_table* src);
+/* 1 when both tables hold the same decisions, explorations and masks in every cell (epochs aside). */
+int dccl_table_same_decisions(const dccl_table* a, const dccl_table* b);
 /* Sets every cell of one collective whose size bin lies in [first_bin, last_bin], for all pipeline
  * buckets and registration states. */
 void dccl_table_set_range(dccl_table* table, int coll, int first_bin, int last_bin, dccl_action action);

@@ -182,12 +182,9 @@ int dccl_parse_host_port(const char* text, char* host, size_t host_size, uint16_
 }
 
 _Static_assert(sizeof(((dccl_settings*)0)->coord_registry) > DCCL_HOST_MAX + sizeof("[]:65535") - 1,
-               "every address dccl_parse_host_port accepts fits, written as write_registry writes it");
+               "every address dccl_parse_host_port accepts fits, written by dccl_format_host_port");
 
-/* The registry address as the service will read it: "host:port", "[IPv6 address]:port". Written anew from
- * the parsed parts, not copied: the text given may be longer (a port with leading zeros), and cut to fit
- * it would name another port. */
-static void write_registry(char* out, size_t size, const char* host, uint16_t port) {
+void dccl_format_host_port(char* out, size_t size, const char* host, uint16_t port) {
   snprintf(out, size, strchr(host, ':') != NULL ? "[%s]:%u" : "%s:%u", host, (unsigned)port);
 }
 
@@ -204,7 +201,9 @@ static void read_coordination(dccl_settings* settings, const dccl_logger* logger
     if (keyword >= 0) {
       snprintf(settings->coordination, sizeof(settings->coordination), "%s", keywords[keyword]);
     } else if (dccl_parse_host_port(coordination, host, sizeof(host), &registry_port) == 0) {
-      write_registry(settings->coord_registry, sizeof(settings->coord_registry), host, registry_port);
+      /* Written anew from the parsed parts, not copied: the text given may be longer (a port with leading
+       * zeros), and cut to fit it would name another port. */
+      dccl_format_host_port(settings->coord_registry, sizeof(settings->coord_registry), host, registry_port);
     } else {
       DCCL_WARN(logger,
                 "DYNAMICCL_COORD='%s' is not auto, off, solo, host:port or [IPv6 address]:port; using auto",

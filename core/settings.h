@@ -79,6 +79,9 @@ const char* dccl_mode_name(dccl_mode mode);
  * brackets. Returns 0, or -1 when malformed (a host holding '[' or ']' included), the port is not in 1..65535
  * or the host does not fit. */
 int dccl_parse_host_port(const char* text, char* host, size_t host_size, uint16_t* port);
+/* Writes a host and port as dccl_parse_host_port reads them back: "host:port", or "[host]:port" for a host
+ * holding a colon (an IPv6 address). */
+void dccl_format_host_port(char* out, size_t size, const char* host, uint16_t port);
 
 /* One row of the documentation table (README "Settings"); the array ends with a NULL name. */
 typedef struct dccl_setting_doc {

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,15 @@ int dccl_split_key_value(char* line, char** key, char** value) {
   *key = dccl_trim(line);
   *value = dccl_trim(equals + 1);
   return (**key != '\0' && **value != '\0') ? 0 : -1;
+}
+
+int dccl_name_line(char* line, char** value, char* why, size_t why_size) {
+  char* key;
+  if (strncmp(line, "name", 4) != 0 || strchr(line, '=') == NULL) return 0;
+  if (dccl_split_key_value(line, &key, value) != 0) snprintf(why, why_size, "expected 'name = <value>'");
+  else if (strcmp(key, "name") == 0) return 1;
+  else snprintf(why, why_size, "unknown key '%s' (the one key is name)", key);
+  return -1;
 }
 
 int dccl_tokenize(char* line, char** tokens, int max) {

@@ -11,6 +11,12 @@ int dccl_next_scenario_line(const char** cursor, char* line, size_t size, int* l
 /* Splits "key = value"; returns 0 when the line has that shape. Both are trimmed in place. */
 int dccl_split_key_value(char* line, char** key, char** value);
 
+/* The one key of a workload or conditions file: a line that starts with "name" and holds '=' (no
+ * collective or event does) is a key line. Returns 1 for "name = value" (`value` trimmed in place), 0
+ * for any other kind of line (left untouched), -1 for a key line with another key ("names = x": a typo,
+ * not the name), which `why` names. */
+int dccl_name_line(char* line, char** value, char* why, size_t why_size);
+
 /* The words a line of a workload or conditions file may hold. */
 #define DCCL_LINE_MAX_WORDS 16
 

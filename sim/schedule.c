@@ -111,12 +111,16 @@ int dccl_schedule_parse(const char* text, const char* source, dccl_schedule* out
   int line_number = 0, too_long = 0;
   while (dccl_next_scenario_line(&cursor, line, sizeof(line), &line_number, &too_long)) {
     if (line[0] == '\0') continue;
-    char *key, *value;
-    if (strncmp(line, "name", 4) == 0 && dccl_split_key_value(line, &key, &value) == 0 && strcmp(key, "name") == 0) {
+    char why[200], *value;
+    int name_line = dccl_name_line(line, &value, why, sizeof(why));
+    if (name_line < 0) {
+      snprintf(error, error_size, "%s:%d: %s", source, line_number, why);
+      return -1;
+    }
+    if (name_line > 0) {
       snprintf(out->name, sizeof(out->name), "%s", value);
       continue;
     }
-    char why[200];
     if (too_long) {
       snprintf(error, error_size, "%s:%d: line too long", source, line_number);
       return -1;

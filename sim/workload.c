@@ -78,13 +78,14 @@ int dccl_workload_parse(const char* text, const char* source, dccl_workload* w, 
     if (line[0] == '\0') continue;
     char why[200] = "";
     int rc = 0;
-    char *key, *value;
-    if (strncmp(line, "name", 4) == 0 && strchr(line, '=') != NULL && dccl_split_key_value(line, &key, &value) == 0) {
-      if (strcmp(key, "name") != 0) { /* "names = x" is a typo, not the name */
-        snprintf(error, error_size, "%s:%d: unknown key '%s' (the one key is name)", source, line_number, key);
-        dccl_workload_free(w);
-        return -1;
-      }
+    char* value;
+    int name_line = dccl_name_line(line, &value, why, sizeof(why));
+    if (name_line < 0) {
+      snprintf(error, error_size, "%s:%d: %s", source, line_number, why);
+      dccl_workload_free(w);
+      return -1;
+    }
+    if (name_line > 0) {
       snprintf(w->name, sizeof(w->name), "%s", value);
       continue;
     }

@@ -260,15 +260,6 @@ static void random_change(dccl_table* t, dccl_rng* rng) {
   }
 }
 
-static int tables_equal(const dccl_table* a, const dccl_table* b) {
-  for (int c = 0; c < DCCL_TABLE_CELLS; c++)
-    if (dccl_table_get(a, c) != dccl_table_get(b, c) ||
-        atomic_load(&a->explore[c]) != atomic_load(&b->explore[c]) ||
-        atomic_load(&a->explore_mask[c]) != atomic_load(&b->explore_mask[c]))
-      return 0;
-  return 1;
-}
-
 /* Applies a DECISIONS payload the way a worker does, to a table per epoch. */
 static void apply_payload(const uint8_t* payload, size_t length, dccl_table* current, uint64_t* decided) {
   dccl_wire_reader r;
@@ -325,7 +316,7 @@ static void test_history(void) {
   for (uint32_t i = 0; i < count; i++) {
     dccl_wire_entry_header e;
     dccl_wire_get_entry_header(&r, &e);
-    for (; epoch < (int)e.epoch; epoch++) wrong += !tables_equal(&replay, &truth[epoch]);
+    for (; epoch < (int)e.epoch; epoch++) wrong += !dccl_table_same_decisions(&replay, &truth[epoch]);
     if (e.full) dccl_table_fill(&replay, DCCL_ACTION_NCCL);
     for (uint32_t k = 0; k < e.cells; k++) {
       dccl_wire_cell c;
@@ -334,7 +325,7 @@ static void test_history(void) {
       dccl_table_set_explore(&replay, c.cell, c.explore, c.explore_mask);
     }
   }
-  for (; epoch < 40; epoch++) wrong += !tables_equal(&replay, &truth[epoch]);
+  for (; epoch < 40; epoch++) wrong += !dccl_table_same_decisions(&replay, &truth[epoch]);
   CHECK_EQ_INT(wrong, 0);
   /* Every worker has received epochs below 21 (and the change of epoch 21, unsent, must stay):
    * everything a worker at 21 or later needs is kept, nothing before. */
@@ -352,7 +343,7 @@ static void test_history(void) {
   CHECK_EQ_INT((int)dccl_history_write(&h, &w, 1, 5, 0, 25, 1, 40), 40);
   uint64_t d;
   apply_payload(buffer + DCCL_WIRE_HEADER_BYTES, w.length - DCCL_WIRE_HEADER_BYTES, &replay, &d);
-  CHECK(tables_equal(&replay, &truth[39]));
+  CHECK(dccl_table_same_decisions(&replay, &truth[39]));
   /* Full: appends wait. */
   int full = 0;
   for (int e = 41; e < 80 && !full; e++) {

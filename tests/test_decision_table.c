@@ -245,6 +245,28 @@ static void* publisher(void* argument) {
   return NULL;
 }
 
+/* A copy has the same decisions; a change of decision, exploration or mask in any cell is a difference. */
+static void test_copy_and_compare(void) {
+  static dccl_table a, b;
+  dccl_table_fill(&a, DCCL_ACTION_NCCL);
+  dccl_action ring = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 4, 0);
+  dccl_table_set(&a, 7, ring);
+  dccl_table_set_explore(&a, 9, ring, DCCL_TABLE_ALTERNATE_MASK);
+  a.epoch = 3;
+  dccl_table_copy(&b, &a);
+  CHECK(dccl_table_same_decisions(&a, &b) && b.epoch == 3);
+  b.epoch = 4;
+  CHECK(dccl_table_same_decisions(&a, &b)); /* epochs aside */
+  dccl_table_set(&b, DCCL_TABLE_CELLS - 1, ring);
+  CHECK(!dccl_table_same_decisions(&a, &b));
+  dccl_table_copy(&b, &a);
+  dccl_table_set_explore(&b, 9, ring, DCCL_TABLE_BLOCKS_MASK);
+  CHECK(!dccl_table_same_decisions(&a, &b));
+  dccl_table_copy(&b, &a);
+  dccl_table_set_explore(&b, 9, DCCL_ACTION_NCCL, DCCL_TABLE_ALTERNATE_MASK);
+  CHECK(!dccl_table_same_decisions(&a, &b));
+}
+
 static void test_publication_is_exact(void) {
   static race r;
   dccl_table_store_init(&r.store, 4);
@@ -284,6 +306,7 @@ int main(void) {
   RUN(test_epoch_switching);
   RUN(test_hot_path_first);
   RUN(test_follower_waits);
+  RUN(test_copy_and_compare);
   RUN(test_publication_is_exact);
   RUN(test_bell_rings_once_when_armed);
   RUN(test_bell_never_misses_a_move);

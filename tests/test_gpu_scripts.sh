@@ -48,7 +48,7 @@ end
 
 # The PyTorch scripts run only on the GPU machine (no PyTorch here): they must at least compile.
 begin pytorch_scripts_compile
-for script in ddp_step.py graph_check.py; do
+for script in ddp_step.py graph_check.py spawn_ranks.py; do
   python3 -c "import sys; compile(open(sys.argv[1]).read(), sys.argv[1], 'exec')" "$source_dir/bench/gpu/$script" ||
     fail "$script does not compile"
 done

@@ -276,6 +276,15 @@ static void test_near_miss_keys_refused(void) {
   CHECK(dccl_workload_parse("name = kept\nallreduce 1K\n", "w", &w, error, sizeof(error)) == 0 &&
         strcmp(w.name, "kept") == 0);
   dccl_workload_free(&w);
+  /* Conditions files read their name line through the same helper. */
+  static dccl_schedule schedule;
+  CHECK(dccl_schedule_parse("names = oops\n", "c", &schedule, error, sizeof(error)) != 0 &&
+        strstr(error, "c:1: unknown key 'names'") != NULL);
+  CHECK(dccl_schedule_parse("name =\n", "c", &schedule, error, sizeof(error)) != 0 &&
+        strstr(error, "c:1: expected 'name = <value>'") != NULL);
+  CHECK(dccl_schedule_parse("name = kept\ncongestion constant level=0.3\n", "c", &schedule, error, sizeof(error)) == 0 &&
+        strcmp(schedule.name, "kept") == 0);
+  dccl_schedule_free(&schedule);
   static dccl_profile p;
   const char* base = "name = x\nnodes = 1\nranks_per_node = 1\ncompute_capability = 90\nchannels = 2\n"
                      "graph.ring.channels = 2\n";

@@ -287,6 +287,13 @@ static void test_host_port_addresses(void) {
   for (int i = 0; refused[i] != NULL; i++)
     CHECK_MSG(dccl_parse_host_port(refused[i], host, sizeof(host), &port) != 0, "'%s' accepted", refused[i]);
   CHECK(dccl_parse_host_port("a-rather-long-host-name:80", host, 8, &port) != 0); /* does not fit */
+  /* Written back as it is read: brackets around a host with a colon only. */
+  char address[80];
+  dccl_format_host_port(address, sizeof(address), "node-1", 29501);
+  CHECK(strcmp(address, "node-1:29501") == 0);
+  dccl_format_host_port(address, sizeof(address), "fe80::1%eth0", 7);
+  CHECK(strcmp(address, "[fe80::1%eth0]:7") == 0);
+  CHECK(dccl_parse_host_port(address, host, sizeof(host), &port) == 0 && strcmp(host, "fe80::1%eth0") == 0 && port == 7);
 }
 
 /* DYNAMICCL_COORD is kept as the service reads it: a port written with leading zeros made an address

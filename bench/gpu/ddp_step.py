@@ -6,20 +6,17 @@ distinct NCCL_HOSTID (real NCCL over its socket transport on loopback), torchrun
 Usage: python3 bench/gpu/ddp_step.py [--ranks 2] [--steps 60] [--warmup 15] [--width 4096]
 """
 import argparse
-import os
 import statistics
 import time
 
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
+
+import spawn_ranks
 
 
 def worker(rank, args, results):
-    os.environ["NCCL_HOSTID"] = f"ddp-host-{rank}"
-    os.environ.setdefault("NCCL_SOCKET_IFNAME", "lo")
-    dist.init_process_group("nccl", rank=rank, world_size=args.ranks)
-    torch.cuda.set_device(0)
+    spawn_ranks.join(rank, args.ranks, "ddp-host")
     torch.manual_seed(1)
     layers = []
     for _ in range(args.depth):
@@ -58,13 +55,9 @@ def main():
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--label", default="run")
     args = parser.parse_args()
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ.setdefault("MASTER_PORT", "29533")
-    manager = mp.Manager()
-    results = manager.dict()
-    mp.spawn(worker, args=(args, results), nprocs=args.ranks, join=True)
-    step = max(results[r][0] for r in range(args.ranks))
-    same = all(results[r][1] for r in range(args.ranks))
+    results = spawn_ranks.run(worker, args, 29533)
+    step = max(r[0] for r in results)
+    same = all(r[1] for r in results)
     print(f"ddp_step_ms={step:.3f} parameters_identical={int(same)}")
     print(f"ddp,{args.label},{args.ranks},{args.width},{args.depth},{step:.3f},{int(same)}")
     return 0 if same else 1

@@ -11,20 +11,17 @@ graphs": NCCL 2.28+ tells the profiler which calls are captured).
 Usage: python3 bench/gpu/graph_check.py [--ranks 2] [--eager 100] [--replays 40] [--label run]
 """
 import argparse
-import os
 
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
+
+import spawn_ranks
 
 SIZES = [1 << 10, 1 << 14, 1 << 18, 1 << 20, 1 << 22]  # bytes of float32
 
 
 def worker(rank, args, results):
-    os.environ["NCCL_HOSTID"] = f"graph-host-{rank}"
-    os.environ.setdefault("NCCL_SOCKET_IFNAME", "lo")
-    torch.cuda.set_device(0)
-    dist.init_process_group("nccl", rank=rank, world_size=args.ranks)
+    spawn_ranks.join(rank, args.ranks, "graph-host")
     buffers = [torch.empty(size // 4, device="cuda") for size in SIZES]
     expected = float(args.ranks * (args.ranks + 1) // 2)
 
@@ -78,12 +75,7 @@ def main():
     parser.add_argument("--replays", type=int, default=40)
     parser.add_argument("--label", default="run")
     args = parser.parse_args()
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ.setdefault("MASTER_PORT", "29543")
-    manager = mp.Manager()
-    results = manager.dict()
-    mp.spawn(worker, args=(args, results), nprocs=args.ranks, join=True)
-    ok = all(results[r] for r in range(args.ranks))
+    ok = all(spawn_ranks.run(worker, args, 29543))
     print(f"graph_check captured={len(SIZES)} replays={args.replays} correct={int(ok)}")
     print(f"graph,{args.label},{args.ranks},{len(SIZES)},{args.replays},{int(ok)}")
     return 0 if ok else 1

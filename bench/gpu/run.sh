@@ -135,7 +135,7 @@ say "- built: plugin $(basename "$plugin"), build/gpu/collbench, build/gpu/loopb
 
 if [ $dry -eq 1 ]; then
   # No GPU: the same shape (4 ranks, one per "node", sockets) through the NCCL emulator, every policy.
-  python3 -c "import ast; [ast.parse(open('bench/gpu/' + f).read()) for f in ('ddp_step.py', 'graph_check.py', 'summarize.py')]" ||
+  python3 -c "import ast; [ast.parse(open('bench/gpu/' + f).read()) for f in ('ddp_step.py', 'graph_check.py', 'spawn_ranks.py', 'summarize.py')]" ||
     { say "a Python script does not parse"; exit 1; }
   build/gpu/collbench --mode none --max 4K > "$OUT/dry-collbench.txt" 2>&1
   say "- collbench without a GPU: $(tail -1 "$OUT/dry-collbench.txt")"

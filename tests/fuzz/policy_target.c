@@ -60,9 +60,11 @@ static void check_table(const dccl_table* table) {
   }
 }
 
-/* Runs a loaded agent as the learner would: decides, observes each loaded cell's actions, decides again. */
+/* Runs a loaded agent as the learner would: decides, observes each loaded cell's actions (its training
+ * deferred, as a learner behind the job defers it), pays the training owed, decides again. */
 static void drive(dccl_config_agent* agent, dccl_trigger* trigger) {
   static dccl_table table;
+  agent->defer_training = 1;
   dccl_table_fill(&table, DCCL_ACTION_NCCL);
   dccl_agent_exploit_table(agent, &table);
   check_table(&table);
@@ -90,7 +92,7 @@ static void drive(dccl_config_agent* agent, dccl_trigger* trigger) {
         if (!isfinite(result.residual)) fuzz_abort("the trigger's residual is not finite");
       }
     }
-    dccl_agent_train_owed(agent, 4);
+    dccl_agent_train_owed(agent, DCCL_AGENT_MAX_OWED);
   }
   dccl_agent_decide(agent, &table);
   check_table(&table);
