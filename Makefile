@@ -27,6 +27,14 @@ endif
 CFLAGS ?=
 CFLAGS += $(CFLAGS_COMMON) $(OPT)
 LDFLAGS += -pthread $(SAN_LDFLAGS)
+# The plugin may leave no symbol undefined, except a clang sanitizer build's: clang links the sanitizer
+# runtime into executables only, where the library finds it when loaded.
+SO_NO_UNDEFINED = -Wl,-z,defs
+ifneq ($(SANITIZE),0)
+ifneq ($(findstring clang,$(shell $(CC) --version 2>/dev/null | head -n 1)),)
+  SO_NO_UNDEFINED =
+endif
+endif
 LDLIBS = -lm -ldl
 
 # Layers, one folder each.
@@ -116,7 +124,7 @@ $(EMU_LIB): $(call obj,$(EMU_SRCS))
 $(TUNER_SO): $(PLUGIN_LIB)
 	@$(if $(Q),echo "  LINK    $@",true)
 	$(Q)$(CC) -shared -o $@ -Wl,--whole-archive $(PLUGIN_LIB) -Wl,--no-whole-archive \
-	  -Wl,-z,defs $(LDFLAGS) $(LDLIBS)
+	  $(SO_NO_UNDEFINED) $(LDFLAGS) $(LDLIBS)
 $(PROFILER_SO): $(TUNER_SO)
 	$(Q)ln -sf $(notdir $(TUNER_SO)) $@
 

@@ -193,6 +193,16 @@ int dccl_action_format(dccl_action a, char* buffer, size_t size) {
   return n;
 }
 
+/* Splits off the next '/'-separated part of *cursor; NULL at the end. An empty part is returned as "". */
+static char* next_part(char** cursor) {
+  char* part = *cursor;
+  if (part == NULL) return NULL;
+  char* slash = strchr(part, '/');
+  if (slash != NULL) *slash = '\0';
+  *cursor = slash != NULL ? slash + 1 : NULL;
+  return part;
+}
+
 int dccl_action_parse(const char* text, dccl_action* out) {
   char copy[128];
   if (text == NULL || strlen(text) >= sizeof(copy)) return -1;
@@ -201,21 +211,25 @@ int dccl_action_parse(const char* text, dccl_action* out) {
     *out = DCCL_ACTION_NCCL;
     return 0;
   }
-  char* save = NULL;
-  char* algo_text = strtok_r(copy, "/", &save);
-  char* proto_text = strtok_r(NULL, "/", &save);
-  int algo = dccl_algo_parse(algo_text), proto = dccl_proto_parse(proto_text);
+  char* cursor = copy;
+  int algo = dccl_algo_parse(next_part(&cursor));
+  int proto = dccl_proto_parse(next_part(&cursor));
   if (algo < 0 || proto < 0) return -1;
   int channels = 0, chunk_log2 = 0;
-  for (char* field = strtok_r(NULL, "/", &save); field != NULL; field = strtok_r(NULL, "/", &save)) {
-    if (strncmp(field, "ch=", 3) == 0) {
+  /* Each field at most once, in plain decimal or byte counts: "ch=4/ch=8", "ch=+5", "ring//ll" and a
+   * trailing '/' are refused rather than read one way. */
+  for (char* field = next_part(&cursor); field != NULL; field = next_part(&cursor)) {
+    if (strncmp(field, "ch=", 3) == 0 && channels == 0) {
       char* end = NULL;
+      if (!isdigit((unsigned char)field[3])) return -1;
       long value = strtol(field + 3, &end, 10);
       if (*end != '\0' || value < 1 || value > DCCL_MAX_CHANNELS) return -1;
       channels = (int)value;
-    } else if (strncmp(field, "chunk=", 6) == 0) {
+    } else if (strncmp(field, "chunk=", 6) == 0 && chunk_log2 == 0) {
       unsigned long long bytes = 0;
-      if (dccl_parse_bytes(field + 6, &bytes) != 0 || bytes == 0 || (bytes & (bytes - 1)) != 0) return -1;
+      if (!isdigit((unsigned char)field[6]) || dccl_parse_bytes(field + 6, &bytes) != 0 || bytes == 0 ||
+          (bytes & (bytes - 1)) != 0)
+        return -1;
       int log2 = 0;
       while ((1ULL << log2) < bytes) log2++;
       if (log2 < DCCL_CHUNK_LOG2_MIN || log2 > DCCL_CHUNK_LOG2_MAX) return -1;

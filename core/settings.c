@@ -44,6 +44,14 @@ const dccl_setting_doc dccl_setting_docs[] = {
   {"DYNAMICCL_LEARN_FOR", "0", "learn for this many measured collectives, then hold the decisions (the learn-once baseline; 0: never hold)"},
   {"DYNAMICCL_AGENT", "dqn", "the decision rule of `learn` mode: `dqn` (DynamICCL's config agent), or a baseline sharing its measurements and tables: `autoccl` (AutoCCL's subspace coordinate descent, then hold; no trigger) or `bandit` (Thompson sampling restarted by Agent-1's alarms)"},
   {"DYNAMICCL_SEED", "(from the communicator id)", "seed of the agents' random generators, 0 to 2^63-1 (0 included)"},
+  {"DYNAMICCL_SCENARIOS", "(none)", "Tools only (`dccl`): a folder searched first for the profiles, workloads and conditions named without a path (then ./scenarios and the scenarios beside the program); its `suite/` is what `dccl eval` evaluates when ./scenarios/suite is missing"},
+  {"DYNAMICCL_TEST_TIMEOUT_S", "600", "Testing only (`make test`): a test binary running longer is killed and reported as hung, with its log"},
+  {"DYNAMICCL_TEST_CALLS", "200000", "Testing only: calls of test_coordination's 8-process run (`make test-coordination-long`: 1000000)"},
+  {"DYNAMICCL_MOCK_NCCL", "2.28", "Testing only (bench/gpu's mock NCCL, docs/gpu.md): `2.30`: the mock stands for NCCL 2.30.7 (tuner and profiler v6, `NCCL_MULTI_RANK_GPU_ENABLE`) rather than 2.28.9"},
+  {"DYNAMICCL_MOCK_CLOCK", "(monotonic)", "Testing only (bench/gpu's mock CUDA runtime): `model`: a clock that only the mock NCCL's collectives advance, each by its modelled latency"},
+  {"DYNAMICCL_MOCK_CORRUPT", "0", "Testing only (bench/gpu's mock NCCL): `1`: rank 0 gets one wrong element in every result, which collbench must catch"},
+  {"DYNAMICCL_MOCK_HANG_RANK", "(none)", "Testing only (bench/gpu's mock NCCL): the rank that never returns from ncclCommInitRank"},
+  {"DYNAMICCL_MOCK_TIMEOUT_S", "60", "Testing only (bench/gpu's mock NCCL): a rank waiting at the mock's barrier longer than this fails"},
   {NULL, NULL, NULL}};
 
 const char* dccl_mode_name(dccl_mode mode) {
@@ -85,7 +93,14 @@ static void copy_path(const char* name, const char* value, char* out, const dccl
 
 /* Parses all of `text` as an integer in [low, high] (`base` as for strtoll); 0 on success, -1 when it is
  * malformed, has anything after the number, or is out of range. */
+/* Whether `text` is written as a plain decimal number: strtod and strtoll also take leading spaces, a '+'
+ * and (strtod) hexadecimal, "0x1p-3" for 0.125, which no DYNAMICCL_ setting documents. */
+static int plain_decimal(const char* text) {
+  return (isdigit((unsigned char)text[0]) || text[0] == '-' || text[0] == '.') && strpbrk(text, "xX") == NULL;
+}
+
 static int parse_integer(const char* text, int base, long long low, long long high, long long* out) {
+  if (base == 10 && !plain_decimal(text)) return -1;
   errno = 0;
   char* end = NULL;
   long long value = strtoll(text, &end, base);
@@ -101,7 +116,7 @@ static double read_number(const char* name, double low, double high, double fall
   errno = 0;
   char* end = NULL;
   double value = strtod(text, &end);
-  if (errno != 0 || end == text || *end != '\0' || !(value >= low && value <= high)) {
+  if (!plain_decimal(text) || errno != 0 || end == text || *end != '\0' || !(value >= low && value <= high)) {
     DCCL_WARN(logger, "%s='%s' is not a number in [%g, %g]; using %g", name, text, low, high, fallback);
     return fallback;
   }
@@ -170,9 +185,12 @@ int dccl_parse_host_port(const char* text, char* host, size_t host_size, uint16_
   }
   size_t length = (size_t)(last - first);
   long long value;
-  /* No host holds a bracket: "[[]:80" or "a]b:80" is a typo, and could not be written back as an address. */
-  if (length == 0 || length >= host_size || memchr(first, '[', length) != NULL || memchr(first, ']', length) != NULL ||
-      !isdigit((unsigned char)colon[1]) ||
+  /* No host holds a bracket ("[[]:80" or "a]b:80" is a typo, and could not be written back as an address),
+   * a space or a control character (a pasted "node1 :80" would otherwise reach getaddrinfo). */
+  for (size_t i = 0; i < length; i++)
+    if (first[i] == '[' || first[i] == ']' || isspace((unsigned char)first[i]) || iscntrl((unsigned char)first[i]))
+      return -1;
+  if (length == 0 || length >= host_size || !isdigit((unsigned char)colon[1]) ||
       parse_integer(colon + 1, 10, 1, 65535, &value) != 0)
     return -1;
   memcpy(host, first, length);

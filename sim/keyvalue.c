@@ -29,6 +29,16 @@ int dccl_split_key_value(char* line, char** key, char** value) {
   return (**key != '\0' && **value != '\0') ? 0 : -1;
 }
 
+int dccl_copy_text(char* field, size_t field_size, const char* value, const char* what, char* why, size_t why_size) {
+  size_t length = strlen(value);
+  if (length >= field_size) {
+    snprintf(why, why_size, "%s longer than %zu characters", what, field_size - 1);
+    return -1;
+  }
+  memcpy(field, value, length + 1);
+  return 0;
+}
+
 int dccl_name_line(char* line, char** value, char* why, size_t why_size) {
   char* key;
   if (strncmp(line, "name", 4) != 0 || strchr(line, '=') == NULL) return 0;

@@ -17,6 +17,10 @@ int dccl_split_key_value(char* line, char** key, char** value);
  * not the name), which `why` names. */
 int dccl_name_line(char* line, char** value, char* why, size_t why_size);
 
+/* Copies a name or description into its field; a value that does not fit is refused (`why` says so)
+ * rather than cut, which would run the file under a name it does not hold. */
+int dccl_copy_text(char* field, size_t field_size, const char* value, const char* what, char* why, size_t why_size);
+
 /* The words a line of a workload or conditions file may hold. */
 #define DCCL_LINE_MAX_WORDS 16
 

@@ -217,9 +217,21 @@ static int parse_measured(dccl_profile* p, const char* value, char* why, size_t 
              action_text);
     return -1;
   }
+  if (dccl_action_chunk_log2(action) != 0) { /* the simulator's truth has no chunk size: not dropped silently */
+    snprintf(why, why_size, "'%s': a measured point names no chunk size", action_text);
+    return -1;
+  }
   if (!(bytes >= 1 && bytes <= PROFILE_BYTES_MAX) || !(latency > 0 && latency < 1e9)) {
     snprintf(why, why_size, "bytes must be in [1, %g] and the latency a positive number of microseconds", PROFILE_BYTES_MAX);
     return -1;
+  }
+  for (int i = 0; i < p->n_measured; i++) { /* two latencies for one point: which one counted would be chance */
+    const dccl_measured_point* m = &p->measured[i];
+    if (m->coll == coll && m->algo == dccl_action_algo(action) && m->proto == dccl_action_proto(action) &&
+        m->channels == dccl_action_channels(action) && m->bytes == bytes) {
+      snprintf(why, why_size, "'%s %.0f %s' is measured already", coll_name, bytes, action_text);
+      return -1;
+    }
   }
   if (p->n_measured >= DCCL_MEASURED_MAX) {
     snprintf(why, why_size, "more than %d measured points", DCCL_MEASURED_MAX);
@@ -303,8 +315,9 @@ static int parse_leftover(dccl_profile* p, const char* value, char* why, size_t 
   }
   dccl_action action;
   int form = strcmp(words[1], "later") == 0 ? DCCL_LEFTOVER_LATER : strcmp(words[1], "longer") == 0 ? DCCL_LEFTOVER_LONGER : 0;
-  if (dccl_action_parse(words[0], &action) != 0 || dccl_action_algo(action) < 0 || dccl_action_channels(action) <= 0) {
-    snprintf(why, why_size, "'%s': not an algorithm/protocol/ch=N action", words[0]);
+  if (dccl_action_parse(words[0], &action) != 0 || dccl_action_algo(action) < 0 || dccl_action_channels(action) <= 0 ||
+      dccl_action_chunk_log2(action) != 0) {
+    snprintf(why, why_size, "'%s': not an algorithm/protocol/ch=N action (no chunk size)", words[0]);
     return -1;
   }
   if (form == 0 || !(fraction >= 0 && fraction <= 0.9)) {
@@ -371,12 +384,10 @@ int dccl_profile_parse(const char* text, const char* source, dccl_profile* out, 
     }
     int rc = 1;
     if (strcmp(key, "name") == 0) {
-      snprintf(out->name, sizeof(out->name), "%s", value);
+      rc = dccl_copy_text(out->name, sizeof(out->name), value, "value", why, sizeof(why));
       have_name = 1;
-      rc = 0;
     } else if (strcmp(key, "description") == 0) {
-      snprintf(out->description, sizeof(out->description), "%s", value);
-      rc = 0;
+      rc = dccl_copy_text(out->description, sizeof(out->description), value, "value", why, sizeof(why));
     } else if (strcmp(key, "cpu") == 0) {
       static const char* const cpus[] = {"intel", "amd", "arm", "power"};
       rc = -1;

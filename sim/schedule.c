@@ -118,7 +118,10 @@ int dccl_schedule_parse(const char* text, const char* source, dccl_schedule* out
       return -1;
     }
     if (name_line > 0) {
-      snprintf(out->name, sizeof(out->name), "%s", value);
+      if (too_long || dccl_copy_text(out->name, sizeof(out->name), value, "name", why, sizeof(why)) != 0) {
+        snprintf(error, error_size, "%s:%d: %s", source, line_number, too_long ? "line too long" : why);
+        return -1;
+      }
       continue;
     }
     if (too_long) {

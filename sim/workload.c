@@ -86,7 +86,11 @@ int dccl_workload_parse(const char* text, const char* source, dccl_workload* w, 
       return -1;
     }
     if (name_line > 0) {
-      snprintf(w->name, sizeof(w->name), "%s", value);
+      if (too_long || dccl_copy_text(w->name, sizeof(w->name), value, "name", why, sizeof(why)) != 0) {
+        snprintf(error, error_size, "%s:%d: %s", source, line_number, too_long ? "line too long" : why);
+        dccl_workload_free(w);
+        return -1;
+      }
       continue;
     }
     char* tokens[DCCL_LINE_MAX_WORDS];

@@ -147,7 +147,11 @@ static void test_text_round_trip(void) {
   CHECK(dccl_action_parse("RING/SIMPLE", &a) == 0 && dccl_action_algo(a) == DCCL_ALGO_RING);
   CHECK(dccl_action_parse("collnetdirect/simple", &a) == 0 && dccl_action_algo(a) == DCCL_ALGO_COLLNET_DIRECT);
   const char* bad[] = {"", "ring", "ring/fast", "ring/simple/ch=0", "ring/simple/ch=65", "ring/simple/chunk=3000",
-                       "ring/simple/chunk=1K", "ring/simple/xyz", "warp/simple"};
+                       "ring/simple/chunk=1K", "ring/simple/xyz", "warp/simple",
+                       /* one reading only: no repeated field, sign, space or empty part */
+                       "ring/simple/ch=4/ch=8", "ring/simple/chunk=64K/chunk=128K", "ring/simple/ch=+5",
+                       "ring/simple/ch= 5", "ring/simple/chunk= 64K", "ring//simple", "/ring/simple",
+                       "ring/simple/", "ring/simple//ch=4", "nccl/"};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) CHECK_MSG(dccl_action_parse(bad[i], &a) != 0, "%s", bad[i]);
 }
 

@@ -300,6 +300,30 @@ static void test_near_miss_keys_refused(void) {
   CHECK(dccl_profile_parse(text, "p", &p, error, sizeof(error)) == 0 && p.graphs[DCCL_ALGO_RING].bw_intra == 5);
 }
 
+/* A name or description that does not fit its field is refused, not cut (a run would be reported under
+ * a name the file does not hold); one that fits exactly is kept whole. */
+static void test_long_names_refused(void) {
+  char error[512], text[1024], name[80];
+  memset(name, 'n', 64);
+  name[64] = '\0'; /* one more than the 63 a name holds */
+  dccl_workload w;
+  snprintf(text, sizeof(text), "name = %s\nallreduce 1K\n", name);
+  CHECK(dccl_workload_parse(text, "w", &w, error, sizeof(error)) != 0 && strstr(error, "w:1: name longer than 63") != NULL);
+  static dccl_schedule schedule;
+  snprintf(text, sizeof(text), "name = %s\n", name);
+  CHECK(dccl_schedule_parse(text, "c", &schedule, error, sizeof(error)) != 0 && strstr(error, "c:1: name longer than 63") != NULL);
+  static dccl_profile p;
+  snprintf(text, sizeof(text), "name = %s\nnodes = 1\nranks_per_node = 1\ncompute_capability = 90\nchannels = 2\n", name);
+  CHECK(dccl_profile_parse(text, "p", &p, error, sizeof(error)) != 0 && strstr(error, "p:1: name: value longer than 63") != NULL);
+  name[63] = '\0'; /* fits */
+  snprintf(text, sizeof(text), "name = %s\nallreduce 1K\n", name);
+  CHECK(dccl_workload_parse(text, "w", &w, error, sizeof(error)) == 0 && strcmp(w.name, name) == 0);
+  dccl_workload_free(&w);
+  snprintf(text, sizeof(text), "name = %s\n", name);
+  CHECK(dccl_schedule_parse(text, "c", &schedule, error, sizeof(error)) == 0 && strcmp(schedule.name, name) == 0);
+  dccl_schedule_free(&schedule);
+}
+
 int main(void) {
   RUN(test_every_shipped_scenario_parses);
   RUN(test_profile_errors);
@@ -311,5 +335,6 @@ int main(void) {
   RUN(test_onoff_huge_episodes);
   RUN(test_ramp_over_a_huge_span);
   RUN(test_near_miss_keys_refused);
+  RUN(test_long_names_refused);
   TEST_SUMMARY();
 }

@@ -71,6 +71,21 @@ static void test_bad_values_reported_and_defaulted(void) {
   CHECK(strstr(test_log_buffer, "DYNAMICCL_EPOCH_CALLS='0'") != NULL);
   CHECK(strstr(test_log_buffer, "DYNAMICCL_EVENT_POOL='99999999'") != NULL);
   clear_environment();
+  /* Numbers are plain decimals: no hexadecimal, leading space or '+', which strtod and strtoll take. */
+  const char* not_plain[] = {"0x1p-3", " 0.2", "+0.2", "0X.4p0"};
+  for (size_t i = 0; i < sizeof(not_plain) / sizeof(not_plain[0]); i++) {
+    setenv("DYNAMICCL_EPSILON", not_plain[i], 1);
+    setenv("DYNAMICCL_EPOCH_CALLS", not_plain[i][0] == '0' ? "0x40" : not_plain[i][0] == ' ' ? " 128" : "+128", 1);
+    load_capturing_log(&s);
+    CHECK_MSG(s.epsilon == 0.3 && s.epoch_calls == 64, "'%s' read as %g, %u", not_plain[i], s.epsilon, (unsigned)s.epoch_calls);
+    CHECK_MSG(strstr(test_log_buffer, "DYNAMICCL_EPSILON=") != NULL && strstr(test_log_buffer, "DYNAMICCL_EPOCH_CALLS=") != NULL,
+              "%s", test_log_buffer);
+  }
+  setenv("DYNAMICCL_EPSILON", ".25", 1);
+  setenv("DYNAMICCL_GUARD_PCT", "2e0", 1);
+  load_capturing_log(&s);
+  CHECK(s.epsilon == 0.25 && s.guard_pct == 2);
+  clear_environment();
 }
 
 /* Keywords are read whatever their case, as DYNAMICCL_MODE's always were (DYNAMICCL_AGENT=AutoCCL and
@@ -283,7 +298,8 @@ static void test_host_port_addresses(void) {
   CHECK(dccl_parse_host_port("[::1]:29501", host, sizeof(host), &port) == 0 && strcmp(host, "::1") == 0 && port == 29501);
   CHECK(dccl_parse_host_port("[fe80::1%eth0]:7", host, sizeof(host), &port) == 0 && strcmp(host, "fe80::1%eth0") == 0);
   const char* refused[] = {"::1:29501", "[::1]", "[::1]29501", "[]:80", ":80", "host", "host:", "host:0", "host:65536",
-                           "host:-1", "host:+80", "host:80x", "[::1:80", "[[]:2", "[a[b]:80", "a[b:80", "a]b:80", NULL};
+                           "host:-1", "host:+80", "host:80x", "[::1:80", "[[]:2", "[a[b]:80", "a[b:80", "a]b:80",
+                           "node 1:80", " node1:80", "node1 :80", "node\t1:80", "node\n1:80", "[::1 ]:80", NULL};
   for (int i = 0; refused[i] != NULL; i++)
     CHECK_MSG(dccl_parse_host_port(refused[i], host, sizeof(host), &port) != 0, "'%s' accepted", refused[i]);
   CHECK(dccl_parse_host_port("a-rather-long-host-name:80", host, 8, &port) != 0); /* does not fit */

@@ -303,7 +303,10 @@ static void test_replay_profile_truth(void) {
   static const char* const bad[] = {"measured = allreduce 1024 ring/ll 40\n", "measured = allreduce 1024 nccl 40\n",
                                     "measured = allreduce -5 ring/ll/ch=1 40\n", "measured = allreduce 1024 ring/ll/ch=1 0\n",
                                     "measured = sideways 1024 ring/ll/ch=1 40\n", "measured = allreduce 1024 ring/ll/ch=1\n",
-                                    "measured = allreduce 1024 ring/ll/ch=1 40 extra\n"};
+                                    "measured = allreduce 1024 ring/ll/ch=1 40 extra\n",
+                                    "measured = allreduce 1024 ring/ll/ch=1/chunk=64K 40\n", /* not dropped silently */
+                                    "measured = allreduce 1024 ring/ll/ch=1 40\nmeasured = allreduce 1024 ring/ll/ch=1 41\n",
+                                    "measured = allreduce 1024 ring/ll/ch=1 40\nmeasured = allreduce 1.024e3 ring/ll/ch=1 40\n"};
   check_refused(bad, sizeof(bad) / sizeof(bad[0]), "measured");
 }
 
@@ -416,6 +419,7 @@ static void test_leftover_lines(void) {
                                     "leftover = tree/simple/ch=2 sooner 0.3\n", "leftover = tree/simple/ch=2 later 0.95\n",
                                     "leftover = tree/simple/ch=2 later -0.1\n", "leftover = tree/simple/ch=2 later\n",
                                     "leftover = tree/simple/ch=2 later 0.3 extra\n",
+                                    "leftover = tree/simple/ch=2/chunk=64K later 0.3\n",
                                     "leftover = tree/simple/ch=2 later 0.3x\n",
                                     "leftover = tree/simple/ch=2 later nan\n",
                                     "leftover = tree/simple/ch=2 later 0.3 spread\n",

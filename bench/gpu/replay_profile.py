@@ -1,6 +1,6 @@
 """bench/gpu/replay_profile.py: turns a side-by-side GPU run into a simulator profile that replays it.
 
-Reads compare.csv of a `bench/gpu/run.sh` run (DYNAMICCL_GPU_STEPS with compare) and a base profile
+Reads compare.csv of a `bench/gpu/run.sh` run (its `--steps` with compare) and a base profile
 (NCCL's side: graph, channels; calibrated so that the simulated NCCL chooses what the real one chose),
 and writes the base profile followed by one `measured = <collective> <bytes> <action> <latency us>` line
 per swept action and size: the median over the repetitions of each entry's median call, verified and
