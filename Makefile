@@ -142,8 +142,8 @@ $(BUILD)/tests/%: $(call obj,tests/%.c) $(EMU_LIB) $(SIM_LIB) $(PLUGIN_LIB) | pl
 $(BUILD)/tests/test_policy_file: $(call obj,tests/fuzz/policy_target.c)
 
 # The leftover charge as to commit b64522d (DCCL_LEFTOVER_SHRINK, which side-by-side benchmarks build):
-# tests/leftover_sequence.txt replayed by test_leftover and plugin/leftover.c, both compiled with it.
-SHRUNK_OBJS := $(BUILD)/obj/shrunk/tests/test_leftover.o $(BUILD)/obj/shrunk/plugin/leftover.o
+# tests/leftover_sequence.txt replayed by test_leftover and agents/leftover.c, both compiled with it.
+SHRUNK_OBJS := $(BUILD)/obj/shrunk/tests/test_leftover.o $(BUILD)/obj/shrunk/agents/leftover.o
 $(SHRUNK_OBJS): CFLAGS += -DDCCL_LEFTOVER_SHRINK -DDYNAMICCL_SOURCE_DIR='"$(CURDIR)"'
 $(SHRUNK_OBJS): $(BUILD)/obj/shrunk/%.o: %.c
 	$(call compile_c, (DCCL_LEFTOVER_SHRINK))

@@ -160,7 +160,7 @@ dccl_agent_cell* dccl_agent_cell_slot(dccl_config_agent* agent, int cell, int cr
 
 /* One reading of an arm, with the learner's charge for left work in it. The recent reading is compared
  * with other arms' (the guard, check_loaded), so it is kept on the newest charge: the learner's estimate
- * is 0 until the cell has a level to tell it from (plugin/leftover.h), and then may be most of the cost
+ * is 0 until the cell has a level to tell it from (agents/leftover.h), and then may be most of the cost
  * (tree's at AllReduce 64 KiB over sockets: 104 us of 171, after 15 readings of its 67-us span). */
 static void arm_update(dccl_arm* a, float x, float charge_us) {
   a->count += 1.0f;
@@ -491,7 +491,7 @@ static int check_loaded(dccl_config_agent* agent, dccl_agent_cell* c) {
     return 0;
   }
   /* After a reading of NCCL's choice, the exploited arm may not carry the charge for left work that the
-   * reading let the learner tell yet (plugin/leftover.h: NCCL's choice often sets the cell's level). */
+   * reading let the learner tell yet (agents/leftover.h: NCCL's choice often sets the cell's level). */
   if (a->recent_count < LOADED_CHECK_SAMPLES || nccl->recent_count < LOADED_CHECK_SAMPLES || c->nccl_read_last) return 0;
   c->loaded = 0;
   double now = a->recent - nccl->recent, saved = a->mean - nccl->mean;

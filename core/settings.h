@@ -21,7 +21,7 @@ typedef enum { DCCL_TRIGGER_OFF = 0, DCCL_TRIGGER_CUSUM = 1, DCCL_TRIGGER_LSTM =
 typedef enum dccl_cost_mode {
   DCCL_COST_SPAN = 0,    /* its kernel span */
   DCCL_COST_STREAM = 1,  /* the time it kept the stream where the next call was waiting */
-  DCCL_COST_LEFTOVER = 2 /* its span plus what its action leaves to the next call (plugin/leftover.h) */
+  DCCL_COST_LEFTOVER = 2 /* its span plus what its action leaves to the next call (agents/leftover.h) */
 } dccl_cost_mode;
 
 typedef enum { DCCL_PROFILE_AUTO = -1, DCCL_PROFILE_OFF = 0, DCCL_PROFILE_ON = 1 } dccl_profile_setting;

@@ -20,7 +20,7 @@
 #define FLAG_TUNE_CHUNK 1u
 #define KNOWN_FLAGS FLAG_TUNE_CHUNK
 static const char magic[8] = {'D', 'C', 'C', 'L', 'P', 'O', 'L', 0};
-enum { SECTION_QNET = 0x54454E51u, SECTION_LSTM = 0x4D54534Cu, SECTION_CELLS = 0x534C4C43u };
+enum { SECTION_QNET = 0x54454E51u, SECTION_LSTM = 0x4D54534Cu, SECTION_CELLS = 0x534C4C43u, SECTION_LEFTOVERS = 0x5446454Cu };
 
 static uint64_t fnv1a(uint64_t h, const uint8_t* data, size_t size) {
   for (size_t i = 0; i < size; i++) {
@@ -117,8 +117,35 @@ static void put_floats(writer* w, uint32_t tag, const float* values, size_t coun
   put(w, values, count * sizeof(float));
 }
 
+/* The leftover estimates of every agent cell that has one (format 3). */
+static void put_leftovers(writer* w, const dccl_config_agent* agent, const dccl_leftover_cell* leftovers) {
+  uint32_t records = 0;
+  for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) records += agent->cells[s].cell >= 0 && leftovers[s].samples > 0;
+  put_u32(w, SECTION_LEFTOVERS);
+  put_u32(w, records);
+  for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) {
+    const dccl_leftover_cell* cell = &leftovers[s];
+    if (agent->cells[s].cell < 0 || cell->samples == 0) continue;
+    uint8_t entries = 0;
+    for (int i = 0; i < DCCL_LEFTOVER_ACTIONS; i++) entries += cell->actions[i].count > 0;
+    put_u16(w, (uint16_t)agent->cells[s].cell);
+    put_u32(w, cell->samples);
+    put_u8(w, entries);
+    for (int i = 0; i < DCCL_LEFTOVER_ACTIONS; i++) {
+      const dccl_leftover_estimate* e = &cell->actions[i];
+      if (e->count == 0) continue;
+      put_u32(w, e->action);
+      put_u32(w, e->count);
+      put_u32(w, e->last_used);
+      put_f64(w, e->excess_us.mean);
+      put_f64(w, e->excess_us.variance);
+      put_f64(w, e->span_mean_us);
+    }
+  }
+}
+
 int dccl_policy_save(const char* path, const dccl_policy_meta* meta, const dccl_config_agent* agent,
-                     const dccl_trigger* trigger, char* error, size_t error_size) {
+                     const dccl_trigger* trigger, const dccl_leftover_cell* leftovers, char* error, size_t error_size) {
   writer w = {0};
   put_floats(&w, SECTION_QNET, agent->q.online.values, agent->q.online.count);
   if (trigger != NULL && trigger->params.values != NULL)
@@ -158,6 +185,7 @@ int dccl_policy_save(const char* path, const dccl_policy_meta* meta, const dccl_
         put_arm(&w, a);
       }
   }
+  if (leftovers != NULL) put_leftovers(&w, agent, leftovers);
   if (w.failed) {
     free(w.data);
     snprintf(error, error_size, "out of memory");
@@ -231,6 +259,7 @@ DEFINE_GET(get_f64, double)
 #undef DEFINE_GET
 
 static int get_arm(reader* r, dccl_arm* a) {
+  memset(a, 0, sizeof(*a)); /* what is not saved starts unknown (channels_ran 0: NCCL has not run it yet) */
   a->count = get_f32(r);
   a->mean = get_f32(r);
   a->m2 = get_f32(r);
@@ -243,9 +272,32 @@ static int get_arm(reader* r, dccl_arm* a) {
          fabsf(a->recent) <= DCCL_POLICY_MAX_LOG_LATENCY;
 }
 
-/* Walks the payload; applies it when `agent` is not NULL. */
-static int parse_payload(reader* r, dccl_config_agent* agent, dccl_trigger* trigger, size_t expected_q,
-                         size_t expected_lstm, char* error, size_t error_size) {
+/* One cell's saved leftover estimates into `cell`: 1, or 0 when the record is out of bounds. */
+static int get_leftover_cell(reader* r, dccl_leftover_cell* cell) {
+  memset(cell, 0, sizeof(*cell));
+  cell->samples = get_u32(r);
+  int entries = get_u8(r);
+  if (entries < 1 || entries > DCCL_LEFTOVER_ACTIONS) return 0;
+  for (int i = 0; i < entries; i++) {
+    dccl_leftover_estimate* e = &cell->actions[i];
+    e->action = get_u32(r);
+    e->count = get_u32(r);
+    e->last_used = get_u32(r);
+    e->excess_us.mean = get_f64(r);
+    e->excess_us.variance = get_f64(r);
+    e->span_mean_us = get_f64(r);
+    if (e->count == 0) return 0;
+  }
+  return !r->failed && dccl_leftover_cell_valid(cell);
+}
+
+/* Walks the payload; applies it when `agent` is not NULL (and the leftover estimates, of the agent's
+ * cells by slot, when `leftovers` is not NULL too). */
+static int parse_payload(reader* r, dccl_config_agent* agent, dccl_trigger* trigger, dccl_leftover_cell* leftovers,
+                         size_t expected_q, size_t expected_lstm, uint32_t* leftover_cells, char* error,
+                         size_t error_size) {
+  enum { CELL_NOT_SEEN, CELL_SEEN, CELL_WITH_LEFTOVERS };
+  uint8_t seen[DCCL_TABLE_CELLS] = {0}; /* a leftover record needs its cell's record before it, once */
   while (r->left > 0) {
     uint32_t tag = get_u32(r), count = get_u32(r);
     if (r->failed) return fail(error, error_size, "truncated section header");
@@ -296,6 +348,7 @@ static int parse_payload(reader* r, dccl_config_agent* agent, dccl_trigger* trig
         if (!ok || cell >= DCCL_TABLE_CELLS || context >= DCCL_AGENT_CONTEXTS || !isfinite(log2_bytes) ||
             log2_bytes < 0 || log2_bytes > 64 || !(epsilon >= 0 && epsilon <= 1) || !dccl_action_well_formed(exploit))
           return fail(error, error_size, "cell record %u is inconsistent", n);
+        seen[cell] = CELL_SEEN;
         dccl_agent_cell* c = agent != NULL ? dccl_agent_cell_slot(agent, cell, 1) : NULL;
         if (c != NULL) {
           c->context = (uint8_t)context;
@@ -323,6 +376,25 @@ static int parse_payload(reader* r, dccl_config_agent* agent, dccl_trigger* trig
         }
         if (c != NULL) dccl_agent_cell_loaded(agent, c);
       }
+    } else if (tag == SECTION_LEFTOVERS) {
+      if (count > DCCL_AGENT_MAX_CELLS)
+        return fail(error, error_size, "%u leftover records (at most %d)", count, DCCL_AGENT_MAX_CELLS);
+      *leftover_cells += count;
+      for (uint32_t n = 0; n < count; n++) {
+        int cell = get_u16(r);
+        dccl_leftover_cell read;
+        int ok = get_leftover_cell(r, &read);
+        if (r->failed) return fail(error, error_size, "truncated leftover record");
+        if (!ok || cell >= DCCL_TABLE_CELLS || seen[cell] != CELL_SEEN)
+          return fail(error, error_size, "leftover record %u is inconsistent", n);
+        seen[cell] = CELL_WITH_LEFTOVERS;
+        dccl_agent_cell* c = agent != NULL && leftovers != NULL ? dccl_agent_cell_slot(agent, cell, 0) : NULL;
+        if (c != NULL) {
+          dccl_leftover_cell* into = &leftovers[c - agent->cells];
+          *into = read;
+          dccl_leftover_cell_loaded(into);
+        }
+      }
     } else {
       return fail(error, error_size, "unknown section %08x", tag);
     }
@@ -340,6 +412,7 @@ typedef struct policy_header {
 
 static void read_header(const uint8_t* data, size_t size, policy_header* h) {
   reader r = {data, size, 0};
+  memset(&h->meta, 0, sizeof(h->meta));
   get(&r, h->magic, 8);
   h->version = get_u32(&r);
   h->header_size = get_u32(&r);
@@ -361,9 +434,10 @@ static int check_file(const char* path, const uint8_t* data, size_t size, const 
                       size_t error_size) {
   char reason[256];
   if (memcmp(h->magic, magic, 8) != 0) return fail(error, error_size, "%s is not a DynamICCL policy", path);
-  if (h->version < DCCL_POLICY_VERSION)
-    return fail(error, error_size, "%s was written by an older DynamICCL (policy format %u; this one reads format %u)",
-                path, h->version, DCCL_POLICY_VERSION);
+  if (h->version < DCCL_POLICY_OLDEST_VERSION)
+    return fail(error, error_size,
+                "%s was written by an older DynamICCL (policy format %u; this one reads formats %u to %u)", path,
+                h->version, DCCL_POLICY_OLDEST_VERSION, DCCL_POLICY_VERSION);
   if (h->version > DCCL_POLICY_VERSION)
     return fail(error, error_size, "%s was written by a newer DynamICCL (policy format %u; this one reads format %u)",
                 path, h->version, DCCL_POLICY_VERSION);
@@ -409,18 +483,23 @@ static void declared_network_sizes(const uint8_t* payload, size_t size, size_t* 
 }
 
 /* Checks the whole payload, then (with an agent) applies it: all or nothing. */
-static int check_and_apply_payload(const uint8_t* payload, size_t size, uint64_t observations,
-                                   dccl_config_agent* agent, dccl_trigger* trigger, char* error, size_t error_size) {
+static int check_and_apply_payload(const uint8_t* payload, size_t size, dccl_policy_meta* meta,
+                                   dccl_config_agent* agent, dccl_trigger* trigger, dccl_leftover_cell* leftovers,
+                                   char* error, size_t error_size) {
   size_t expected_q = agent != NULL ? agent->q.online.count : 0;
   size_t expected_lstm = trigger != NULL && trigger->params.values != NULL ? trigger->params.count : 0;
   if (agent == NULL) declared_network_sizes(payload, size, &expected_q, &expected_lstm);
   reader check = {payload, size, 0};
-  if (parse_payload(&check, NULL, NULL, expected_q, expected_lstm, error, error_size) != 0) return -1;
+  meta->leftover_cells = 0;
+  if (parse_payload(&check, NULL, NULL, NULL, expected_q, expected_lstm, &meta->leftover_cells, error, error_size) != 0)
+    return -1;
   if (agent != NULL) {
     reader apply = {payload, size, 0};
-    parse_payload(&apply, agent, trigger, expected_q, expected_lstm, error, error_size);
+    uint32_t counted_again = 0;
+    if (leftovers != NULL) memset(leftovers, 0, DCCL_AGENT_MAX_CELLS * sizeof(*leftovers));
+    parse_payload(&apply, agent, trigger, leftovers, expected_q, expected_lstm, &counted_again, error, error_size);
     dccl_agent_index_measured(agent);
-    agent->stats.observations = observations; /* later saves count what was learned before */
+    agent->stats.observations = meta->observations; /* later saves count what was learned before */
   }
   return 0;
 }
@@ -433,7 +512,8 @@ static dccl_policy_status status_of_read_error(int why) {
 }
 
 dccl_policy_status dccl_policy_load(const char* path, uint64_t expected_fingerprint, dccl_policy_meta* meta,
-                                    dccl_config_agent* agent, dccl_trigger* trigger, char* error, size_t error_size) {
+                                    dccl_config_agent* agent, dccl_trigger* trigger, dccl_leftover_cell* leftovers,
+                                    char* error, size_t error_size) {
   size_t size;
   char reason[256];
   uint8_t* data = (uint8_t*)dccl_read_file(path, MAX_POLICY_BYTES, &size, reason, sizeof(reason));
@@ -447,7 +527,7 @@ dccl_policy_status dccl_policy_load(const char* path, uint64_t expected_fingerpr
   int rc = check_file(path, data, size, &h, error, error_size);
   if (rc == 0) rc = check_fits(path, &h.meta, expected_fingerprint, agent, error, error_size);
   if (rc == 0)
-    rc = check_and_apply_payload(data + HEADER_SIZE, (size_t)h.payload, h.meta.observations, agent, trigger, error,
+    rc = check_and_apply_payload(data + HEADER_SIZE, (size_t)h.payload, &h.meta, agent, trigger, leftovers, error,
                                  error_size);
   if (meta != NULL) *meta = h.meta;
   free(data);

@@ -4,8 +4,9 @@
  *   "DCCLPOL\0", u32 version, u32 header size, u64 fingerprint, u64 payload bytes,
  *   u64 FNV-1a checksum, u64 observations, u32 ranks, u32 nodes, u32 max channels,
  *   u32 flags (bit 0: chunk sizes tuned; the others must be 0)
- * then tagged sections: the DQN's weights, the trigger's LSTM weights, and every cell (its NCCL cost
- * snapshot, NCCL's arm per context, every measured action by its packed value). The checksum covers
+ * then tagged sections: the DQN's weights, the trigger's LSTM weights, every cell (its NCCL cost
+ * snapshot, NCCL's arm per context, every measured action by its packed value) and, from format 3,
+ * the leftover estimates of the cells that have them (after the cells). The checksum covers
  * the whole file but its own 8 bytes (format 1 covered only the payload), and the fingerprint must be
  * that of the header's own ranks, nodes, channels and flags. A file is applied only after it has been
  * read and checked completely: wrong magic, version, size, checksum, an inconsistent header, another
@@ -18,10 +19,14 @@
 #include <stdint.h>
 
 #include "../agents/config_agent.h"
+#include "../agents/leftover.h"
 #include "../agents/trigger.h"
 
-/* 2: the checksum covers the header too. Files of another version are rejected (never converted). */
-#define DCCL_POLICY_VERSION 2
+/* 2: the checksum covers the header too; 3: the leftover estimates (agents/leftover.h) are saved too.
+ * Format 2 is still read (its cells start without leftover estimates); others are rejected (never
+ * converted), and a newer DynamICCL's too. */
+#define DCCL_POLICY_VERSION 3
+#define DCCL_POLICY_OLDEST_VERSION 2
 /* A header's rank count beyond this is damage, not a job. */
 #define DCCL_POLICY_MAX_RANKS (1u << 24)
 /* A network weight beyond this magnitude is damage, not training: trained weights stay within a few
@@ -36,6 +41,7 @@ typedef struct dccl_policy_meta {
   uint64_t fingerprint;
   uint64_t observations;
   uint32_t n_ranks, n_nodes, max_channels, tune_chunk;
+  uint32_t leftover_cells; /* cells with saved leftover estimates (read from the file; not written) */
 } dccl_policy_meta;
 
 /* The checksum the header carries: 64-bit FNV-1a of the whole file (`size` bytes from its magic on),
@@ -45,10 +51,12 @@ uint64_t dccl_policy_checksum(const uint8_t* file, size_t size);
 /* The file-name key of a communicator's policy: its shape and action space. */
 uint64_t dccl_policy_fingerprint(int n_ranks, int n_nodes, int max_channels, int tune_chunk);
 
-/* Writes the policy atomically. `meta` must be consistent (its fingerprint that of its shape), else
- * nothing is written. Returns 0, or -1 with a reason (any previous file untouched). */
+/* Writes the policy atomically, with the leftover estimates of the agent's cells when `leftovers` is not
+ * NULL (DCCL_AGENT_MAX_CELLS of them, by the agent's cell slot). `meta` must be consistent (its
+ * fingerprint that of its shape), else nothing is written. Returns 0, or -1 with a reason (any previous
+ * file untouched). */
 int dccl_policy_save(const char* path, const dccl_policy_meta* meta, const dccl_config_agent* agent,
-                     const dccl_trigger* trigger, char* error, size_t error_size);
+                     const dccl_trigger* trigger, const dccl_leftover_cell* leftovers, char* error, size_t error_size);
 
 /* What loading a policy file found; every failure comes with a reason and leaves the agent untouched.
  * What may be saved over the path afterwards differs: nothing is there (MISSING); a file that is no
@@ -62,9 +70,12 @@ typedef enum dccl_policy_status {
 } dccl_policy_status;
 
 /* Reads and checks `path`; with expected_fingerprint != 0 it must match. When `agent` is not NULL the
- * policy is applied to it (and to `trigger` when both have LSTM weights). */
+ * policy is applied to it (and to `trigger` when both have LSTM weights, and to `leftovers`, by the
+ * agent's cell slot, when that is not NULL: every slot cleared, then the saved estimates, each weighing
+ * at most DCCL_LEFTOVER_LOADED_SAMPLES). */
 dccl_policy_status dccl_policy_load(const char* path, uint64_t expected_fingerprint, dccl_policy_meta* meta,
-                                    dccl_config_agent* agent, dccl_trigger* trigger, char* error, size_t error_size);
+                                    dccl_config_agent* agent, dccl_trigger* trigger, dccl_leftover_cell* leftovers,
+                                    char* error, size_t error_size);
 
 /* Moves a rejected policy out of the way of the next save: renames `path` to `<path>.rejected`
  * (replacing an older one) and names that in `aside`. Returns 0 (also when `path` is gone already), or

@@ -111,10 +111,11 @@ static void save_policy(dccl_comm* comm, int at_exit) {
   dccl_policy_meta meta = {DCCL_POLICY_VERSION, comm->fingerprint, comm->learner->agent.stats.observations,
                            (uint32_t)comm->n_ranks, (uint32_t)comm->n_nodes,
                            (uint32_t)comm->learner->options.agent.space.max_channels,
-                           (uint32_t)comm->learner->options.agent.space.tune_chunk};
+                           (uint32_t)comm->learner->options.agent.space.tune_chunk, 0};
   char error[512];
   if (dccl_policy_save(comm->policy_path, &meta, &comm->learner->agent,
-                       comm->learner->trigger_ready ? &comm->learner->trigger : NULL, error, sizeof(error)) != 0)
+                       comm->learner->trigger_ready ? &comm->learner->trigger : NULL, comm->learner->leftovers, error,
+                       sizeof(error)) != 0)
     DCCL_WARN(&comm->logger, "cannot save the policy: %s", error);
   else if (at_exit)
     DCCL_INFO(&comm->logger, "policy saved to %s (%llu measurements learned from)", comm->policy_path,
@@ -183,7 +184,8 @@ static int warm_start(dccl_comm* comm, int will_save) {
   dccl_policy_meta meta;
   dccl_policy_status status =
     dccl_policy_load(comm->policy_path, comm->fingerprint, &meta, &comm->learner->agent,
-                     comm->learner->trigger_ready ? &comm->learner->trigger : NULL, error, sizeof(error));
+                     comm->learner->trigger_ready ? &comm->learner->trigger : NULL, comm->learner->leftovers, error,
+                     sizeof(error));
   switch (status) {
   case DCCL_POLICY_LOADED:
     DCCL_INIT_INFO(&comm->logger, "warm start from %s (%llu measurements)", comm->policy_path,

@@ -16,7 +16,7 @@
 #include "../core/log.h"
 #include "../core/measurement.h"
 #include "../core/settings.h"
-#include "leftover.h"
+#include "../agents/leftover.h"
 
 /* ---- the call log: single producer (the tuner thread), single consumer (the learner) ---- */
 typedef struct dccl_call_record {

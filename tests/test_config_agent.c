@@ -718,10 +718,10 @@ static void save_then_load(const char* path, int learning) {
                         .tune_chunk = (uint32_t)agent.options.space.tune_chunk};
   m.fingerprint = dccl_policy_fingerprint(8, 1, (int)m.max_channels, (int)m.tune_chunk);
   char error[256];
-  CHECK_MSG(dccl_policy_save(path, &m, &agent, NULL, error, sizeof(error)) == 0, "save: %s", error);
+  CHECK_MSG(dccl_policy_save(path, &m, &agent, NULL, NULL, error, sizeof(error)) == 0, "save: %s", error);
   dccl_agent_free(&agent);
   setup_seeded(learning, 11);
-  CHECK_MSG(dccl_policy_load(path, m.fingerprint, &m, &agent, NULL, error, sizeof(error)) == DCCL_POLICY_LOADED,
+  CHECK_MSG(dccl_policy_load(path, m.fingerprint, &m, &agent, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_LOADED,
             "load: %s", error);
 }
 
@@ -818,7 +818,7 @@ static void test_recent_reading_follows_the_charge(void) {
   dccl_agent_free(&agent);
 
   /* A loaded cell whose exploited action is charged only once the learner can tell its left work (after
-   * NCCL's choice has run 4 times, as plugin/leftover.h's level needs): its check compares the charged
+   * NCCL's choice has run 4 times, as agents/leftover.h's level needs): its check compares the charged
    * readings alone. The policy was learned where the 800-us action is 20% faster than NCCL's choice; here
    * it costs 1300 us with its charge, after 40 readings at 800 us uncharged (the GPU replay's policy on
    * the calibrated model: tree at AllReduce 64 KiB, 67 us of span and 104 us charged). Learned with the

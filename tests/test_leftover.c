@@ -1,6 +1,6 @@
 /* tests/test_leftover.c: the per-cell estimates of what an action leaves to the next call, and what it
  * is charged: the work left behind where calls run back to back, nothing for an application's waits. */
-#include "../plugin/leftover.h"
+#include "../agents/leftover.h"
 
 #include <stdlib.h>
 #include <string.h>

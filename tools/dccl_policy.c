@@ -163,7 +163,7 @@ int dccl_cli_inspect(int argc, char** argv) {
   }
   char error[512];
   dccl_policy_meta meta;
-  if (dccl_policy_load(path, 0, &meta, NULL, NULL, error, sizeof(error)) != 0) return dccl_cli_fail(error);
+  if (dccl_policy_load(path, 0, &meta, NULL, NULL, NULL, error, sizeof(error)) != 0) return dccl_cli_fail(error);
   dccl_agent_options options;
   dccl_agent_default_options(&options);
   options.learning = 0;
@@ -173,14 +173,14 @@ int dccl_cli_inspect(int argc, char** argv) {
   options.space.tune_chunk = (int)meta.tune_chunk;
   static dccl_config_agent agent;
   if (dccl_agent_init(&agent, &options) != 0) return dccl_cli_fail("out of memory");
-  if (dccl_policy_load(path, meta.fingerprint, &meta, &agent, NULL, error, sizeof(error)) != 0) {
+  if (dccl_policy_load(path, meta.fingerprint, &meta, &agent, NULL, NULL, error, sizeof(error)) != 0) {
     dccl_agent_free(&agent);
     return dccl_cli_fail(error);
   }
   printf("policy %s: format v%u, fingerprint %016llx, %u ranks on %u nodes, channels up to %u, chunk sizes %s,\n"
-         "learned from %llu measurements\n\n",
+         "learned from %llu measurements; leftover estimates of %u cells\n\n",
          path, meta.version, (unsigned long long)meta.fingerprint, meta.n_ranks, meta.n_nodes, meta.max_channels,
-         meta.tune_chunk ? "tuned" : "NCCL's", (unsigned long long)meta.observations);
+         meta.tune_chunk ? "tuned" : "NCCL's", (unsigned long long)meta.observations, meta.leftover_cells);
   static dccl_table table;
   dccl_table_fill(&table, DCCL_ACTION_NCCL);
   dccl_agent_exploit_table(&agent, &table);

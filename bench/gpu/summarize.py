@@ -403,7 +403,7 @@ def pairs_traces(out):
 
 
 class LeftoverCell:
-    """plugin/leftover.c's estimates of one cell, the same rule, constants (leftover.h) and slots: per action
+    """agents/leftover.c's estimates of one cell, the same rule, constants (leftover.h) and slots: per action
     that ran, the running mean and variance of its excess (Welford's to 64 samples, then exponentially
     weighted), its span's mean, and the charge beyond its span. The level is the first slot with the least
     mean (ties go to the lower slot, as in C); a new action takes the first free slot, else the least
@@ -714,7 +714,7 @@ def stream_time_table(out):
           "NCCL had launched the next call before this one's kernel ended, else the span; under "
           "`DYNAMICCL_COST=leftover` (the default since 2026-11-24), the span plus what the action's mean excess "
           "(stream time beyond span, where the next call was waiting) exceeds the least of the actions in its cell, "
-          "replayed in call order over the entry's calls as plugin/leftover.c would (the entry's two halves share "
+          "replayed in call order over the entry's calls as agents/leftover.c would (the entry's two halves share "
           "the cells), its estimates warmed by a first pass over the same calls (a trace holds too few calls of a "
           "size to warm them).\n")
     print("| action | sizes | rank-0 span / call | longest rank's span / call | stream time / call "
@@ -1013,7 +1013,7 @@ def self_test():
     check("learned costs: cells by size bin, an overlapping next kernel",
           (sorted(costs), costs[(ring, "allreduce", 131072)]["stream"]),
           ([(ring, "allreduce", 65536), (ring, "allreduce", 131072)], [100.0, 100.0]))
-    # tests/leftover_sequence.txt: the charges that plugin/leftover.c gives (tests/test_leftover.c), whole and
+    # tests/leftover_sequence.txt: the charges that agents/leftover.c gives (tests/test_leftover.c), whole and
     # shrunk, from LeftoverCell.
     cells, charges = None, 0
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "leftover_sequence.txt")) as f:
@@ -1057,7 +1057,7 @@ def self_test():
     check("profile points: the spread's bound is sim/profile.h's", c_define("sim/profile.h", "DCCL_LEFTOVER_SPREAD_MAX"),
           LEFTOVER_SPREAD_MAX)
     for name in ("ACTIONS", "WINDOW", "LEVEL_SAMPLES", "CLIP_SPANS", "BACK_TO_BACK", "WAITS_SPANS"):
-        check(f"leftover rule: {name} is plugin/leftover.h's", c_define("plugin/leftover.h", "DCCL_LEFTOVER_" + name),
+        check(f"leftover rule: {name} is agents/leftover.h's", c_define("agents/leftover.h", "DCCL_LEFTOVER_" + name),
               float(getattr(LeftoverCell, name)))
     # Switch effects from a trace in blocks of four: tree/simple/ch=1 spans 80 us after NCCL's ring and 100
     # after itself (it leaves 20 us to the next kernel); ring spans 100 after itself and 120 after tree.

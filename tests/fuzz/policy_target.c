@@ -65,7 +65,7 @@ static void check_table(const dccl_table* table) {
  * deferred, as a learner behind the job defers it), pays part of the training owed, decides again. The
  * training is the input's cost (about 90% of it); a few steps per round put the loaded weights through
  * every update (forward, backward, clipping, Adam, the target's blend) as the whole debt would. */
-static void drive(dccl_config_agent* agent, dccl_trigger* trigger) {
+static void drive(dccl_config_agent* agent, dccl_trigger* trigger, dccl_leftover_cell* leftovers) {
   static dccl_table table;
   agent->defer_training = 1;
   dccl_table_fill(&table, DCCL_ACTION_NCCL);
@@ -89,6 +89,18 @@ static void drive(dccl_config_agent* agent, dccl_trigger* trigger) {
         o.executed_algo = dccl_action_is_nccl(decided) ? DCCL_ALGO_RING : dccl_action_algo(decided);
         o.executed_proto = dccl_action_is_nccl(decided) ? DCCL_PROTO_SIMPLE : dccl_action_proto(decided);
         o.latency_us = 10.0 + call;
+        /* The learner's charge from the loaded leftover estimates, then this call's sample. */
+        dccl_leftover_cell* left = &leftovers[s];
+        uint32_t ran = dccl_leftover_key(o.executed_algo, o.executed_proto, call % 4);
+        double charge_us = dccl_leftover_charge(left, ran);
+        for (int i = 0; i < DCCL_LEFTOVER_ACTIONS; i++) {
+          double other = dccl_leftover_charge(left, left->actions[i].action);
+          if (!(other >= 0 && other < INFINITY)) fuzz_abort("a loaded leftover charge is not a finite time");
+        }
+        if (!(charge_us >= 0 && charge_us < INFINITY)) fuzz_abort("a loaded leftover charge is not a finite time");
+        o.latency_us += charge_us;
+        dccl_leftover_add(left, ran, 10.0, (double)call);
+        if (!dccl_leftover_cell_valid(left)) fuzz_abort("leftover estimates out of bounds after a sample");
         dccl_agent_observe(agent, &o);
         dccl_trigger_result result;
         dccl_trigger_observe(trigger, coll, bin, decided, o.latency_us, 5.0, &result);
@@ -121,6 +133,7 @@ int dccl_fuzz_policy_one(const uint8_t* data, size_t size) {
 
   static dccl_config_agent agent;
   static dccl_trigger trigger;
+  static dccl_leftover_cell leftovers[DCCL_AGENT_MAX_CELLS];
   dccl_agent_options options;
   dccl_agent_default_options(&options);
   options.n_ranks = n_ranks;
@@ -137,13 +150,14 @@ int dccl_fuzz_policy_one(const uint8_t* data, size_t size) {
 
   char error[512] = "";
   dccl_policy_meta meta;
-  dccl_policy_status status = dccl_policy_load(path, fingerprint, &meta, &agent, &trigger, error, sizeof(error));
+  dccl_policy_status status =
+    dccl_policy_load(path, fingerprint, &meta, &agent, &trigger, leftovers, error, sizeof(error));
   if (status != DCCL_POLICY_LOADED && error[0] == '\0') fuzz_abort("a refused policy gives no reason");
   if (status == DCCL_POLICY_LOADED) {
-    drive(&agent, &trigger);
+    drive(&agent, &trigger, leftovers);
     /* What was loaded and learned saves and loads again. */
-    if (dccl_policy_save(path, &meta, &agent, &trigger, error, sizeof(error)) != 0) fuzz_abort(error);
-    if (dccl_policy_load(path, fingerprint, NULL, NULL, NULL, error, sizeof(error)) != DCCL_POLICY_LOADED)
+    if (dccl_policy_save(path, &meta, &agent, &trigger, leftovers, error, sizeof(error)) != 0) fuzz_abort(error);
+    if (dccl_policy_load(path, fingerprint, NULL, NULL, NULL, NULL, error, sizeof(error)) != DCCL_POLICY_LOADED)
       fuzz_abort(error);
   }
   unlink(path);

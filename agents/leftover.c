@@ -1,8 +1,10 @@
-/* plugin/leftover.c: per-cell estimates of what each action leaves to the next call, and the charge beyond its span. */
+/* agents/leftover.c: per-cell estimates of what each action leaves to the next call, and the charge beyond its span. */
 #include "leftover.h"
 
 #include <math.h>
 #include <stddef.h>
+
+#include "../core/action.h"
 
 /* The cell's level: the action with the least mean excess among those with enough samples (NULL: none). */
 static const dccl_leftover_estimate* level_of(const dccl_leftover_cell* cell) {
@@ -89,4 +91,26 @@ double dccl_leftover_charge(const dccl_leftover_cell* cell, uint32_t action) {
   difference -= noise;
 #endif
   return difference;
+}
+
+int dccl_leftover_cell_valid(const dccl_leftover_cell* cell) {
+  for (int i = 0; i < DCCL_LEFTOVER_ACTIONS; i++) {
+    const dccl_leftover_estimate* e = &cell->actions[i];
+    if (e->count == 0) continue;
+    int algo = (int)(e->action >> 16), proto = (int)(e->action >> 8 & 0xff), channels = (int)(e->action & 0xff);
+    if (algo >= DCCL_NUM_ALGOS || proto >= DCCL_NUM_PROTOS || channels > DCCL_MAX_CHANNELS ||
+        e->action != dccl_leftover_key(algo, proto, channels) || e->count > DCCL_LEFTOVER_WINDOW ||
+        e->last_used > cell->samples || !(e->excess_us.mean >= 0 && e->excess_us.mean <= DCCL_LEFTOVER_MAX_US) ||
+        !(e->excess_us.variance >= 0 && e->excess_us.variance <= DCCL_LEFTOVER_MAX_US * DCCL_LEFTOVER_MAX_US) ||
+        !(e->span_mean_us >= 0 && e->span_mean_us <= DCCL_LEFTOVER_MAX_US))
+      return 0;
+    for (int j = 0; j < i; j++)
+      if (cell->actions[j].count > 0 && cell->actions[j].action == e->action) return 0;
+  }
+  return 1;
+}
+
+void dccl_leftover_cell_loaded(dccl_leftover_cell* cell) {
+  for (int i = 0; i < DCCL_LEFTOVER_ACTIONS; i++)
+    if (cell->actions[i].count > DCCL_LEFTOVER_LOADED_SAMPLES) cell->actions[i].count = DCCL_LEFTOVER_LOADED_SAMPLES;
 }

@@ -1,4 +1,4 @@
-/* plugin/leftover.h: what each action leaves to the next call, per decision cell (DYNAMICCL_COST=leftover).
+/* agents/leftover.h: what each action leaves to the next call, per decision cell (DYNAMICCL_COST=leftover).
  *
  * Over network transports an algorithm can leave work behind its kernel that holds the communicator's
  * next kernel back (tree over sockets: a third of its call on the H100 testbed, docs/results/gpu). A
@@ -32,7 +32,8 @@
  * wait), charges the faster ones up to that time;
  * and work left behind that makes the next kernel longer rather than later (tree on 1 channel over
  * sockets) is not excess: the learner's skip after a switch of action handles it. The estimates are
- * neither saved with the policy nor restarted with the agents' statistics on congestion.
+ * saved with the policy (a warm start charges from its first call, each estimate weighing at most
+ * DCCL_LEFTOVER_LOADED_SAMPLES), but not restarted with the agents' statistics on congestion.
  *
  * Background thread only; fixed memory, no allocation. */
 #ifndef DYNAMICCL_PLUGIN_LEFTOVER_H
@@ -74,9 +75,22 @@ static inline uint32_t dccl_leftover_key(int algo, int proto, int channels) {
   return (uint32_t)algo << 16 | (uint32_t)proto << 8 | (uint32_t)channels;
 }
 
+#define DCCL_LEFTOVER_LOADED_SAMPLES 4 /* a saved estimate weighs at most this many samples when loaded:
+                                         the job's own calls soon outweigh it (its application may wait
+                                         otherwise than the job that saved it) */
+#define DCCL_LEFTOVER_MAX_US 1e9 /* a saved mean or span beyond this (about 17 minutes) is damage */
+
 /* Adds one call of the action that ran: its span and its excess (us, >= 0). */
 void dccl_leftover_add(dccl_leftover_cell* cell, uint32_t action, double span_us, double excess_us);
 /* What the action is charged beyond its span (us, >= 0). */
 double dccl_leftover_charge(const dccl_leftover_cell* cell, uint32_t action);
+
+/* Whether a cell read from a saved policy is one dccl_leftover_add could have built: every used entry
+ * of a distinct, well-formed action, with 1 to DCCL_LEFTOVER_WINDOW samples, finite moments within
+ * DCCL_LEFTOVER_MAX_US, and used no later than the cell's count. */
+int dccl_leftover_cell_valid(const dccl_leftover_cell* cell);
+
+/* A saved cell as the job starts from it: each estimate weighs at most DCCL_LEFTOVER_LOADED_SAMPLES. */
+void dccl_leftover_cell_loaded(dccl_leftover_cell* cell);
 
 #endif
