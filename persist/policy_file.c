@@ -117,15 +117,21 @@ static void put_floats(writer* w, uint32_t tag, const float* values, size_t coun
   put(w, values, count * sizeof(float));
 }
 
-/* The leftover estimates of every agent cell that has one (format 3). */
+/* Whether slot `s`'s leftover estimates are saved: those of an agent cell, that the loader will take (an
+ * estimate it would refuse, say of an action on more channels than NCCL has, must not cost the policy). */
+static int leftovers_saved(const dccl_config_agent* agent, const dccl_leftover_cell* leftovers, int s) {
+  return agent->cells[s].cell >= 0 && leftovers[s].samples > 0 && dccl_leftover_cell_valid(&leftovers[s]);
+}
+
+/* The leftover estimates of every agent cell that has them (format 3). */
 static void put_leftovers(writer* w, const dccl_config_agent* agent, const dccl_leftover_cell* leftovers) {
   uint32_t records = 0;
-  for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) records += agent->cells[s].cell >= 0 && leftovers[s].samples > 0;
+  for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) records += leftovers_saved(agent, leftovers, s);
   put_u32(w, SECTION_LEFTOVERS);
   put_u32(w, records);
   for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) {
     const dccl_leftover_cell* cell = &leftovers[s];
-    if (agent->cells[s].cell < 0 || cell->samples == 0) continue;
+    if (!leftovers_saved(agent, leftovers, s)) continue;
     uint8_t entries = 0;
     for (int i = 0; i < DCCL_LEFTOVER_ACTIONS; i++) entries += cell->actions[i].count > 0;
     put_u16(w, (uint16_t)agent->cells[s].cell);

@@ -1024,6 +1024,18 @@ static void test_leftover_estimates_saved(void) {
   CHECK(test_write_file(path, copy, size) == 0);
   CHECK(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
         strstr(error, "newer DynamICCL") != NULL);
+  /* Estimates the loader would refuse (an action on more channels than NCCL has) are left out of the save
+   * rather than costing the whole policy. */
+  int slot = (int)(dccl_agent_cell_slot(&trained_a, cell_of(0), 0) - trained_a.cells);
+  dccl_leftover_cell kept = leftovers_a[slot];
+  dccl_leftover_add(&leftovers_a[slot], dccl_leftover_key(DCCL_ALGO_RING, DCCL_PROTO_LL, 200), 50, 1);
+  CHECK(save(path, &trained_a, &trigger_a) == 0);
+  leftovers_a[slot] = kept;
+  CHECK_MSG(dccl_policy_load(path, 0, &m, &target, NULL, leftovers_loaded, error, sizeof(error)) == DCCL_POLICY_LOADED,
+            "%s", error);
+  CHECK_EQ_INT((int)m.leftover_cells, N_CELLS - 1);
+  const dccl_agent_cell* left_out = dccl_agent_cell_slot(&target, cell_of(0), 0);
+  CHECK(left_out != NULL && leftovers_loaded[left_out - target.cells].samples == 0);
   unlink(path);
   free(copy);
   free(data);
