@@ -98,8 +98,7 @@ int dccl_leftover_cell_valid(const dccl_leftover_cell* cell) {
     const dccl_leftover_estimate* e = &cell->actions[i];
     if (e->count == 0) continue;
     int algo = (int)(e->action >> 16), proto = (int)(e->action >> 8 & 0xff), channels = (int)(e->action & 0xff);
-    if (algo >= DCCL_NUM_ALGOS || proto >= DCCL_NUM_PROTOS || channels > DCCL_MAX_CHANNELS ||
-        e->action != dccl_leftover_key(algo, proto, channels) || e->count > DCCL_LEFTOVER_WINDOW ||
+    if (algo >= DCCL_NUM_ALGOS || proto >= DCCL_NUM_PROTOS || channels > DCCL_MAX_CHANNELS || e->count > DCCL_LEFTOVER_WINDOW ||
         e->last_used > cell->samples || !(e->excess_us.mean >= 0 && e->excess_us.mean <= DCCL_LEFTOVER_MAX_US) ||
         !(e->excess_us.variance >= 0 && e->excess_us.variance <= DCCL_LEFTOVER_MAX_US * DCCL_LEFTOVER_MAX_US) ||
         !(e->span_mean_us >= 0 && e->span_mean_us <= DCCL_LEFTOVER_MAX_US))

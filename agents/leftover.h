@@ -36,8 +36,8 @@
  * DCCL_LEFTOVER_LOADED_SAMPLES), but not restarted with the agents' statistics on congestion.
  *
  * Background thread only; fixed memory, no allocation. */
-#ifndef DYNAMICCL_PLUGIN_LEFTOVER_H
-#define DYNAMICCL_PLUGIN_LEFTOVER_H
+#ifndef DYNAMICCL_AGENTS_LEFTOVER_H
+#define DYNAMICCL_AGENTS_LEFTOVER_H
 
 #include <stdint.h>
 
@@ -52,6 +52,10 @@
                                           faster than the level is charged only beyond what it saves */
 #define DCCL_LEFTOVER_WAITS_SPANS 1.0 /* one whose mean excess is more than this many of its spans says the
                                          cell's calls wait on the application: no charge */
+#define DCCL_LEFTOVER_LOADED_SAMPLES 4 /* a saved estimate weighs at most this many samples when loaded:
+                                         the job's own calls soon outweigh it (its application may wait
+                                         otherwise than the job that saved it) */
+#define DCCL_LEFTOVER_MAX_US 1e9 /* a saved mean or span beyond this (about 17 minutes) is damage */
 
 /* Mean and (population) variance of a quantity (Welford's, then exponentially weighted). */
 typedef struct dccl_running_moments {
@@ -74,11 +78,6 @@ typedef struct dccl_leftover_cell {
 static inline uint32_t dccl_leftover_key(int algo, int proto, int channels) {
   return (uint32_t)algo << 16 | (uint32_t)proto << 8 | (uint32_t)channels;
 }
-
-#define DCCL_LEFTOVER_LOADED_SAMPLES 4 /* a saved estimate weighs at most this many samples when loaded:
-                                         the job's own calls soon outweigh it (its application may wait
-                                         otherwise than the job that saved it) */
-#define DCCL_LEFTOVER_MAX_US 1e9 /* a saved mean or span beyond this (about 17 minutes) is damage */
 
 /* Adds one call of the action that ran: its span and its excess (us, >= 0). */
 void dccl_leftover_add(dccl_leftover_cell* cell, uint32_t action, double span_us, double excess_us);

@@ -91,14 +91,14 @@ static void copy_path(const char* name, const char* value, char* out, const dccl
   strcpy(out, value);
 }
 
-/* Parses all of `text` as an integer in [low, high] (`base` as for strtoll); 0 on success, -1 when it is
- * malformed, has anything after the number, or is out of range. */
 /* Whether `text` is written as a plain decimal number: strtod and strtoll also take leading spaces, a '+'
  * and (strtod) hexadecimal, "0x1p-3" for 0.125, which no DYNAMICCL_ setting documents. */
 static int plain_decimal(const char* text) {
   return (isdigit((unsigned char)text[0]) || text[0] == '-' || text[0] == '.') && strpbrk(text, "xX") == NULL;
 }
 
+/* Parses all of `text` as an integer in [low, high] (`base` as for strtoll; base 10: a plain decimal); 0 on
+ * success, -1 when it is malformed, has anything after the number, or is out of range. */
 static int parse_integer(const char* text, int base, long long low, long long high, long long* out) {
   if (base == 10 && !plain_decimal(text)) return -1;
   errno = 0;

@@ -276,6 +276,15 @@ static void wait_for_ranks(shared_state* shared, uint64_t index, uint64_t depth)
   }
 }
 
+/* NCCL's default latency of a call and the oracle's, which is never worse than what the call ran. */
+static void oracle_latencies(dccl_oracle* oracle, const dccl_call* call, const dccl_conditions* conditions,
+                             double true_us, double* default_us, double* oracle_us) {
+  dccl_oracle_answer answer;
+  dccl_oracle_query(oracle, call, conditions, &answer);
+  *default_us = answer.default_us;
+  *oracle_us = answer.best_us < true_us ? answer.best_us : true_us;
+}
+
 /* One replay of the rank's graph: every captured call runs as decided at capture, with no getCollInfo;
  * its Coll event hangs under the CollApi handle it was captured with, and NCCL counts it in the
  * seqNumber only where that handle (or a Group event's) is set and kernel events are on (RAS's
@@ -294,10 +303,10 @@ static void replay_graph(rank_context* r, gpu_timeline* g, const graph_call* gra
     shared->graph_replayed++;
     shared->graph_true_us += true_us;
     if (oracle != NULL) {
-      dccl_oracle_answer answer;
-      dccl_oracle_query(oracle, &c->call, conditions, &answer);
-      shared->graph_default_us += answer.default_us;
-      shared->graph_oracle_us += answer.best_us < true_us ? answer.best_us : true_us;
+      double default_us, oracle_us;
+      oracle_latencies(oracle, &c->call, conditions, true_us, &default_us, &oracle_us);
+      shared->graph_default_us += default_us;
+      shared->graph_oracle_us += oracle_us;
     }
   }
 }
@@ -456,11 +465,8 @@ static int run_rank(rank_context* r) {
       shared->collectives[call.index] = (uint8_t)call.coll;
       shared->size_bins[call.index] = (uint8_t)dccl_size_bin(call.bytes);
       double default_us = NAN, oracle_us = NAN;
-      dccl_oracle_answer answer;
       if (use_oracle) {
-        dccl_oracle_query(&oracle, &call, &conditions, &answer);
-        default_us = answer.default_us;
-        oracle_us = answer.best_us < true_us ? answer.best_us : true_us;
+        oracle_latencies(&oracle, &call, &conditions, true_us, &default_us, &oracle_us);
         shared->default_us[call.index] = default_us;
         shared->oracle_us[call.index] = oracle_us;
       }

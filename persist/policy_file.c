@@ -22,6 +22,8 @@
 static const char magic[8] = {'D', 'C', 'C', 'L', 'P', 'O', 'L', 0};
 enum { SECTION_QNET = 0x54454E51u, SECTION_LSTM = 0x4D54534Cu, SECTION_CELLS = 0x534C4C43u, SECTION_LEFTOVERS = 0x5446454Cu };
 
+#define PAYLOAD_SIZE_OFFSET 24
+
 static uint64_t fnv1a(uint64_t h, const uint8_t* data, size_t size) {
   for (size_t i = 0; i < size; i++) {
     h ^= data[i];
@@ -35,6 +37,13 @@ uint64_t dccl_policy_checksum(const uint8_t* file, size_t size) {
   if (size < CHECKSUM_OFFSET + CHECKSUM_SIZE) return fnv1a(h, file, size);
   h = fnv1a(h, file, CHECKSUM_OFFSET);
   return fnv1a(h, file + CHECKSUM_OFFSET + CHECKSUM_SIZE, size - CHECKSUM_OFFSET - CHECKSUM_SIZE);
+}
+
+void dccl_policy_seal(uint8_t* file, size_t size) {
+  uint64_t payload = size - HEADER_SIZE, checksum;
+  memcpy(file + PAYLOAD_SIZE_OFFSET, &payload, sizeof(payload));
+  checksum = dccl_policy_checksum(file, size);
+  memcpy(file + CHECKSUM_OFFSET, &checksum, CHECKSUM_SIZE);
 }
 
 uint64_t dccl_policy_fingerprint(int n_ranks, int n_nodes, int max_channels, int tune_chunk) {
@@ -215,16 +224,15 @@ int dccl_policy_save(const char* path, const dccl_policy_meta* meta, const dccl_
   put_u32(&h, DCCL_POLICY_VERSION);
   put_u32(&h, HEADER_SIZE);
   put_u64(&h, meta->fingerprint);
-  put_u64(&h, w.size);
-  put_u64(&h, 0); /* the checksum, filled in below over everything else */
+  put_u64(&h, 0); /* the payload size and checksum: dccl_policy_seal, below */
+  put_u64(&h, 0);
   put_u64(&h, meta->observations);
   put_u32(&h, meta->n_ranks);
   put_u32(&h, meta->n_nodes);
   put_u32(&h, meta->max_channels);
   put_u32(&h, flags);
   memcpy(file + HEADER_SIZE, w.data, w.size);
-  uint64_t checksum = dccl_policy_checksum(file, HEADER_SIZE + w.size);
-  memcpy(file + CHECKSUM_OFFSET, &checksum, CHECKSUM_SIZE);
+  dccl_policy_seal(file, HEADER_SIZE + w.size);
   int rc = dccl_atomic_write(path, file, HEADER_SIZE + w.size, error, error_size);
   free(file);
   free(w.data);
@@ -298,7 +306,8 @@ static int get_leftover_cell(reader* r, dccl_leftover_cell* cell) {
 }
 
 /* Walks the payload; applies it when `agent` is not NULL (and the leftover estimates, of the agent's
- * cells by slot, when `leftovers` is not NULL too). */
+ * cells by slot, when `leftovers` is not NULL too); counts the leftover records into `leftover_cells`
+ * when that is not NULL. */
 static int parse_payload(reader* r, dccl_config_agent* agent, dccl_trigger* trigger, dccl_leftover_cell* leftovers,
                          size_t expected_q, size_t expected_lstm, uint32_t* leftover_cells, char* error,
                          size_t error_size) {
@@ -385,7 +394,7 @@ static int parse_payload(reader* r, dccl_config_agent* agent, dccl_trigger* trig
     } else if (tag == SECTION_LEFTOVERS) {
       if (count > DCCL_AGENT_MAX_CELLS)
         return fail(error, error_size, "%u leftover records (at most %d)", count, DCCL_AGENT_MAX_CELLS);
-      *leftover_cells += count;
+      if (leftover_cells != NULL) *leftover_cells += count;
       for (uint32_t n = 0; n < count; n++) {
         int cell = get_u16(r);
         dccl_leftover_cell read;
@@ -501,9 +510,8 @@ static int check_and_apply_payload(const uint8_t* payload, size_t size, dccl_pol
     return -1;
   if (agent != NULL) {
     reader apply = {payload, size, 0};
-    uint32_t counted_again = 0;
     if (leftovers != NULL) memset(leftovers, 0, DCCL_AGENT_MAX_CELLS * sizeof(*leftovers));
-    parse_payload(&apply, agent, trigger, leftovers, expected_q, expected_lstm, &counted_again, error, error_size);
+    parse_payload(&apply, agent, trigger, leftovers, expected_q, expected_lstm, NULL, error, error_size);
     dccl_agent_index_measured(agent);
     agent->stats.observations = meta->observations; /* later saves count what was learned before */
   }

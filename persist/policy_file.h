@@ -47,6 +47,9 @@ typedef struct dccl_policy_meta {
 /* The checksum the header carries: 64-bit FNV-1a of the whole file (`size` bytes from its magic on),
  * header included, skipping only the checksum field itself (bytes 32 to 39). */
 uint64_t dccl_policy_checksum(const uint8_t* file, size_t size);
+/* Writes the payload size (`size` less the 64-byte header) and then the checksum into a file's header:
+ * the last step of a save, and how tests and the fuzz target reseal a file they edited. */
+void dccl_policy_seal(uint8_t* file, size_t size);
 
 /* The file-name key of a communicator's policy: its shape and action space. */
 uint64_t dccl_policy_fingerprint(int n_ranks, int n_nodes, int max_channels, int tune_chunk);

@@ -39,12 +39,12 @@ int dccl_copy_text(char* field, size_t field_size, const char* value, const char
   return 0;
 }
 
-int dccl_name_line(char* line, char** value, char* why, size_t why_size) {
-  char* key;
+int dccl_name_line(char* line, char* name, size_t name_size, char* why, size_t why_size) {
+  char *key, *value;
   if (strncmp(line, "name", 4) != 0 || strchr(line, '=') == NULL) return 0;
-  if (dccl_split_key_value(line, &key, value) != 0) snprintf(why, why_size, "expected 'name = <value>'");
-  else if (strcmp(key, "name") == 0) return 1;
-  else snprintf(why, why_size, "unknown key '%s' (the one key is name)", key);
+  if (dccl_split_key_value(line, &key, &value) != 0) snprintf(why, why_size, "expected 'name = <value>'");
+  else if (strcmp(key, "name") != 0) snprintf(why, why_size, "unknown key '%s' (the one key is name)", key);
+  else if (dccl_copy_text(name, name_size, value, "name", why, why_size) == 0) return 1;
   return -1;
 }
 

@@ -12,10 +12,10 @@ int dccl_next_scenario_line(const char** cursor, char* line, size_t size, int* l
 int dccl_split_key_value(char* line, char** key, char** value);
 
 /* The one key of a workload or conditions file: a line that starts with "name" and holds '=' (no
- * collective or event does) is a key line. Returns 1 for "name = value" (`value` trimmed in place), 0
- * for any other kind of line (left untouched), -1 for a key line with another key ("names = x": a typo,
- * not the name), which `why` names. */
-int dccl_name_line(char* line, char** value, char* why, size_t why_size);
+ * collective or event does) is a key line. Returns 1 for "name = value", its value copied into `name`
+ * (dccl_copy_text), 0 for any other kind of line (left untouched), -1 for a key line with another key
+ * ("names = x": a typo, not the name) or a name that does not fit, which `why` tells. */
+int dccl_name_line(char* line, char* name, size_t name_size, char* why, size_t why_size);
 
 /* Copies a name or description into its field; a value that does not fit is refused (`why` says so)
  * rather than cut, which would run the file under a name it does not hold. */

@@ -111,19 +111,14 @@ int dccl_schedule_parse(const char* text, const char* source, dccl_schedule* out
   int line_number = 0, too_long = 0;
   while (dccl_next_scenario_line(&cursor, line, sizeof(line), &line_number, &too_long)) {
     if (line[0] == '\0') continue;
-    char why[200], *value;
-    int name_line = dccl_name_line(line, &value, why, sizeof(why));
+    char why[200];
+    /* A name line cut for length was cut in its comment or spaces, or in a name far too long to fit. */
+    int name_line = dccl_name_line(line, out->name, sizeof(out->name), why, sizeof(why));
     if (name_line < 0) {
       snprintf(error, error_size, "%s:%d: %s", source, line_number, why);
       return -1;
     }
-    if (name_line > 0) {
-      if (too_long || dccl_copy_text(out->name, sizeof(out->name), value, "name", why, sizeof(why)) != 0) {
-        snprintf(error, error_size, "%s:%d: %s", source, line_number, too_long ? "line too long" : why);
-        return -1;
-      }
-      continue;
-    }
+    if (name_line > 0) continue;
     if (too_long) {
       snprintf(error, error_size, "%s:%d: line too long", source, line_number);
       return -1;

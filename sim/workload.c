@@ -78,21 +78,14 @@ int dccl_workload_parse(const char* text, const char* source, dccl_workload* w, 
     if (line[0] == '\0') continue;
     char why[200] = "";
     int rc = 0;
-    char* value;
-    int name_line = dccl_name_line(line, &value, why, sizeof(why));
+    /* A name line cut for length was cut in its comment or spaces, or in a name far too long to fit. */
+    int name_line = dccl_name_line(line, w->name, sizeof(w->name), why, sizeof(why));
     if (name_line < 0) {
       snprintf(error, error_size, "%s:%d: %s", source, line_number, why);
       dccl_workload_free(w);
       return -1;
     }
-    if (name_line > 0) {
-      if (too_long || dccl_copy_text(w->name, sizeof(w->name), value, "name", why, sizeof(why)) != 0) {
-        snprintf(error, error_size, "%s:%d: %s", source, line_number, too_long ? "line too long" : why);
-        dccl_workload_free(w);
-        return -1;
-      }
-      continue;
-    }
+    if (name_line > 0) continue;
     char* tokens[DCCL_LINE_MAX_WORDS];
     int n = too_long ? 0 : dccl_tokenize(line, tokens, DCCL_LINE_MAX_WORDS);
     dccl_workload_op op = {.count = 1, .pipe_ops = 1};

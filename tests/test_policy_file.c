@@ -157,11 +157,6 @@ static int save(const char* path, const dccl_config_agent* agent, const dccl_tri
 static void put_u32_at(uint8_t* data, size_t offset, uint32_t v) { memcpy(data + offset, &v, 4); }
 static void put_u64_at(uint8_t* data, size_t offset, uint64_t v) { memcpy(data + offset, &v, 8); }
 
-/* Rewrites the header's payload size and checksum, so that only the file's other checks remain. */
-static void reseal(uint8_t* data, size_t size) {
-  put_u64_at(data, 24, (uint64_t)(size - HEADER_BYTES));
-  put_u64_at(data, 32, dccl_policy_checksum(data, size));
-}
 
 /* Names in the test directory other than those listed (NULL-terminated). */
 static int unexpected_entries(const char* const* allowed) {
@@ -562,7 +557,7 @@ static void test_rejections(void) {
   const size_t sealed_cuts[] = {HEADER_BYTES + 8 + 100, lstm_at + 20, cells_at + 8 + 5, size - 1};
   for (size_t i = 0; i < sizeof(sealed_cuts) / sizeof(sealed_cuts[0]); i++) {
     memcpy(copy, data, size);
-    reseal(copy, sealed_cuts[i]);
+    dccl_policy_seal(copy, sealed_cuts[i]);
     CHECK(test_write_file(bad, copy, sealed_cuts[i]) == 0);
     snprintf(what, sizeof(what), "payload cut at %zu, header resealed", sealed_cuts[i]);
     /* the last cut falls inside the last arm record, reported as inconsistent */
@@ -571,13 +566,13 @@ static void test_rejections(void) {
   }
   memcpy(copy, data, size);
   put_u32_at(copy, HEADER_BYTES, 0x58585858u);
-  reseal(copy, size);
+  dccl_policy_seal(copy, size);
   CHECK(test_write_file(bad, copy, size) == 0);
   expect_rejected("unknown section, resealed", bad, fp, &target, &trigger_target, "section");
   memcpy(copy, data, size);
   float nan_weight = NAN;
   memcpy(copy + HEADER_BYTES + 8 + 4 * 5, &nan_weight, 4);
-  reseal(copy, size);
+  dccl_policy_seal(copy, size);
   CHECK(test_write_file(bad, copy, size) == 0);
   expect_rejected_also_checking("NaN weight, resealed", bad, fp, &target, &trigger_target, "finite");
   /* Finite but absurd weights (fuzz_policy found 7.6e37 among the DQN's): the first forward pass
@@ -587,7 +582,7 @@ static void test_rejections(void) {
     memcpy(copy, data, size);
     float huge_weight = i == 0 ? 7.6e37f : -2e4f;
     memcpy(copy + huge_at[i], &huge_weight, 4);
-    reseal(copy, size);
+    dccl_policy_seal(copy, size);
     CHECK(test_write_file(bad, copy, size) == 0);
     snprintf(what, sizeof(what), "weight %g in the %s, resealed", (double)huge_weight, i == 0 ? "DQN" : "LSTM");
     expect_rejected_also_checking(what, bad, fp, &target, &trigger_target, "not a trained network");
@@ -611,14 +606,14 @@ static void test_rejections(void) {
   for (size_t i = 0; i < sizeof(absurd) / sizeof(absurd[0]); i++) {
     memcpy(copy, data, size);
     memcpy(copy + absurd[i].at, &absurd[i].value, 4);
-    reseal(copy, size);
+    dccl_policy_seal(copy, size);
     CHECK(test_write_file(bad, copy, size) == 0);
     snprintf(what, sizeof(what), "%s, resealed", absurd[i].what);
     expect_rejected_also_checking(what, bad, fp, &target, &trigger_target, "inconsistent");
   }
   memcpy(copy, data, size);
   put_u32_at(copy, cells_at + 4, DCCL_AGENT_MAX_CELLS + 1);
-  reseal(copy, size);
+  dccl_policy_seal(copy, size);
   CHECK(test_write_file(bad, copy, size) == 0);
   expect_rejected("too many cells, resealed", bad, fp, &target, &trigger_target, "cells");
 
@@ -692,7 +687,7 @@ static void test_header_is_covered_and_consistent(void) {
     memcpy(copy, data, size);
     if (forged[i].width == 4) put_u32_at(copy, forged[i].offset, (uint32_t)forged[i].value);
     else put_u64_at(copy, forged[i].offset, forged[i].value);
-    reseal(copy, size);
+    dccl_policy_seal(copy, size);
     CHECK(test_write_file(bad, copy, size) == 0);
     snprintf(what, sizeof(what), "forged header: %s", forged[i].what);
     expect_rejected_also_checking(what, bad, 0, &target, &trigger_target, forged[i].keyword);
@@ -890,7 +885,7 @@ static void test_corrupt_file_not_trusted(void) {
   put_u32_at(garbage, 52, 1);
   CHECK(test_write_file(path, garbage, sizeof(garbage)) == 0);
   expect_rejected("garbage behind a plausible header", path, fp, &target, &trigger_target, NULL);
-  reseal(garbage, sizeof(garbage));
+  dccl_policy_seal(garbage, sizeof(garbage));
   CHECK(test_write_file(path, garbage, sizeof(garbage)) == 0);
   expect_rejected_also_checking("garbage behind a plausible, resealed header", path, fp, &target, &trigger_target, NULL);
 
@@ -988,7 +983,7 @@ static void test_leftover_estimates_saved(void) {
   for (size_t k = 0; k < sizeof(damage) / sizeof(damage[0]); k++) {
     memcpy(copy, data, size);
     memcpy(copy + damage[k].offset, damage[k].value, damage[k].bytes);
-    reseal(copy, size);
+    dccl_policy_seal(copy, size);
     CHECK(test_write_file(path, copy, size) == 0);
     error[0] = '\0';
     CHECK_MSG(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
@@ -998,14 +993,14 @@ static void test_leftover_estimates_saved(void) {
   /* A record for a cell given twice. */
   memcpy(copy, data, size);
   memcpy(copy + record + RECORD, copy + record, 2);
-  reseal(copy, size);
+  dccl_policy_seal(copy, size);
   CHECK(test_write_file(path, copy, size) == 0);
   CHECK(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
         strstr(error, "leftover record 1 is inconsistent") != NULL);
   /* Format 2: the same policy without the section. */
   memcpy(copy, data, section);
   put_u32_at(copy, 8, 2);
-  reseal(copy, section);
+  dccl_policy_seal(copy, section);
   CHECK(test_write_file(path, copy, section) == 0);
   for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) leftovers_loaded[s].samples = 99;
   CHECK_MSG(dccl_policy_load(path, 0, &m, &target, NULL, leftovers_loaded, error, sizeof(error)) == DCCL_POLICY_LOADED,
@@ -1014,13 +1009,13 @@ static void test_leftover_estimates_saved(void) {
   for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) CHECK_EQ_INT((int)leftovers_loaded[s].samples, 0);
   /* Formats 1 and 4 are refused, each saying whose it is. */
   put_u32_at(copy, 8, 1);
-  reseal(copy, section);
+  dccl_policy_seal(copy, section);
   CHECK(test_write_file(path, copy, section) == 0);
   CHECK(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
         strstr(error, "older DynamICCL (policy format 1; this one reads formats 2 to 3)") != NULL);
   memcpy(copy, data, size);
   put_u32_at(copy, 8, DCCL_POLICY_VERSION + 1);
-  reseal(copy, size);
+  dccl_policy_seal(copy, size);
   CHECK(test_write_file(path, copy, size) == 0);
   CHECK(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
         strstr(error, "newer DynamICCL") != NULL);

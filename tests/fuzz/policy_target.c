@@ -44,12 +44,11 @@ static uint64_t reseal(uint8_t* file, size_t size, int* n_ranks, int* n_nodes, i
   put_u32_at(file, 8, DCCL_POLICY_VERSION);
   put_u32_at(file, 12, HEADER_BYTES);
   put_u64_at(file, 16, fingerprint);
-  put_u64_at(file, 24, (uint64_t)(size - HEADER_BYTES));
   put_u32_at(file, 48, (uint32_t)*n_ranks);
   put_u32_at(file, 52, (uint32_t)*n_nodes);
   put_u32_at(file, 56, (uint32_t)*max_channels);
   put_u32_at(file, 60, (uint32_t)*tune_chunk);
-  put_u64_at(file, 32, dccl_policy_checksum(file, size));
+  dccl_policy_seal(file, size);
   return fingerprint;
 }
 
