@@ -33,7 +33,8 @@
  * and work left behind that makes the next kernel longer rather than later (tree on 1 channel over
  * sockets) is not excess: the learner's skip after a switch of action handles it. The estimates are
  * saved with the policy (a warm start charges from its first call, each estimate weighing at most
- * DCCL_LEFTOVER_LOADED_SAMPLES), but not restarted with the agents' statistics on congestion.
+ * DCCL_LEFTOVER_LOADED_SAMPLES), but not restarted with the agents' statistics on congestion (measured
+ * and not kept: docs/agents.md).
  *
  * Background thread only; fixed memory, no allocation. */
 #ifndef DYNAMICCL_AGENTS_LEFTOVER_H

@@ -314,14 +314,42 @@ def within_set_ratios(rows):
     return ratios
 
 
+def pairs_executed(out):
+    """What ran in the pairs run's two reference entries, from their rank-0 traces (pairs-trace/nccl and
+    pairs-trace/learned): per (collective, bytes), NCCL's own choice (the `nccl` entry's most frequent action:
+    both its halves run it) and the learned policy's (the `learned` entry's most frequent action other than
+    NCCL's own, where it ran a third of the calls or more, each half being half of them; else NCCL's own).
+    ({key: NCCL's action}, {key: the learned policy's action}); empty where a trace is missing."""
+    traces = dict(pairs_traces(out))
+    def counts(entry):
+        seen = collections.defaultdict(collections.Counter)
+        for r in traces.get(entry, {}).get(0, {}).values():
+            seen[(r["collective"], int(r["bytes"]))][ran(r)] += 1
+        return seen
+    nccl = {key: c.most_common(1)[0][0] for key, c in counts("nccl").items()}
+    learned = {}
+    for key, c in counts("learned").items():
+        if key not in nccl:
+            continue
+        other = [(n, a) for a, n in c.items() if a != nccl[key]]
+        n, action = max(other) if other else (0, None)
+        learned[key] = action if 3 * n >= sum(c.values()) else nccl[key]
+    return nccl, learned
+
+
 def pairs_table(out):
     """Actions against NCCL's own choice inside one set of processes, alternating (collbench --mode
     pairs): per size, the method's noise (nccl||nccl), the best action over NCCL (picked on even
     repetitions, its median on the odd ones when there are two or more), the learned policy over NCCL,
-    and the learned policy over the best; verdicts on issue 5's 0.97 targets from the intervals."""
+    and the learned policy over the best; verdicts on issue 5's 0.97 targets from the intervals.
+    Where the traces say that two entries ran the same configuration (pairs_executed), they are one
+    configuration measured twice: an action entry that is NCCL's own choice is not a candidate for the
+    best (its ratio is the method's noise), and the learned policy running NCCL's own choice, or the best
+    action, is that configuration (ratio 1 by identity). Both verdicts are given: as measured, and so."""
     with open(os.path.join(out, "pairs.csv")) as f:
         rows = list(csv.DictReader(f))
     ratios = within_set_ratios(rows)
+    nccl_runs, learned_runs = pairs_executed(out)
     reps = sorted({int(r["repetition"]) for r in rows})
     entries = sorted({k[0] for k in ratios})
     actions = [e for e in entries if "/" in e]
@@ -333,20 +361,27 @@ def pairs_table(out):
           f"whose first is left out, since: docs/gpu.md), the ratio is A's median call over B's in bus bandwidth, "
           f"per repetition. "
           f"Rows whose results were wrong: {wrong}. Intervals: the median over repetitions, distribution-free "
-          f"(order statistics; the smallest and largest where there are fewer than 6).\n")
-    print("| collective | bytes | nccl vs nccl (noise) | best action | best / NCCL | learned / NCCL (interval) "
-          "| learned / best | verdict |")
-    print("|---|---|---|---|---|---|---|---|")
+          f"(order statistics; the smallest and largest where there are fewer than 6). 'learned runs': what "
+          f"NCCL ran for the learned policy (its entry's rank-0 trace; - without one); where that is NCCL's own "
+          f"choice or the best action, the learned policy is that configuration, measured again in another "
+          f"entry, and the verdict takes it as such (ratio 1); 'as measured' takes every entry's ratios as "
+          f"they came.\n")
+    print("| collective | bytes | nccl vs nccl (noise) | best action | best / NCCL | learned runs | learned / NCCL "
+          "(interval) | learned / best | verdict | as measured |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     def med(values):
         return statistics.median(values) if values else None
     def shown(values):
         interval = median_interval(values)
         return f"{med(values):.3f} ({interval[0]:.3f} .. {interval[1]:.3f})" if interval else value(med(values))
+    def verdict_of(ours, below_nccl, learned_over_best):
+        if below_nccl == "too few pairs":
+            return "too few pairs"
+        return "below NCCL" if below_nccl == "below" else "below best" if learned_over_best < 0.97 else "meets both"
     keys = sorted({(k[1], k[2]) for k in ratios}, key=lambda k: (k[0], k[1]))
-    verdicts = collections.Counter()
-    for key in keys:
-        noise = list(ratios.get(("nccl", *key), {}).values())
-        candidates = {a: ratios[(a, *key)] for a in actions if (a, *key) in ratios}
+    verdicts, measured_verdicts = collections.Counter(), collections.Counter()
+    def best_of(candidates):
+        """The best action among `candidates` ({action: {repetition: ratio}}) and its ratio to NCCL's own."""
         best_action, best = None, None
         if candidates:
             if len(reps) > 1:
@@ -360,20 +395,36 @@ def pairs_table(out):
                 best = med(list(candidates[best_action].values()))
         if best is None or best < 1.0:  # NCCL's own choice is a candidate too (ratio 1)
             best_action, best = "NCCL's own", 1.0
+        return best_action, best
+    for key in keys:
+        noise = list(ratios.get(("nccl", *key), {}).values())
+        candidates = {a: ratios[(a, *key)] for a in actions if (a, *key) in ratios}
+        best_action, best = best_of({a: v for a, v in candidates.items() if a != nccl_runs.get(key)})
+        best_measured = best_of(candidates)[1]
         ours = list(ratios.get((learned, *key), {}).values()) if learned else []
-        verdict = "-"
+        runs = learned_runs.get(key)
+        same_as_nccl = runs is not None and runs == nccl_runs.get(key)
+        same_as_best = runs is not None and (runs == best_action or (best_action == "NCCL's own" and same_as_nccl))
+        runs_shown = "-" if runs is None else f"{runs} (NCCL's)" if same_as_nccl else runs
+        verdict = measured = "-"
+        over_best = "-"
         if ours:
             against_nccl = against_target(ours)
-            low_best = med(ours) / best < 0.97
-            verdict = ("too few pairs" if against_nccl == "too few pairs" else "below NCCL" if against_nccl == "below"
-                       else "below best" if low_best else "meets both")
+            measured = verdict_of(ours, against_nccl, med(ours) / best_measured)
+            learned_over_best = 1.0 if same_as_best else (1.0 if same_as_nccl else med(ours)) / best
+            verdict = verdict_of(ours, "noise" if same_as_nccl and against_nccl != "too few pairs" else against_nccl,
+                                 learned_over_best)
             verdicts[verdict] += 1
+            measured_verdicts[measured] += 1
+            over_best = f"{learned_over_best:.3f}" + (" (same action)" if same_as_best else "")
         print(f"| {key[0]} | {key[1]} | {shown(noise) if noise else '-'} | {best_action or '-'} | {best:.3f} | "
-              f"{shown(ours) if ours else '-'} | {ratio(med(ours), best) if ours else '-'} | {verdict} |")
+              f"{runs_shown} | {shown(ours) if ours else '-'} | {over_best} | {verdict} | {measured} |")
     if verdicts:
         print("\n(verdict: 'below NCCL' when the learned policy's whole interval is under 0.97 of NCCL's own "
-              "choice; 'below best' when its median is under 0.97 of the best action's; else 'meets both'.)\n")
+              "choice, unless it runs NCCL's own choice; 'below best' when its median (1 where it runs the best "
+              "action, or NCCL's own choice) is under 0.97 of the best action's; else 'meets both'.)\n")
         print("- learned policy: " + ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items())))
+        print("- learned policy, as measured: " + ", ".join(f"{n} {v}" for v, n in sorted(measured_verdicts.items())))
 
 
 def collbench_calls(out):
@@ -902,6 +953,43 @@ def self_test():
         with contextlib.redirect_stdout(text):
             pairs_table(folder)
         check("pairs: 4 repetitions give no verdict", "too few pairs" in text.getvalue(), True)
+    # With the entries' traces: NCCL's own choice is ring/ll/ch=1 at 1 KiB and ring/simple/ch=2 at 4 KiB. At 1
+    # KiB the learned policy runs NCCL's own choice but measured 0.9 of it on every repetition, and the entry
+    # ring/ll/ch=1 (NCCL's own again) measured 1.1: the same configuration three times, so no candidate for the
+    # best and the learned policy meets both; as measured it is below NCCL. At 4 KiB it runs ring/simple/ch=1,
+    # the best action, measured 1.2 in its own entry and 1.1 in the learned one: the same action (ratio 1).
+    with tempfile.TemporaryDirectory() as folder:
+        own, learned_runs = {1024: "ring/ll/ch=1", 4096: "ring/simple/ch=2"}, {1024: "ring/ll/ch=1", 4096: "ring/simple/ch=1"}
+        with open(os.path.join(folder, "pairs.csv"), "w") as f:
+            f.write("mode,action,collective,bytes,ranks,time_us,algbw_gbs,busbw_gbs,verified,applied,repetition\n")
+            for rep in range(6):
+                for size, ours, best in ((1024, 0.9, 1.1), (4096, 1.1, 1.2)):
+                    for entry, a in (("nccl", 1.0), ("ring/ll/ch=1", best if size == 1024 else 0.95),
+                                     ("ring/simple/ch=1", 0.95 if size == 1024 else best), ("learned", ours)):
+                        f.write(f"pairs,{entry},allreduce,{size},2,1,1,{2.0 * a:.4f},1,1,{rep}\n")
+                        f.write(f"pairs,nccl@{entry},allreduce,{size},2,1,1,2.0,1,1,{rep}\n")
+        for entry, runs in (("nccl", own), ("learned", learned_runs)):
+            os.makedirs(os.path.join(folder, "pairs-trace", entry))
+            with open(os.path.join(folder, "pairs-trace", entry, "trace-0.csv"), "w") as f:
+                f.write("rank,seq,collective,bytes,algorithm,protocol,channels\n")
+                seq = 0
+                for size in (1024, 4096):
+                    for call in range(16):  # blocks of four: A, then B (NCCL's own)
+                        action = runs[size] if call % 8 < 4 else own[size]
+                        algorithm, protocol, channels = action.replace("ch=", "").split("/")
+                        f.write(f"0,{seq},allreduce,{size},{algorithm},{protocol},{channels}\n")
+                        seq += 1
+        check("pairs executed: NCCL's own and the learned policy's", pairs_executed(folder),
+              ({("allreduce", s): a for s, a in own.items()}, {("allreduce", s): a for s, a in learned_runs.items()}))
+        text = io.StringIO()
+        with contextlib.redirect_stdout(text):
+            pairs_table(folder)
+        lines = {line.split("|")[2].strip(): [c.strip() for c in line.split("|")[1:-1]]
+                 for line in text.getvalue().splitlines() if line.startswith("| allreduce")}
+        check("pairs, identity: 1 KiB's best, verdict and verdict as measured",
+              [lines.get("1024", [""] * 10)[i] for i in (3, 8, 9)], ["NCCL's own", "meets both", "below NCCL"])
+        check("pairs, identity: 4 KiB's learned / best, verdict and verdict as measured",
+              [lines.get("4096", [""] * 10)[i] for i in (7, 8, 9)], ["1.000 (same action)", "meets both", "below best"])
     # Stream times from a trace where AllReduce and AllGather share sequence numbers (each counts its own
     # calls): every AllReduce of 100 us is followed by another 300 us after it started (the next waiting),
     # every AllGather of 50 us by another 50 us after; the learner's cost is 300 and 50.
