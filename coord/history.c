@@ -151,7 +151,8 @@ int64_t dccl_history_write(dccl_history* h, dccl_wire_writer* w, uint32_t rank, 
   for (; i < h->count && h->entries[i].epoch < decided; i++) {
     const dccl_history_entry* e = &h->entries[i];
     size_t need = DCCL_WIRE_ENTRY_BYTES + (size_t)e->cells * DCCL_WIRE_CELL_BYTES;
-    if (w->capacity - w->length < need || w->length - at - DCCL_WIRE_HEADER_BYTES + need > DCCL_WIRE_MAX_PAYLOAD) {
+    if (w->capacity - w->length < need || w->length - at - DCCL_WIRE_HEADER_BYTES + need > DCCL_WIRE_MAX_PAYLOAD ||
+        entries == DCCL_WIRE_MAX_ENTRIES) {
       stated = e->epoch; /* the rest in a later message; epochs from here on are not stated yet */
       break;
     }

@@ -41,6 +41,8 @@
 #define INBOX_ENTRIES 8192u
 #define INBOX_CELLS (1u << 16)
 #define INBOX_INITIAL_ENTRIES 64u
+_Static_assert(INBOX_ENTRIES >= DCCL_WIRE_MAX_ENTRIES && INBOX_CELLS >= DCCL_WIRE_MAX_PAYLOAD / DCCL_WIRE_CELL_BYTES,
+               "an empty inbox must take any valid DECISIONS message whole");
 #define INBOX_INITIAL_CELLS 2048u
 #define POLL_NS 200000L                /* service period while a session is busy (see session_needs) */
 #define IDLE_POLL_NS 20000000L         /* longest wait when none is: its timers (retries, hello deadlines) */
@@ -973,9 +975,10 @@ static void leader_work(dccl_coord_session* s, uint64_t now) {
     connection* c = link->conn;
     if (link->released) continue;
     if (c == NULL || c->closing || c->peer_key == 0) {
-      /* A leaving leader waits (up to LEAVE_NS) for a worker still connecting, or one that has not
-       * joined yet: it would wait for the leader's table for ever. */
-      if (s->leaving && (c != NULL || !link->joined)) all_sent = 0;
+      /* A leaving leader waits (up to LEAVE_NS) for a worker still connecting, one that has not joined
+       * yet, or one between connections that has not acknowledged every decided epoch: each would wait
+       * for the leader's tables for ever. */
+      if (s->leaving && (c != NULL || !link->joined || link->acked < decided)) all_sent = 0;
       continue;
     }
     if (!link->rules_sent && /* its pins go before any table */

@@ -273,6 +273,10 @@ int dccl_wire_check_decisions(const uint8_t* payload, size_t length, char* why, 
     snprintf(why, why_size, "decisions message truncated");
     return -1;
   }
+  if (entries > DCCL_WIRE_MAX_ENTRIES) {
+    snprintf(why, why_size, "decisions message of %u entries (at most %u)", entries, DCCL_WIRE_MAX_ENTRIES);
+    return -1;
+  }
   uint64_t previous = 0;
   for (uint32_t i = 0; i < entries; i++) {
     dccl_wire_entry_header e;

@@ -145,8 +145,9 @@ int dccl_wire_get_rules(const uint8_t* payload, size_t length, dccl_rule* rules,
                         size_t why_size);
 static inline int dccl_wire_at_end(const dccl_wire_reader* r) { return r->offset == r->length; }
 
-/* Validates a whole DECISIONS payload without applying it: entries in increasing epoch order below
- * `decided`, cells in range, nothing left over. Returns the number of entries, or -1 (why says). */
+/* Validates a whole DECISIONS payload without applying it: at most DCCL_WIRE_MAX_ENTRIES entries, in
+ * increasing epoch order below `decided`, cells in range, nothing left over. Returns the number of
+ * entries, or -1 (why says). */
 int dccl_wire_check_decisions(const uint8_t* payload, size_t length, char* why, size_t why_size);
 
 /* Parses a byte stream as consecutive messages, decoding every payload fully, until the first
@@ -154,6 +155,9 @@ int dccl_wire_check_decisions(const uint8_t* payload, size_t length, char* why, 
  * (tests/fuzz_wire.c) and the parser tests drive it. */
 int dccl_wire_parse_stream(const uint8_t* bytes, size_t size);
 
+/* Entries in one DECISIONS message: a worker's inbox takes a message whole, so it must hold this many
+ * at once (a message it could never take would stall its connection for good). */
+#define DCCL_WIRE_MAX_ENTRIES 4096u
 #define DCCL_WIRE_CELL_BYTES 11
 #define DCCL_WIRE_ENTRY_BYTES 16
 #define DCCL_WIRE_RULE_BYTES 52
