@@ -34,8 +34,8 @@ void dccl_bandit_decide(dccl_config_agent* agent, dccl_agent_cell* c) {
   double best_draw = nccl->mean + sqrt(noise / nccl->count) * dccl_rng_normal(&agent->rng);
   for (int i = 0; i < agent->n_actions[coll]; i++) {
     const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
-    if (a->invalid) continue;
     dccl_action action = agent->actions[coll][i];
+    if (a->invalid || !dccl_agent_channels_safe(agent, coll, action)) continue;
     double draw;
     if (a->count >= 1) {
       double variance = a->count >= 2 ? dccl_arm_variance(a) : noise;

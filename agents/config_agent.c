@@ -32,6 +32,7 @@
 #define DRIFT_MIN_SAMPLES 8      /* from arms with this many samples */
 #define FEW_CHANNELS 4 /* an untried request for under a quarter of NCCL's channels waits for its pair */
 #define SLOW_RELATIVES 0.6931471805599453 /* log 2: relatives twice slower than the best measured beside them */
+#define CHANNELS_SETTLED 256 /* calls reporting their channels after which NCCL's channel count counts as known */
 
 void dccl_agent_default_options(dccl_agent_options* o) {
   memset(o, 0, sizeof(*o));
@@ -324,6 +325,11 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
     return;
   }
   if (c->observations == 0 && o->bytes > 0) c->info.log2_bytes = log2((double)o->bytes);
+  if ((o->executed_algo == DCCL_ALGO_RING || o->executed_algo == DCCL_ALGO_TREE || o->executed_algo == DCCL_ALGO_PAT) &&
+      o->executed_channels > 0 && o->executed_channels <= DCCL_MAX_CHANNELS) {
+    if (o->executed_channels > agent->nccl_channels_seen) agent->nccl_channels_seen = o->executed_channels;
+    if (agent->channel_reports < CHANNELS_SETTLED) agent->channel_reports++;
+  }
   int context = c->context, coll = c->info.coll;
   float x = (float)log(o->latency_us > 1e-3 ? o->latency_us : 1e-3);
   /* The charge in the units of the drift-corrected readings. */
@@ -435,6 +441,15 @@ void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int e
 /* Requests NCCL runs alike but for the channel count: the same algorithm, protocol and chunk size. */
 static int run_group(dccl_action action) { return dccl_action_pair(action) * (DCCL_CHUNK_LOG2_MAX + 1) + dccl_action_chunk_log2(action); }
 
+/* An action the cell may not run now (dccl_agent_channels_safe), once NCCL's channel count is settled:
+ * CHANNELS_SETTLED calls reported theirs. Until then such an arm keeps its place (a warm start's loaded
+ * AllGather on 2 channels is still the cell's action while its first calls run on 1), and is published as
+ * NCCL's choice meanwhile; after, it is passed over (this NCCL has fewer channels than the one it was
+ * measured on), or the cell would run NCCL's choice for good. Never explored either way. */
+static int unusable_now(const dccl_config_agent* agent, int coll, dccl_action action) {
+  return agent->channel_reports >= CHANNELS_SETTLED && !dccl_agent_channels_safe(agent, coll, action);
+}
+
 /* Whether arm `index` measures what a busier arm of the cell's context measures: the same algorithm,
  * protocol and chunk size, run by NCCL on the same channels (a request above the cell's channel cap, or
  * NCCL's own channel count). Its samples would only repeat that arm's, so it is neither exploited, raced
@@ -448,7 +463,7 @@ static int duplicate_arm(const dccl_config_agent* agent, dccl_agent_cell* c, int
   for (int j = 0; j < agent->n_actions[coll]; j++) {
     const dccl_arm* other = dccl_agent_arm(agent, c, context, j);
     if (j == index || other->invalid || other->channels_ran != a->channels_ran ||
-        run_group(agent->actions[coll][j]) != group)
+        run_group(agent->actions[coll][j]) != group || unusable_now(agent, coll, agent->actions[coll][j]))
       continue;
     if (other->count > a->count || (other->count == a->count && j < index)) return 1;
   }
@@ -521,7 +536,7 @@ static dccl_action choose_exploit(dccl_config_agent* agent, dccl_agent_cell* c, 
    * when the calm decision turns out slower than NCCL's under congestion). */
   if (context == 1 && !dccl_action_is_nccl(c->calm_exploit)) {
     int i = dccl_agent_action_index(agent, coll, c->calm_exploit);
-    if (i >= 0 && !dccl_agent_arm(agent, c, context, i)->invalid) {
+    if (i >= 0 && !dccl_agent_arm(agent, c, context, i)->invalid && !unusable_now(agent, coll, c->calm_exploit)) {
       const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
       best = c->calm_exploit;
       best_index = i;
@@ -536,7 +551,7 @@ static dccl_action choose_exploit(dccl_config_agent* agent, dccl_agent_cell* c, 
   float min_samples = agent->options.learning ? EXPLOIT_MIN_SAMPLES : GUARD_MIN_SAMPLES;
   for (int i = 0; i < agent->n_actions[coll]; i++) {
     const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
-    if (a->invalid || a->count < min_samples) continue;
+    if (a->invalid || a->count < min_samples || unusable_now(agent, coll, agent->actions[coll][i])) continue;
     double reward = reference - a->mean;
     double lcb = reward - CONFIDENCE_Z * sqrt(dccl_arm_variance(a) / a->count + nccl_se2);
     if (lcb > best_lcb && !duplicate_arm(agent, c, context, i)) {
@@ -576,7 +591,8 @@ static int best_measured_arm(const dccl_config_agent* agent, dccl_agent_cell* c,
   int best = -1;
   for (int i = 0; i < agent->n_actions[c->info.coll]; i++) {
     const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
-    if (a->invalid || a->count < 2) continue;
+    if (a->invalid || a->count < 2 || unusable_now(agent, c->info.coll, agent->actions[c->info.coll][i]))
+      continue;
     if (best < 0 || c->nccl[context].mean - a->mean > *reward) {
       best = i;
       *reward = c->nccl[context].mean - a->mean;
@@ -667,7 +683,9 @@ static dccl_action challenger(dccl_config_agent* agent, dccl_agent_cell* c, dccl
   double best_reward = 0;
   for (int i = 0; i < agent->n_actions[coll]; i++) {
     const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
-    if (a->invalid || a->count < 1 || a->count >= RACE_MAX_SAMPLES || agent->actions[coll][i] == exploit) continue;
+    if (a->invalid || a->count < 1 || a->count >= RACE_MAX_SAMPLES || agent->actions[coll][i] == exploit ||
+        unusable_now(agent, coll, agent->actions[coll][i]))
+      continue;
     double reward = reference - a->mean;
     double to_beat = a->count < EXPLOIT_MIN_SAMPLES ? best_bound : exploit_reward + RACE_MARGIN;
     if (reward > to_beat && (dccl_action_is_nccl(best) || reward > best_reward) && !duplicate_arm(agent, c, context, i)) {
@@ -740,7 +758,7 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
   for (int i = 0; i < agent->n_actions[coll]; i++) {
     const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
     dccl_action action = agent->actions[coll][i];
-    if (a->invalid || action == exploit) continue;
+    if (a->invalid || action == exploit || !dccl_agent_channels_safe(agent, coll, action)) continue;
     /* An untried request that NCCL would run exactly as an arm measured here (its channel count above
      * the cell's cap, or equal to what that arm ran on) would only measure that arm again. */
     if (a->count <= 0 && runs_as_measured(c, ran, action)) continue;
@@ -795,9 +813,18 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
   return best;
 }
 
-static void write_cell(dccl_table* table, dccl_agent_cell* c) {
-  dccl_table_set(table, c->cell, c->exploit);
-  dccl_table_set_explore(table, c->cell, c->explore, c->explore_mask);
+int dccl_agent_channels_safe(const dccl_config_agent* agent, int coll, dccl_action action) {
+  return coll != DCCL_COLL_ALLGATHER || dccl_action_channels(action) <= agent->nccl_channels_seen;
+}
+
+/* The one place a cell's decisions are published: an action NCCL may not be given yet (an AllGather on
+ * more channels than NCCL has shown) runs as NCCL's choice, and is measured as such. */
+static void write_cell(const dccl_config_agent* agent, dccl_table* table, dccl_agent_cell* c) {
+  int coll = c->info.coll;
+  dccl_action exploit = dccl_agent_channels_safe(agent, coll, c->exploit) ? c->exploit : DCCL_ACTION_NCCL;
+  int explore_safe = dccl_agent_channels_safe(agent, coll, c->explore);
+  dccl_table_set(table, c->cell, exploit);
+  dccl_table_set_explore(table, c->cell, explore_safe ? c->explore : DCCL_ACTION_NCCL, explore_safe ? c->explore_mask : 0);
 }
 
 int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table) {
@@ -810,20 +837,20 @@ int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table) {
     if (agent->holding) {
       /* Learn once, then hold: the last exploited action, no exploration, no guard. */
       c->explore_mask = 0;
-      write_cell(table, c);
+      write_cell(agent, table, c);
       continue;
     }
     if (agent->options.learning && agent->options.strategy != DCCL_STRATEGY_DQN) {
       if (agent->options.strategy == DCCL_STRATEGY_AUTOCCL) dccl_autoccl_decide(agent, c);
       else dccl_bandit_decide(agent, c);
-      write_cell(table, c);
+      write_cell(agent, table, c);
       continue;
     }
     if (c->nccl[c->context].count < 1) {
       /* No reference in this context yet: measure NCCL's choice on half the calls. */
       c->explore = DCCL_ACTION_NCCL;
       c->explore_mask = agent->options.learning ? DCCL_TABLE_BLOCKS_MASK : 0;
-      write_cell(table, c);
+      write_cell(agent, table, c);
       continue;
     }
     double bound;
@@ -880,7 +907,7 @@ int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table) {
         }
       }
     }
-    write_cell(table, c);
+    write_cell(agent, table, c);
   }
   return written;
 }
@@ -892,6 +919,6 @@ void dccl_agent_exploit_table(dccl_config_agent* agent, dccl_table* table) {
     double bound;
     c->exploit = c->nccl[c->context].count >= 1 ? choose_exploit(agent, c, &bound) : DCCL_ACTION_NCCL;
     c->explore_mask = 0;
-    write_cell(table, c);
+    write_cell(agent, table, c);
   }
 }

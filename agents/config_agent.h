@@ -130,6 +130,10 @@ typedef struct dccl_config_agent {
   dccl_agent_stats stats;
   uint64_t newest_epoch; /* the newest epoch an observation came from */
   float drift_level;     /* the machine's slow common drift (log latency), taken off every sample */
+  /* The most channels NCCL has run a ring, tree or PAT call of this communicator on: no more than it
+   * has. An AllGather's explicit channel count is published only up to it (dccl_agent_channels_safe). */
+  int nccl_channels_seen;
+  uint32_t channel_reports; /* calls that reported their channels, up to CHANNELS_SETTLED (config_agent.c) */
 } dccl_config_agent;
 
 /* One measured collective, joined with the decision that produced it. */
@@ -162,6 +166,13 @@ void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int e
 /* Writes the decisions of changed cells into `table` (a copy of the table in force). Returns the
  * number of cells written. */
 int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table);
+
+/* Whether `action` may be published for collective `coll`: NCCL 2.29 and later schedule a group of
+ * Broadcasts from several roots as one AllGatherV, on as many channels as a tuner's answer for an
+ * AllGather says, unclamped (src/scheduler/allgatherv_sched.cc: channels NCCL never set up are read
+ * there, a crash); its ordinary schedule clamps a request to the channels it has. So an AllGather's
+ * explicit channel count must be one NCCL has shown it has: at most agent->nccl_channels_seen. */
+int dccl_agent_channels_safe(const dccl_config_agent* agent, int coll, dccl_action action);
 /* Called by the policy loader once a cell's saved statistics are in place. A learning agent measures
  * its own recent readings (the guard compares what runs now, not what ran in the job that saved the
  * policy; a frozen one measures no reference and keeps the saved ones), and checks the saved statistics

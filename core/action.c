@@ -90,8 +90,7 @@ int dccl_action_space_build(int coll, int n_ranks, int n_nodes, const dccl_actio
   for (int algo = 0; algo < DCCL_NUM_ALGOS; algo++) {
     for (int proto = 0; proto < DCCL_NUM_PROTOS; proto++) {
       if (!dccl_algo_proto_allowed(coll, algo, proto, n_ranks, n_nodes)) continue;
-      int fixed_resources = algo == DCCL_ALGO_NVLS || algo == DCCL_ALGO_NVLS_TREE ||
-                            algo == DCCL_ALGO_COLLNET_DIRECT || algo == DCCL_ALGO_COLLNET_CHAIN;
+      int fixed_resources = !dccl_algo_takes_channels(algo);
       int n_channel_options = fixed_resources ? 0 : (int)(sizeof(channel_options) / sizeof(channel_options[0]));
       int n_chunk_options = fixed_resources || !options->tune_chunk
                               ? 0

@@ -38,6 +38,14 @@ static inline size_t dccl_action_chunk_bytes(dccl_action a) {
   return k == 0 ? 0 : (size_t)1 << k;
 }
 
+/* Whether NCCL takes a tuner's channel count for the algorithm as a request, clamped to the channels it
+ * has (ring, tree, PAT). CollNet Direct and Chain, NVLS and NVLS-tree run on resources of their own, and
+ * NCCL schedules CollNet on as many channels as a tuner says, unclamped (enqueue.cc, the isCollnet
+ * tasks): they take no channel count (nor chunk size) from DynamICCL. */
+static inline int dccl_algo_takes_channels(int algo) {
+  return algo == DCCL_ALGO_RING || algo == DCCL_ALGO_TREE || algo == DCCL_ALGO_PAT;
+}
+
 /* True when the bits decode to a well-formed action (known algorithm and protocol, channels and
  * chunk in range). Tables loaded from files and received over the network are checked with it. */
 int dccl_action_well_formed(dccl_action a);

@@ -96,6 +96,11 @@ int dccl_rule_check(const dccl_rule* rule, char* why, size_t why_size) {
              DCCL_MAX_CHANNELS);
     return -1;
   }
+  if (rule->channels > 0 && !dccl_algo_takes_channels(rule->algo)) {
+    snprintf(why, why_size, "%s takes no channel count (it runs on NCCL's own resources; -1 leaves them to NCCL)",
+             dccl_algo_name(rule->algo));
+    return -1;
+  }
   /* A pin that can never apply is a mistake worth reporting, not a silent no-op: a shape no communicator
    * has, or a pair NCCL cannot run on any communicator of the node and rank counts the rule names. */
   if (rule->n_nodes > 0 && rule->n_ranks > 0 && rule->n_ranks < rule->n_nodes) {

@@ -9,19 +9,20 @@
 #include <strings.h>
 
 #include "rng.h"
+#include "types.h"
 
 const dccl_setting_doc dccl_setting_docs[] = {
   {"DYNAMICCL_MODE", "default", "`default`: NCCL's own choice, cost table untouched; `fixed`: decisions from DYNAMICCL_TABLE_FILE; `learn`: the agents explore and learn online; `frozen`: exploit the saved policy only (same decisions on every rank, no feedback)"},
   {"DYNAMICCL_TABLE_FILE", "(none)", "decision table for `fixed` mode (format: docs/formats.md); rank 0's is run by every rank (see `DYNAMICCL_COORD`)"},
   {"DYNAMICCL_RULES_FILE", "(none)", "NCCL example-tuner CSV rules, applied as hard pins over any policy; rank 0's are run by every rank (see `DYNAMICCL_COORD`)"},
   {"DYNAMICCL_PROFILE", "auto", "`on`/`off`: subscribe to NCCL profiler events; `auto`: on when learning or when a trace file is set"},
-  {"DYNAMICCL_TRACE_FILE", "(none)", "CSV of every measured collective; `%r` is replaced by the rank, `%p` by the pid"},
+  {"DYNAMICCL_TRACE_FILE", "(none)", "CSV of every measured collective; `%r` is replaced by the rank, `%p` by the pid, `%c` by the communicator id; where two communicators of a process come out with one name, the second writes `<name>.<communicator id>`"},
   {"DYNAMICCL_QUEUE_CAPACITY", "4096", "measurements buffered per communicator for the background thread (64..1048576, rounded up to a power of two)"},
   {"DYNAMICCL_EVENT_POOL", "1024", "collectives tracked in flight per communicator by the profiler half (64..65536, rounded up to a power of two)"},
   {"DYNAMICCL_EPOCH_CALLS", "64", "getCollInfo calls per decision-table epoch; new tables apply from an epoch boundary (1..1048576, rounded up to a power of two)"},
   {"DYNAMICCL_LOG_STDERR", "0", "`1`: also print log lines on stderr when NCCL gave no logger (tools, tests)"},
-  {"DYNAMICCL_POLICY_DIR", "(none)", "folder of saved policies, one file per topology fingerprint (loaded at start, saved periodically and at exit)"},
-  {"DYNAMICCL_POLICY_FILE", "(none)", "an explicit policy file; overrides DYNAMICCL_POLICY_DIR"},
+  {"DYNAMICCL_POLICY_DIR", "(none)", "folder of saved policies, one file per topology fingerprint (loaded at start, saved periodically and at exit); made with its parents"},
+  {"DYNAMICCL_POLICY_FILE", "(none)", "an explicit policy file; overrides DYNAMICCL_POLICY_DIR. Shared by communicators of several shapes, it keeps the first saved: the others learn without saving (docs/formats.md)"},
   {"DYNAMICCL_SAVE_SECONDS", "300", "seconds between periodic policy saves in `learn` mode (0: only at exit)"},
   {"DYNAMICCL_COORD", "auto", "How ranks of a communicator agree on a policy (`learn`, `frozen`, `fixed`, or rule pins). `auto`: rank 0 learns (or loads the saved policy, the fixed table and the rules) and the other ranks follow its tables and pins, over Unix sockets on one node, or across nodes over TCP through the registry at `MASTER_ADDR`:(`MASTER_PORT`+1) when torchrun's variables are set (else NCCL's choices, with a warning, while a fixed table and rules are read by each rank); `host:port` (or `[IPv6 address]:port`): across nodes, through the registry at that address (hosted by the process that can bind it); `off`: multi-rank communicators run `frozen`, each rank from its own policy, table and rule files (they must be the same); `solo`: every process tunes alone (single-process simulations only)"},
   {"DYNAMICCL_COORD_TIMEOUT_S", "30", "A worker waiting this long for the leader's table logs an error naming the leader (and again every as long; it keeps waiting: switching without the table could hang NCCL); rank 0 names the ranks that have not joined it by then (once)"},
@@ -172,6 +173,32 @@ static void read_nccl_buffers(dccl_settings* settings, const dccl_logger* logger
   }
 }
 
+unsigned dccl_nccl_enabled_list(const char* text, const char* const* names, int count, unsigned defaults) {
+  if (text == NULL || text[0] == '\0') return defaults;
+  int disable = text[0] == '^';
+  unsigned mask = disable ? (1u << count) - 1 : 0;
+  for (const char* token = text + disable; *token != '\0';) {
+    size_t length = strcspn(token, ",");
+    for (int i = 0; i < count; i++)
+      if (strlen(names[i]) == length && strncasecmp(token, names[i], length) == 0)
+        mask = disable ? mask & ~(1u << i) : mask | (1u << i);
+    token += length + (token[length] == ',');
+  }
+  return mask;
+}
+
+/* NCCL_ALGO and NCCL_PROTO, by NCCL 2.21's names and in its order (DCCL_ALGO_TREE ... NVLS_TREE and
+ * DCCL_PROTO_LL, LL128, SIMPLE): every algorithm and protocol by default but LL128, which NCCL enables
+ * by default only on hardware it has tested ("may cause silent data corruption"), unless NCCL_PROTO
+ * enables it outright, as any list that does not exclude it does. */
+static void read_nccl_selection(dccl_settings* settings) {
+  static const char* const algos[] = {"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree"};
+  static const char* const protos[] = {"LL", "LL128", "Simple"};
+  settings->nccl_algos_enabled = dccl_nccl_enabled_list(getenv("NCCL_ALGO"), algos, 6, (1u << 6) - 1);
+  settings->nccl_protos_enabled =
+    dccl_nccl_enabled_list(getenv("NCCL_PROTO"), protos, 3, 1u << DCCL_PROTO_LL | 1u << DCCL_PROTO_SIMPLE);
+}
+
 int dccl_parse_host_port(const char* text, char* host, size_t host_size, uint16_t* port) {
   const char *first = text, *last, *colon;
   if (text[0] == '[') { /* [IPv6]:port */
@@ -308,6 +335,7 @@ void dccl_settings_load(dccl_settings* settings, const dccl_logger* logger) {
   settings->cusum_h = read_number("DYNAMICCL_CUSUM_H", 0.5, 1000, 12, logger);
   settings->max_channels = (int)read_integer("DYNAMICCL_MAX_CHANNELS", 1, 64, 32, logger);
   read_nccl_buffers(settings, logger);
+  read_nccl_selection(settings);
   settings->model_intensity = read_number("DYNAMICCL_MODEL_INTENSITY", 0, 1e6, -1, logger);
   settings->batch_size = read_number("DYNAMICCL_BATCH_SIZE", 1, 1e9, 0, logger);
   settings->learn_for = (uint64_t)read_integer("DYNAMICCL_LEARN_FOR", 0, (long long)1 << 50, 0, logger);

@@ -58,6 +58,10 @@ typedef struct dccl_settings {
   int max_channels;
   long long nccl_buffer_bytes[3]; /* NCCL's own NCCL_LL_BUFFSIZE, NCCL_LL128_BUFFSIZE, NCCL_BUFFSIZE
                                      (by protocol: LL, LL128, Simple); 0: not set, NCCL's default */
+  /* NCCL's own NCCL_ALGO and NCCL_PROTO as NCCL 2.21 reads them, one bit per algorithm and protocol that
+   * NCCL may run; LL128's bit only where NCCL_PROTO enables it outright (unset, NCCL gates it on the
+   * hardware, which a plugin cannot see). Only tuner v2 needs them: it gets no cost table that says. */
+  unsigned nccl_algos_enabled, nccl_protos_enabled;
   double model_intensity;  /* < 0: estimate */
   double batch_size;       /* 0: unknown */
   uint64_t learn_for;      /* > 0: learn this many measurements, then hold (the learn-once baseline) */
@@ -65,6 +69,10 @@ typedef struct dccl_settings {
   int seed_given;          /* 0: the agents' seed is derived from the communicator id and rank */
   int agent;               /* dccl_strategy: dqn, or a baseline's decision rule (DYNAMICCL_AGENT) */
 } dccl_settings;
+
+/* NCCL's parseList: a comma-separated list of names (any case) to enable, or with a leading '^' to
+ * disable, of `names`; returns one bit per name enabled, from `defaults` where `text` is NULL or empty. */
+unsigned dccl_nccl_enabled_list(const char* text, const char* const* names, int count, unsigned defaults);
 
 /* Fills `settings` from the environment; reports invalid values through `logger`. */
 void dccl_settings_load(dccl_settings* settings, const dccl_logger* logger);

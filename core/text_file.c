@@ -3,9 +3,12 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Fails a read: the reason in `error` and in errno (the one state the message is derived from). */
 static char* read_failed(int why, char* error, size_t error_size) {
@@ -15,12 +18,31 @@ static char* read_failed(int why, char* error, size_t error_size) {
 }
 
 char* dccl_read_file(const char* path, size_t max_bytes, size_t* length_out, char* error, size_t error_size) {
-  FILE* file = fopen(path, "rb");
-  if (file == NULL) return read_failed(errno, error, error_size);
+  /* Non-blocking: opening a FIFO waits for a writer otherwise (read() on a regular file never waits). */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return read_failed(errno, error, error_size);
+  struct stat st;
+  int why = fstat(fd, &st) != 0 ? errno : 0;
+  if (why == 0 && !S_ISREG(st.st_mode)) { /* a device, FIFO, socket or folder */
+    close(fd);
+    snprintf(error, error_size, "not a regular file");
+    errno = EINVAL;
+    return NULL;
+  }
+  if (why != 0) {
+    close(fd);
+    return read_failed(why, error, error_size);
+  }
+  FILE* file = fdopen(fd, "rb");
+  if (file == NULL) {
+    why = errno;
+    close(fd);
+    return read_failed(why, error, error_size);
+  }
   /* Read at most max_bytes + 1 bytes: one byte more than allowed proves the file too large. */
   size_t limit = max_bytes + 1, capacity = limit < 4096 ? limit : 4096, length = 0;
   char* text = malloc(capacity + 1);
-  int why = text == NULL ? ENOMEM : 0;
+  why = text == NULL ? ENOMEM : 0;
   while (why == 0) {
     if (length == capacity) {
       if (capacity == limit) break;

@@ -6,8 +6,10 @@
 #include <stddef.h>
 
 /* Returns a malloc'd copy of the file (followed by one NUL byte) and its length, or NULL with a reason
- * in `error` when the file cannot be opened or read, or is larger than max_bytes; errno then says why
- * (ENOENT: no such file, EFBIG: larger than max_bytes, ENOMEM, or what open or read failed with). */
+ * in `error` when the file cannot be opened or read, is no regular file, or is larger than max_bytes;
+ * errno then says why (ENOENT: no such file; EINVAL: not a regular file, never read (a FIFO is opened
+ * without waiting for a writer, then refused); EFBIG: larger than max_bytes; ENOMEM; or what open or
+ * read failed with). */
 char* dccl_read_file(const char* path, size_t max_bytes, size_t* length, char* error, size_t error_size);
 
 /* Returns a NUL-terminated malloc'd copy of the file, or NULL with a reason in `error` when the file

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,15 +67,96 @@ static int create_temporary(const char* path, dccl_suffix_source next_suffix, vo
   return -1;
 }
 
+int dccl_resolve_links(const char* path, char* resolved, size_t size, char* error, size_t error_size) {
+  enum { MOST_LINKS = 40 }; /* as the kernel's ELOOP */
+  char current[4096], target[4096];
+  if (snprintf(current, sizeof(current), "%s", path) >= (int)sizeof(current)) {
+    snprintf(error, error_size, "%s: path too long", path);
+    return -1;
+  }
+  for (int links = 0;; links++) {
+    struct stat st;
+    if (lstat(current, &st) != 0 || !S_ISLNK(st.st_mode)) break; /* not there (yet), or no link */
+    if (links == MOST_LINKS) {
+      snprintf(error, error_size, "%s: too many levels of symbolic links", path);
+      return -1;
+    }
+    ssize_t n = readlink(current, target, sizeof(target) - 1);
+    if (n < 0) {
+      snprintf(error, error_size, "cannot read the link %s: %s", current, strerror(errno));
+      return -1;
+    }
+    target[n] = '\0';
+    if (target[0] == '/') {
+      memcpy(current, target, (size_t)n + 1);
+    } else { /* relative to the link's folder */
+      char* slash = strrchr(current, '/');
+      size_t folder = slash != NULL ? (size_t)(slash - current) + 1 : 0;
+      if (folder + (size_t)n >= sizeof(current)) {
+        snprintf(error, error_size, "%s: path too long", path);
+        return -1;
+      }
+      memcpy(current + folder, target, (size_t)n + 1);
+    }
+  }
+  if (snprintf(resolved, size, "%s", current) >= (int)size) {
+    snprintf(error, error_size, "%s: path too long", path);
+    return -1;
+  }
+  return 0;
+}
+
+int dccl_ensure_directory(const char* path, char* error, size_t error_size) {
+  char partial[4096];
+  size_t length = strlen(path);
+  if (length == 0 || length >= sizeof(partial)) {
+    snprintf(error, error_size, "%s: %s", path, length == 0 ? "empty path" : "path too long");
+    return -1;
+  }
+  memcpy(partial, path, length + 1);
+  for (size_t i = 1; i <= length; i++) { /* each parent in turn, then the folder itself */
+    if (partial[i] != '/' && partial[i] != '\0') continue;
+    char kept = partial[i];
+    partial[i] = '\0';
+    if (mkdir(partial, 0755) != 0 && errno != EEXIST) {
+      snprintf(error, error_size, "cannot create %s: %s", partial, strerror(errno));
+      return -1;
+    }
+    partial[i] = kept;
+  }
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    snprintf(error, error_size, "%s is not a folder", path);
+    return -1;
+  }
+  if (access(path, W_OK | X_OK) != 0) {
+    snprintf(error, error_size, "cannot write in %s: %s", path, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
 int dccl_atomic_write(const char* path, const void* data, size_t size, char* error, size_t error_size) {
   return dccl_atomic_write_with(path, data, size, dccl_random_suffix, NULL, error, error_size);
 }
 
 int dccl_atomic_write_with(const char* path, const void* data, size_t size, dccl_suffix_source next_suffix,
                            void* context, char* error, size_t error_size) {
-  char temporary[4096];
+  /* A link's target is what is replaced (a policy shared through a link stays shared), beside the target,
+   * where the rename stays within one file system; a device, FIFO or folder is never replaced. The new
+   * file keeps the permissions of the one it replaces. */
+  char target[4096], temporary[4096];
+  if (dccl_resolve_links(path, target, sizeof(target), error, error_size) != 0) return -1;
+  struct stat old;
+  int replacing = stat(target, &old) == 0;
+  if (replacing && !S_ISREG(old.st_mode)) {
+    snprintf(error, error_size, "%s is not a regular file: it is not replaced", target);
+    return -1;
+  }
+  path = target;
   int fd = create_temporary(path, next_suffix, context, temporary, sizeof(temporary), error, error_size);
   if (fd < 0) return -1;
+  if (replacing) fchmod(fd, old.st_mode & 07777); /* best effort: another owner's file keeps the umask's */
   const char* cursor = data;
   size_t left = size;
   while (left > 0) {

@@ -8,8 +8,18 @@
 
 /* Returns 0 on success; on failure -1 with a reason in `error`, and the old file untouched. The
  * temporary file is "<path>.tmp.<16 hex digits>", a random 64-bit suffix, created exclusively (another
- * writer's temporary file, from any process or host sharing the folder, is never opened). */
+ * writer's temporary file, from any process or host sharing the folder, is never opened). Where `path`
+ * is a symbolic link, its target is replaced (the link stays), keeping that file's permissions; a path
+ * that is no regular file (a device, FIFO, folder) is refused. */
 int dccl_atomic_write(const char* path, const void* data, size_t size, char* error, size_t error_size);
+
+/* The file a path names once its symbolic links are followed (even where the last one's target does not
+ * exist yet): 0, or -1 with a reason (too long, more than 40 links, an unreadable link). */
+int dccl_resolve_links(const char* path, char* resolved, size_t size, char* error, size_t error_size);
+
+/* Makes `path` a folder this process can write in, creating its missing parents (as mkdir -p): 0, or -1
+ * with a reason. */
+int dccl_ensure_directory(const char* path, char* error, size_t error_size);
 
 /* Where the temporary names' suffixes come from: dccl_random_suffix by default (its argument unused). */
 typedef uint64_t (*dccl_suffix_source)(void* context);

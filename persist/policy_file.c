@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../core/action.h"
 #include "../core/rng.h"
@@ -19,6 +20,8 @@
 #define MAX_POLICY_BYTES (64u << 20)
 #define FLAG_TUNE_CHUNK 1u
 #define KNOWN_FLAGS FLAG_TUNE_CHUNK
+#define FOREIGN -2 /* a check's result: a sound policy this job cannot use (DCCL_POLICY_FOREIGN) */
+#define NEWER_FORMATS 64 /* a format up to this far ahead may be a newer DynamICCL's; beyond, damage */
 static const char magic[8] = {'D', 'C', 'C', 'L', 'P', 'O', 'L', 0};
 enum { SECTION_QNET = 0x54454E51u, SECTION_LSTM = 0x4D54534Cu, SECTION_CELLS = 0x534C4C43u, SECTION_LEFTOVERS = 0x5446454Cu };
 
@@ -453,9 +456,13 @@ static int check_file(const char* path, const uint8_t* data, size_t size, const 
     return fail(error, error_size,
                 "%s was written by an older DynamICCL (policy format %u; this one reads formats %u to %u)", path,
                 h->version, DCCL_POLICY_OLDEST_VERSION, DCCL_POLICY_VERSION);
-  if (h->version > DCCL_POLICY_VERSION)
-    return fail(error, error_size, "%s was written by a newer DynamICCL (policy format %u; this one reads format %u)",
-                path, h->version, DCCL_POLICY_VERSION);
+  if (h->version > DCCL_POLICY_VERSION + NEWER_FORMATS)
+    return fail(error, error_size, "%s is not a DynamICCL policy (policy format %u)", path, h->version);
+  if (h->version > DCCL_POLICY_VERSION) {
+    fail(error, error_size, "%s was written by a newer DynamICCL (policy format %u; this one reads format %u)", path,
+         h->version, DCCL_POLICY_VERSION);
+    return FOREIGN;
+  }
   if (h->header_size != HEADER_SIZE || h->payload != size - HEADER_SIZE)
     return fail(error, error_size, "%s is truncated or padded (%zu bytes, header says %llu)", path, size,
                 (unsigned long long)(h->payload + h->header_size));
@@ -465,9 +472,9 @@ static int check_file(const char* path, const uint8_t* data, size_t size, const 
   return 0;
 }
 
-/* The policy is one this communicator (fingerprint, agent's shape and action space) can use. */
-static int check_fits(const char* path, const dccl_policy_meta* m, uint64_t expected_fingerprint,
-                      const dccl_config_agent* agent, char* error, size_t error_size) {
+/* Whether the policy is one this communicator (fingerprint, agent's shape and action space) can use. */
+static int fits(const char* path, const dccl_policy_meta* m, uint64_t expected_fingerprint,
+                const dccl_config_agent* agent, char* error, size_t error_size) {
   if (expected_fingerprint != 0 && m->fingerprint != expected_fingerprint)
     return fail(error, error_size, "%s belongs to another topology (fingerprint %016llx, expected %016llx)", path,
                 (unsigned long long)m->fingerprint, (unsigned long long)expected_fingerprint);
@@ -481,6 +488,13 @@ static int check_fits(const char* path, const dccl_policy_meta* m, uint64_t expe
                 "%s was learned with up to %u channels and chunk sizes %s; this job's action space differs", path,
                 m->max_channels, m->tune_chunk ? "tuned" : "NCCL's");
   return 0;
+}
+
+/* The policy is one this communicator (fingerprint, agent's shape and action space) can use; else FOREIGN. */
+static int check_fits(const char* path, const dccl_policy_meta* m, uint64_t expected_fingerprint,
+                      const dccl_config_agent* agent, char* error, size_t error_size) {
+  if (fits(path, m, expected_fingerprint, agent, error, error_size) == 0) return 0;
+  return FOREIGN;
 }
 
 /* Without an agent the expected network sizes are unknown: take those the file declares. */
@@ -545,13 +559,33 @@ dccl_policy_status dccl_policy_load(const char* path, uint64_t expected_fingerpr
                                  error_size);
   if (meta != NULL) *meta = h.meta;
   free(data);
-  return rc == 0 ? DCCL_POLICY_LOADED : DCCL_POLICY_REJECTED;
+  return rc == 0 ? DCCL_POLICY_LOADED : rc == FOREIGN ? DCCL_POLICY_FOREIGN : DCCL_POLICY_REJECTED;
+}
+
+int dccl_policy_may_replace(const char* path, uint64_t fingerprint, char* error, size_t error_size) {
+  dccl_policy_meta there;
+  dccl_policy_status found = dccl_policy_load(path, 0, &there, NULL, NULL, NULL, error, error_size);
+  if (found == DCCL_POLICY_FOREIGN) return 0;
+  if (found != DCCL_POLICY_LOADED || there.fingerprint == fingerprint) return 1;
+  fail(error, error_size, "%s holds another topology's policy (fingerprint %016llx, this one %016llx)", path,
+       (unsigned long long)there.fingerprint, (unsigned long long)fingerprint);
+  return 0;
 }
 
 int dccl_policy_set_aside(const char* path, char* aside, size_t aside_size, char* error, size_t error_size) {
-  if (snprintf(aside, aside_size, "%s.rejected", path) >= (int)aside_size)
-    return fail(error, error_size, "%s.rejected: path too long", path);
-  if (rename(path, aside) != 0 && errno != ENOENT)
-    return fail(error, error_size, "cannot rename %s to %s: %s", path, aside, strerror(errno));
-  return 0;
+  char target[4096];
+  if (dccl_resolve_links(path, target, sizeof(target), error, error_size) != 0) return -1;
+  for (int n = 0; n < DCCL_POLICY_ASIDE_NAMES; n++) {
+    int length = n == 0 ? snprintf(aside, aside_size, "%s.rejected", target)
+                        : snprintf(aside, aside_size, "%s.rejected.%d", target, n);
+    if (length < 0 || (size_t)length >= aside_size) return fail(error, error_size, "%s.rejected: path too long", target);
+    struct stat st;
+    if (lstat(aside, &st) == 0) continue; /* an earlier one: kept */
+    if (errno != ENOENT) return fail(error, error_size, "cannot check %s: %s", aside, strerror(errno));
+    if (rename(target, aside) != 0 && errno != ENOENT)
+      return fail(error, error_size, "cannot rename %s to %s: %s", target, aside, strerror(errno));
+    return 0;
+  }
+  return fail(error, error_size, "%s.rejected and .rejected.1 to .%d are all taken: remove those no longer needed",
+              target, DCCL_POLICY_ASIDE_NAMES - 1);
 }

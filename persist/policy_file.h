@@ -63,13 +63,16 @@ int dccl_policy_save(const char* path, const dccl_policy_meta* meta, const dccl_
 
 /* What loading a policy file found; every failure comes with a reason and leaves the agent untouched.
  * What may be saved over the path afterwards differs: nothing is there (MISSING); a file that is no
- * usable policy for this job, to be set aside first (REJECTED); or a file that could not be read,
- * perhaps a good policy, that must not be replaced (UNREADABLE). */
+ * policy, or a damaged or obsolete one, to be set aside first (REJECTED); a sound policy of another
+ * job's (FOREIGN), or a file that could not be read, perhaps a good policy (UNREADABLE): neither may be
+ * replaced. */
 typedef enum dccl_policy_status {
   DCCL_POLICY_LOADED = 0,
-  DCCL_POLICY_REJECTED = -1,   /* read and refused: damaged, another format version, topology or shape */
+  DCCL_POLICY_REJECTED = -1,   /* read and refused: not a policy, damaged, a format older than this one reads */
   DCCL_POLICY_MISSING = -2,    /* no file at the path (ENOENT) */
   DCCL_POLICY_UNREADABLE = -3, /* not read: permissions, descriptors, memory, I/O, not a regular file */
+  DCCL_POLICY_FOREIGN = -4,    /* another topology's or shape's policy (fingerprint, ranks, nodes, channels,
+                                  chunk sizes), or one a newer DynamICCL wrote */
 } dccl_policy_status;
 
 /* Reads and checks `path`; with expected_fingerprint != 0 it must match. When `agent` is not NULL the
@@ -80,9 +83,17 @@ dccl_policy_status dccl_policy_load(const char* path, uint64_t expected_fingerpr
                                     dccl_config_agent* agent, dccl_trigger* trigger, dccl_leftover_cell* leftovers,
                                     char* error, size_t error_size);
 
-/* Moves a rejected policy out of the way of the next save: renames `path` to `<path>.rejected`
- * (replacing an older one) and names that in `aside`. Returns 0 (also when `path` is gone already), or
- * -1 with a reason, `path` then left where it is. */
+/* Whether a policy of this `fingerprint` may be saved at `path` now: 1 where nothing is there, or this
+ * topology's policy, or no sound policy; 0 where another topology's sound policy is there, or one a newer
+ * DynamICCL wrote (saved there by another communicator or job since this one started: the first saved
+ * is kept), with the reason in `error`. */
+int dccl_policy_may_replace(const char* path, uint64_t fingerprint, char* error, size_t error_size);
+
+/* Moves a rejected policy out of the way of the next save: renames `path` (its target, where it is a
+ * symbolic link) to `<path>.rejected`, or to `<path>.rejected.N` (N up to DCCL_POLICY_ASIDE_NAMES - 1)
+ * where older ones are kept, and names that in `aside`. Returns 0 (also when `path` is gone already), or
+ * -1 with a reason (every name taken, or the rename failed), `path` then left where it is. */
+#define DCCL_POLICY_ASIDE_NAMES 10
 int dccl_policy_set_aside(const char* path, char* aside, size_t aside_size, char* error, size_t error_size);
 
 #endif

@@ -2,6 +2,7 @@
 #include "comm.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -11,6 +12,7 @@
 #include "../abi/nccl_profiler_abi.h"
 #include "../coord/coordinator.h"
 #include "../core/clock.h"
+#include "../persist/atomic_file.h"
 #include "../persist/policy_file.h"
 #include "../persist/table_text.h"
 
@@ -113,6 +115,14 @@ static void save_policy(dccl_comm* comm, int at_exit) {
                            (uint32_t)comm->learner->options.agent.space.max_channels,
                            (uint32_t)comm->learner->options.agent.space.tune_chunk, 0};
   char error[512];
+  /* Since this communicator started, another (of another shape, sharing DYNAMICCL_POLICY_FILE) may have
+   * saved its policy there: it is kept (the first saved wins), and this one stops saving. */
+  if (!dccl_policy_may_replace(comm->policy_path, comm->fingerprint, error, sizeof(error))) {
+    comm->policy_save_disabled = 1;
+    DCCL_WARN(&comm->logger, "not saving the policy: %s; it is kept (DYNAMICCL_POLICY_DIR keeps one file per topology)",
+              error);
+    return;
+  }
   if (dccl_policy_save(comm->policy_path, &meta, &comm->learner->agent,
                        comm->learner->trigger_ready ? &comm->learner->trigger : NULL, comm->learner->leftovers, error,
                        sizeof(error)) != 0)
@@ -196,6 +206,15 @@ static int warm_start(dccl_comm* comm, int will_save) {
     return 0;
   case DCCL_POLICY_REJECTED:
     reject_saved_policy(comm, will_save, error);
+    return 0;
+  case DCCL_POLICY_FOREIGN:
+    /* A sound policy of another communicator's shape (DYNAMICCL_POLICY_FILE shared by several), or of a
+     * newer DynamICCL: it stays, and this communicator's is not saved over it. */
+    comm->policy_save_disabled = 1;
+    DCCL_WARN(&comm->logger, "ignoring the saved policy: %s%s", error,
+              will_save ? "; it is left as it is, and this communicator's policy will not be saved there "
+                          "(DYNAMICCL_POLICY_DIR keeps one file per topology)"
+                        : "");
     return 0;
   case DCCL_POLICY_UNREADABLE:
     comm->policy_save_disabled = 1;
@@ -353,7 +372,9 @@ static void setup_learning(dccl_comm* comm, coordination_role role, dccl_mode mo
   if (s->policy_file[0] != '\0') {
     snprintf(comm->policy_path, sizeof(comm->policy_path), "%s", s->policy_file);
   } else if (s->policy_dir[0] != '\0') {
-    mkdir(s->policy_dir, 0755); /* may exist already */
+    char error[512];
+    if (mode == DCCL_MODE_LEARN && dccl_ensure_directory(s->policy_dir, error, sizeof(error)) != 0)
+      DCCL_WARN(&comm->logger, "DYNAMICCL_POLICY_DIR: %s; this job's policy cannot be saved there", error);
     snprintf(comm->policy_path, sizeof(comm->policy_path), "%s/policy-%016llx.bin", s->policy_dir,
              (unsigned long long)comm->fingerprint);
   }
@@ -406,6 +427,53 @@ void dccl_comm_attach_tuner(dccl_comm* comm, int abi_version) {
                  dccl_mode_name(comm->settings.mode));
 }
 
+/* The trace files this process's communicators write, by a hash of their path: two communicators whose
+ * names come out alike (the same rank of two communicators, no %c in the name) would truncate and
+ * interleave one file. Init and destroy only. */
+#define OPEN_TRACES 256
+static pthread_mutex_t open_traces_lock = PTHREAD_MUTEX_INITIALIZER;
+typedef struct open_trace_path {
+  const dccl_comm* comm;
+  uint64_t path_hash;
+} open_trace_path;
+static open_trace_path open_traces[OPEN_TRACES];
+
+static uint64_t path_hash(const char* path) {
+  uint64_t h = 0xCBF29CE484222325ULL;
+  for (; *path != '\0'; path++) h = (h ^ (uint8_t)*path) * 0x100000001B3ULL;
+  return h;
+}
+
+/* Claims `path` (with ".<communicator id>" appended where another communicator of the process writes it
+ * already); returns 1 when it was taken. */
+static int claim_trace_path(dccl_comm* comm, char* path, size_t size) {
+  int taken = 0, free_slot = -1;
+  pthread_mutex_lock(&open_traces_lock);
+  uint64_t h = path_hash(path);
+  for (int i = 0; i < OPEN_TRACES; i++) {
+    if (open_traces[i].comm == NULL) {
+      if (free_slot < 0) free_slot = i;
+    } else if (open_traces[i].path_hash == h) {
+      taken = 1;
+    }
+  }
+  if (taken) {
+    size_t length = strlen(path);
+    snprintf(path + length, size - length, ".%016llx", (unsigned long long)comm->comm_id);
+    h = path_hash(path);
+  }
+  if (free_slot >= 0) open_traces[free_slot] = (open_trace_path){comm, h};
+  pthread_mutex_unlock(&open_traces_lock);
+  return taken;
+}
+
+static void release_trace_path(const dccl_comm* comm) {
+  pthread_mutex_lock(&open_traces_lock);
+  for (int i = 0; i < OPEN_TRACES; i++)
+    if (open_traces[i].comm == comm) open_traces[i].comm = NULL;
+  pthread_mutex_unlock(&open_traces_lock);
+}
+
 static int open_trace(dccl_comm* comm) {
   char path[DCCL_PATH_MAX + 64];
   size_t out = 0;
@@ -417,11 +485,17 @@ static int open_trace(dccl_comm* comm) {
     } else if (p[0] == '%' && p[1] == 'p') {
       out += (size_t)snprintf(path + out, sizeof(path) - out, "%ld", (long)getpid());
       p++;
+    } else if (p[0] == '%' && p[1] == 'c') {
+      out += (size_t)snprintf(path + out, sizeof(path) - out, "%016llx", (unsigned long long)comm->comm_id);
+      p++;
     } else {
       path[out++] = *p;
     }
   }
   path[out] = '\0';
+  if (claim_trace_path(comm, path, sizeof(path)))
+    DCCL_INFO(&comm->logger, "another communicator of this process writes the trace file of this one's name; this one "
+              "writes %s (%%c in DYNAMICCL_TRACE_FILE names each communicator's)", path);
   comm->trace = fopen(path, "w");
   if (comm->trace == NULL) {
     DCCL_WARN(&comm->logger, "cannot open trace file %s: %s; measurements are not written", path, strerror(errno));
@@ -569,6 +643,7 @@ void dccl_comm_destroy(dccl_comm* comm) {
     dccl_queue_free(&comm->queue);
   }
   if (comm->trace != NULL) fclose(comm->trace);
+  release_trace_path(comm);
   if (comm->tuner_abi != 0) {
     dccl_tuner_counters* c = &comm->counters;
     DCCL_INFO(&comm->logger,

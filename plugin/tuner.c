@@ -10,6 +10,7 @@ typedef struct call_view {
   int num_algo, num_proto;
   int collnet_support, nvls_support; /* v2 only */
   int n_ranks, n_nodes, coll;
+  unsigned algos_enabled, protos_enabled; /* v2 only: NCCL_ALGO and NCCL_PROTO as NCCL reads them */
 } call_view;
 
 static inline int entry_usable(const call_view* v, int algo, int proto) {
@@ -19,8 +20,11 @@ static inline int entry_usable(const call_view* v, int algo, int proto) {
     float x = v->cost[algo * v->num_proto + proto];
     return x >= 0.0f && x < INFINITY; /* false for -1 (ignored) and NaN */
   }
-  /* v2 is NCCL 2.21's: six algorithms (no PAT), and its own filters on NVLS across nodes. */
+  /* v2 is NCCL 2.21's: six algorithms (no PAT), and its own filters on NVLS across nodes. NCCL 2.21 runs
+   * a tuner's algorithm and protocol without checking them against NCCL_ALGO, NCCL_PROTO or its LL128
+   * gate (enqueue.cc getTunerInfo), so they are checked here. */
   if (algo == DCCL_ALGO_PAT || !dccl_algo_proto_allowed(v->coll, algo, proto, v->n_ranks, v->n_nodes)) return 0;
+  if (!(v->algos_enabled >> algo & 1) || !(v->protos_enabled >> proto & 1)) return 0;
   if ((algo == DCCL_ALGO_NVLS || algo == DCCL_ALGO_NVLS_TREE) && !v->nvls_support) return 0;
   if ((algo == DCCL_ALGO_COLLNET_DIRECT || algo == DCCL_ALGO_COLLNET_CHAIN) && !v->collnet_support) return 0;
   if (algo == DCCL_ALGO_NVLS && v->n_nodes > 1 &&
@@ -175,7 +179,7 @@ void dccl_tuner_decide(dccl_comm* comm, int coll, size_t bytes, int num_pipe_ops
                    (void*)cost, num_algo, num_proto, (void*)n_channels);
     return;
   }
-  call_view v = {cost, num_algo, num_proto, 0, 0, comm->n_ranks, comm->n_nodes, coll};
+  call_view v = {cost, num_algo, num_proto, 0, 0, comm->n_ranks, comm->n_nodes, coll, 0, 0};
   int cell = dccl_cell_for_call(coll, bytes, num_pipe_ops, reg_buff);
   dccl_action action = choose(comm, call, &v, cell, bytes, num_pipe_ops, reg_buff, captured);
   if (comm->tuner_abi >= 6) keep_group_decision(comm, &v, action);
@@ -184,7 +188,8 @@ void dccl_tuner_decide(dccl_comm* comm, int coll, size_t bytes, int num_pipe_ops
     log_call(comm, call, coll_call, &v, cell, bytes, action);
   if (dccl_action_is_nccl(action)) return;
   cost[dccl_action_algo(action) * num_proto + dccl_action_proto(action)] = 0.0f;
-  if (dccl_action_channels(action) > 0) *n_channels = dccl_action_channels(action);
+  if (dccl_action_channels(action) > 0 && dccl_algo_takes_channels(dccl_action_algo(action)))
+    *n_channels = dccl_action_channels(action);
 }
 
 void dccl_tuner_decide_v2(dccl_comm* comm, int coll, size_t bytes, int collnet_support, int nvls_support,
@@ -197,7 +202,8 @@ void dccl_tuner_decide_v2(dccl_comm* comm, int coll, size_t bytes, int collnet_s
     DCCL_WARN_ONCE(&comm->logger, &comm->warned_bad_table, "getCollInfo (v2) received NULL outputs; left to NCCL");
     return;
   }
-  call_view v = {NULL, 0, 0, collnet_support, nvls_support, comm->n_ranks, comm->n_nodes, coll};
+  call_view v = {NULL,          0,           0,    collnet_support, nvls_support, comm->n_ranks, comm->n_nodes, coll,
+                 comm->settings.nccl_algos_enabled, comm->settings.nccl_protos_enabled};
   int cell = dccl_cell_for_call(coll, bytes, num_pipe_ops, 0);
   dccl_action action = choose(comm, call, &v, cell, bytes, num_pipe_ops, 0, captured);
   if (!captured && atomic_load_explicit(&comm->learning, memory_order_relaxed))
@@ -205,7 +211,8 @@ void dccl_tuner_decide_v2(dccl_comm* comm, int coll, size_t bytes, int collnet_s
   if (dccl_action_is_nccl(action)) return;
   *algorithm = dccl_action_algo(action);
   *protocol = dccl_action_proto(action);
-  if (dccl_action_channels(action) > 0) *n_channels = dccl_action_channels(action);
+  if (dccl_action_channels(action) > 0 && dccl_algo_takes_channels(dccl_action_algo(action)))
+    *n_channels = dccl_action_channels(action);
 }
 
 /* NCCL passes the task's collective, algorithm and protocol, but not the size it decided on (the bytes

@@ -1,7 +1,8 @@
 /* tests/test_atomic_file.c: replacing a file through a temporary file (persist/atomic_file.h) when
  * other writers share the folder: a file already at the temporary name (another process's or host's
  * temporary file) is neither truncated nor renamed over the target, and writers whose names collide,
- * two threads or two processes, each leave a complete file. */
+ * two threads or two processes, each leave a complete file; links are followed, permissions kept,
+ * non-regular files never replaced; folders made with their parents. */
 #include <dirent.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -203,6 +204,85 @@ static void test_concurrent_writers_in_processes(void) {
   unlink(target);
 }
 
+/* A symbolic link's target is replaced, the link kept (a policy shared through a link stays shared), also
+ * through a chain of links, relative and absolute, and where the last target does not exist yet; the
+ * replaced file keeps its permissions; a link loop is refused. */
+static void test_links_followed_and_permissions_kept(void) {
+  char target[128], first[128], second[128], absolute[160], error[256];
+  path_in(target, sizeof(target), "shared-target.bin");
+  path_in(first, sizeof(first), "link-1.bin");
+  path_in(second, sizeof(second), "link-2.bin");
+  CHECK(write_text(target, "old") == 0);
+  CHECK(chmod(target, 0600) == 0);
+  CHECK(symlink("shared-target.bin", second) == 0); /* relative to the link's folder */
+  snprintf(absolute, sizeof(absolute), "%s", second);
+  CHECK(symlink(absolute, first) == 0); /* absolute */
+  CHECK_MSG(dccl_atomic_write(first, "new", 3, error, sizeof(error)) == 0, "%s", error);
+  struct stat st;
+  CHECK(lstat(first, &st) == 0 && S_ISLNK(st.st_mode));
+  CHECK(lstat(second, &st) == 0 && S_ISLNK(st.st_mode));
+  CHECK(holds_text(target, "new"));
+  CHECK(stat(target, &st) == 0 && (st.st_mode & 07777) == 0600);
+  char resolved[256];
+  CHECK(dccl_resolve_links(first, resolved, sizeof(resolved), error, sizeof(error)) == 0 && strcmp(resolved, target) == 0);
+  unlink(target); /* dangling: the save creates the target */
+  CHECK_MSG(dccl_atomic_write(first, "again", 5, error, sizeof(error)) == 0, "%s", error);
+  CHECK(holds_text(target, "again"));
+  CHECK(lstat(first, &st) == 0 && S_ISLNK(st.st_mode));
+  unlink(first);
+  unlink(second);
+  unlink(target);
+  char loop_a[128], loop_b[128];
+  path_in(loop_a, sizeof(loop_a), "loop-a");
+  path_in(loop_b, sizeof(loop_b), "loop-b");
+  CHECK(symlink("loop-b", loop_a) == 0 && symlink("loop-a", loop_b) == 0);
+  error[0] = '\0';
+  CHECK(dccl_atomic_write(loop_a, "x", 1, error, sizeof(error)) == -1);
+  CHECK_MSG(strstr(error, "symbolic links") != NULL, "reason: %s", error);
+  unlink(loop_a);
+  unlink(loop_b);
+  CHECK_EQ_INT(others_in_directory(""), 0);
+}
+
+/* A path that is no regular file (a FIFO, a folder) is never replaced; nothing is left behind. */
+static void test_non_regular_file_not_replaced(void) {
+  char fifo[128], folder[128], error[256];
+  path_in(fifo, sizeof(fifo), "a-fifo");
+  path_in(folder, sizeof(folder), "a-folder");
+  CHECK(mkfifo(fifo, 0644) == 0);
+  CHECK(mkdir(folder, 0755) == 0);
+  error[0] = '\0';
+  CHECK(dccl_atomic_write(fifo, "x", 1, error, sizeof(error)) == -1);
+  CHECK_MSG(strstr(error, "not a regular file") != NULL, "reason: %s", error);
+  struct stat st;
+  CHECK(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+  CHECK(dccl_atomic_write(folder, "x", 1, error, sizeof(error)) == -1);
+  CHECK(lstat(folder, &st) == 0 && S_ISDIR(st.st_mode));
+  unlink(fifo);
+  rmdir(folder);
+  CHECK_EQ_INT(others_in_directory(""), 0);
+}
+
+/* A folder and its missing parents are made; a file in the way is reported. */
+static void test_ensure_directory(void) {
+  char nested[160], parent[128], file[128], error[256];
+  path_in(parent, sizeof(parent), "a");
+  snprintf(nested, sizeof(nested), "%s/b/c/", parent);
+  CHECK_MSG(dccl_ensure_directory(nested, error, sizeof(error)) == 0, "%s", error);
+  struct stat st;
+  CHECK(stat(nested, &st) == 0 && S_ISDIR(st.st_mode));
+  CHECK_MSG(dccl_ensure_directory(nested, error, sizeof(error)) == 0, "again: %s", error); /* exists already */
+  path_in(file, sizeof(file), "a/b/c/file");
+  CHECK(write_text(file, "x") == 0);
+  char below[192];
+  snprintf(below, sizeof(below), "%s/d", file);
+  error[0] = '\0';
+  CHECK(dccl_ensure_directory(below, error, sizeof(error)) == -1 && error[0] != '\0');
+  CHECK(dccl_ensure_directory(file, error, sizeof(error)) == -1);
+  CHECK_MSG(strstr(error, "not a folder") != NULL, "reason: %s", error);
+  test_remove_tree(parent);
+}
+
 int main(void) {
   snprintf(directory, sizeof(directory), "/tmp/dccl_atomic_test_XXXXXX");
   if (mkdtemp(directory) == NULL) return 1;
@@ -210,6 +290,9 @@ int main(void) {
   RUN(test_existing_temporary_is_left_alone);
   RUN(test_concurrent_writers_in_threads);
   RUN(test_concurrent_writers_in_processes);
+  RUN(test_links_followed_and_permissions_kept);
+  RUN(test_non_regular_file_not_replaced);
+  RUN(test_ensure_directory);
   rmdir(directory);
   TEST_SUMMARY();
 }

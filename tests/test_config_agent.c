@@ -430,6 +430,52 @@ static void test_capped_duplicates_are_not_explored(void) {
   dccl_agent_free(&agent);
 }
 
+/* NCCL 2.29+ runs a group of Broadcasts from several roots as an AllGatherV on as many channels as the
+ * tuner's AllGather answer says, unclamped (a crash past the channels it has). An AllGather's explicit
+ * channel count is published only up to the most channels NCCL has been seen running: none before any
+ * measurement, then never more than any collective has run on (the communicator's 4 here, though more
+ * are requested in an AllReduce cell, where NCCL clamps); the agent still finds the best AllGather
+ * action within them. */
+static void test_allgather_channels_never_beyond_nccls(void) {
+  setup(1);
+  int gather = dccl_cell_for_call(DCCL_COLL_ALLGATHER, bytes, 1, 0);
+  float cost[DCCL_COST_ENTRIES];
+  for (int i = 0; i < DCCL_COST_ENTRIES; i++) cost[i] = -1.0f;
+  cost[DCCL_ALGO_RING * 3 + DCCL_PROTO_SIMPLE] = 100;
+  cost[DCCL_ALGO_RING * 3 + DCCL_PROTO_LL] = 300;
+  dccl_agent_set_cost(&agent, gather, cost);
+  dccl_agent_exploit_table(&agent, &table);
+  uint32_t n = 0, m = 0;
+  int seen = 0, beyond = 0, allreduce_beyond = 0;
+  for (int k = 0; k < 8000; k++) {
+    if (k % 64 == 0) {
+      dccl_agent_decide(&agent, &table);
+      for (uint32_t call = 0; call < 8; call++)
+        beyond += dccl_action_channels(dccl_table_action(&table, gather, n + call)) > seen;
+    }
+    dccl_action a = dccl_table_action(&table, gather, n++);
+    int asked = dccl_action_channels(a), ran = dccl_action_is_nccl(a) || asked == 0 ? 2 : asked > CAP ? CAP : asked;
+    if (ran > seen) seen = ran;
+    observe_ran(gather, bytes, a, capped_latency(a) * exp(0.03 * dccl_rng_normal(&noise)), ran);
+    dccl_action r = dccl_table_action(&table, cell, m++);
+    allreduce_beyond += dccl_action_channels(r) > CAP;
+    asked = dccl_action_channels(r);
+    ran = dccl_action_is_nccl(r) || asked == 0 ? 2 : asked > CAP ? CAP : asked;
+    if (ran > seen) seen = ran; /* what NCCL runs any collective on counts */
+    observe_ran(cell, bytes, r, capped_latency(r) * exp(0.03 * dccl_rng_normal(&noise)), ran);
+  }
+  CHECK_MSG(beyond == 0, "%d AllGather decisions asked for more channels than NCCL had shown", beyond);
+  CHECK_EQ_INT(seen, CAP);
+  CHECK_MSG(allreduce_beyond > 0, "the AllReduce cell never asked beyond the cap: the test proves nothing there");
+  dccl_action best = dccl_table_get(&table, gather);
+  char text[96];
+  dccl_action_format(best, text, sizeof(text));
+  CHECK_MSG(capped_latency(best) == 700 && dccl_action_channels(best) <= CAP, "AllGather settled on %s", text);
+  CHECK(!dccl_agent_channels_safe(&agent, DCCL_COLL_ALLGATHER, dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, CAP + 1, 0)));
+  CHECK(dccl_agent_channels_safe(&agent, DCCL_COLL_ALLREDUCE, dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 32, 0)));
+  dccl_agent_free(&agent);
+}
+
 /* NCCL's choice is ring/Simple on 2 channels (1000 us), and NCCL runs every request above 2 channels
  * on 2. Ring/simple with 24 channels, tried before that was known, measured 10% faster by luck: its
  * samples would only repeat NCCL's own ring/Simple, so it is neither raced nor explored again. */
@@ -862,6 +908,7 @@ int main(void) {
   RUN(test_few_channels_wait_for_their_pair);
   RUN(test_frozen_needs_eight_samples);
   RUN(test_capped_duplicates_are_not_explored);
+  RUN(test_allgather_channels_never_beyond_nccls);
   RUN(test_tried_duplicates_are_not_explored);
   RUN(test_common_drift_is_taken_off);
   RUN(test_challenger_is_raced_until_proven);

@@ -40,6 +40,7 @@ static void clear_environment(void) {
   unsetenv("DYNAMICCL_RULES_FILE");
   unsetenv("DYNAMICCL_TRACE_FILE");
   unsetenv("DYNAMICCL_PROFILE");
+  unsetenv("NCCL_PROTO");
 }
 
 /* The emulator's settings for driving the plugin library with `ranks` ranks; the rest as defaulted. */
@@ -92,6 +93,8 @@ static void test_every_abi_combination(void) {
           CHECK(dccl_table_text_save(table_path, table, error, sizeof(error)) == 0);
           setenv("DYNAMICCL_MODE", "fixed", 1);
           setenv("DYNAMICCL_TABLE_FILE", table_path, 1);
+          /* Tuner v2 (NCCL 2.21, no cost table) gives LL128 only where NCCL_PROTO enables it outright. */
+          if (tuner == 2) setenv("NCCL_PROTO", "LL,LL128,Simple", 1);
         }
         setenv("DYNAMICCL_PROFILE", "on", 1);
         dccl_emu_config config = library_config(3);

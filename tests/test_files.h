@@ -2,9 +2,12 @@
 #ifndef DYNAMICCL_TESTS_TEST_FILES_H
 #define DYNAMICCL_TESTS_TEST_FILES_H
 
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../core/text_file.h"
@@ -30,6 +33,25 @@ static inline int test_temp_file(char* path_template) {
   if (fd < 0) return -1;
   close(fd);
   return 0;
+}
+
+/* Removes a folder and everything below it (links are removed, not followed). */
+static inline void test_remove_tree(const char* path) {
+  DIR* d = opendir(path);
+  if (d != NULL) {
+    struct dirent* e;
+    while ((e = readdir(d)) != NULL) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+      char child[1024];
+      if (snprintf(child, sizeof(child), "%s/", path) >= (int)sizeof(child) - 256) continue; /* (no room for a name) */
+      strcat(child, e->d_name);
+      struct stat st;
+      if (lstat(child, &st) == 0 && S_ISDIR(st.st_mode)) test_remove_tree(child);
+      else unlink(child);
+    }
+    closedir(d);
+  }
+  rmdir(path);
 }
 
 #endif

@@ -67,7 +67,7 @@ static int count_occurrences(const char* needle) {
 
 static void clear_environment(void) {
   const char* names[] = {"DYNAMICCL_MODE", "DYNAMICCL_TABLE_FILE", "DYNAMICCL_RULES_FILE", "DYNAMICCL_PROFILE",
-                         "DYNAMICCL_TRACE_FILE", "DYNAMICCL_EPOCH_CALLS"};
+                         "DYNAMICCL_TRACE_FILE", "DYNAMICCL_EPOCH_CALLS", "NCCL_ALGO", "NCCL_PROTO"};
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) unsetenv(names[i]);
 }
 
@@ -300,12 +300,42 @@ static void test_rule_pins_override_policy(void) {
   clear_environment();
 }
 
+/* v2 (NCCL 2.21) takes the tuner's algorithm and protocol as they come, with no cost table to say what
+ * NCCL runs: LL128, which NCCL 2.21 enables by default only on hardware it has tested, runs only where
+ * NCCL_PROTO enables it outright, and nothing NCCL_ALGO or NCCL_PROTO excludes runs. */
+static int v2_algorithm_of(const char* algo_env, const char* proto_env, int* protocol, int* channels) {
+  if (algo_env != NULL) setenv("NCCL_ALGO", algo_env, 1);
+  if (proto_env != NULL) setenv("NCCL_PROTO", proto_env, 1);
+  void* context = NULL;
+  int algorithm = -1;
+  *protocol = -1;
+  *channels = 0;
+  CHECK_EQ_INT(tuner2->init(8, 1, logger, &context), ncclSuccess);
+  tuner2->getCollInfo(context, ncclFuncAllReduce, 1 << 20, 0, 1, 1, &algorithm, protocol, channels);
+  CHECK_EQ_INT(tuner2->destroy(context), ncclSuccess);
+  unsetenv("NCCL_ALGO");
+  unsetenv("NCCL_PROTO");
+  return algorithm;
+}
+
 static void test_v2_answers_directly(void) {
   use_fixed_table("v2.table", "allreduce,0,-1,ring/ll128/ch=4\nallgather,0,-1,nvls/simple\n");
   setenv("DYNAMICCL_EPOCH_CALLS", "1", 1);
+  int protocol, channels;
+  CHECK_EQ_INT(v2_algorithm_of(NULL, NULL, &protocol, &channels), -1); /* LL128 gated by NCCL: not given */
+  CHECK_EQ_INT(v2_algorithm_of(NULL, "^LL128", &protocol, &channels), -1);
+  CHECK_EQ_INT(v2_algorithm_of("^ring", "ll128,simple", &protocol, &channels), -1);
+  CHECK_EQ_INT(v2_algorithm_of("Tree,Ring", "LL128,Simple", &protocol, &channels), 1);
+  CHECK(protocol == 1 && channels == 4);
+  CHECK_EQ_INT(v2_algorithm_of(NULL, "^LL", &protocol, &channels), 1); /* NCCL 2.21: LL128 enabled outright */
+
+  setenv("NCCL_PROTO", "LL128,Simple", 1);
   void* context = NULL;
   CHECK_EQ_INT(tuner2->init(8, 1, logger, &context), ncclSuccess);
-  int algorithm = -1, protocol = -1, channels = 0;
+  unsetenv("NCCL_PROTO");
+  int algorithm = -1;
+  protocol = -1;
+  channels = 0;
   tuner2->getCollInfo(context, ncclFuncAllReduce, 1 << 20, 0, 1, 1, &algorithm, &protocol, &channels);
   CHECK(algorithm == 1 && protocol == 1 && channels == 4);
   algorithm = protocol = -1;
@@ -585,6 +615,40 @@ static void test_pairing_by_comm_id_or_none(void) {
   clear_environment();
 }
 
+/* Two communicators of one process whose trace files come out of one name (the same rank of each, no %c)
+ * write two files, not one truncated and interleaved: the second gets ".<communicator id>"; the name is
+ * free again once its communicator ends; %c names each communicator's file. */
+static void test_trace_files_of_two_communicators(void) {
+  clear_environment();
+  char template_path[160], first[160], second[192];
+  snprintf(template_path, sizeof(template_path), "%s/trace-%%r.csv", temp_dir);
+  snprintf(first, sizeof(first), "%s/trace-0.csv", temp_dir);
+  snprintf(second, sizeof(second), "%s/trace-0.csv.%016llx", temp_dir, 72ULL);
+  setenv("DYNAMICCL_TRACE_FILE", template_path, 1);
+  setenv("DYNAMICCL_PROFILE", "on", 1);
+  int mask = 0;
+  void *a = NULL, *b = NULL, *c = NULL;
+  profiler6->init(&a, 71, &mask, "a", 1, 8, 0, logger);
+  profiler6->init(&b, 72, &mask, "b", 1, 8, 0, logger);
+  CHECK_MSG(access(first, F_OK) == 0 && access(second, F_OK) == 0, "expected %s and %s", first, second);
+  profiler6->finalize(a);
+  unlink(first);
+  profiler6->init(&c, 73, &mask, "c", 1, 8, 0, logger);
+  CHECK_MSG(access(first, F_OK) == 0, "%s not written again once free", first);
+  profiler6->finalize(b);
+  profiler6->finalize(c);
+  unlink(first);
+  unlink(second);
+  snprintf(template_path, sizeof(template_path), "%s/trace-%%c.csv", temp_dir);
+  snprintf(first, sizeof(first), "%s/trace-%016llx.csv", temp_dir, 74ULL);
+  setenv("DYNAMICCL_TRACE_FILE", template_path, 1);
+  profiler6->init(&a, 74, &mask, "d", 1, 8, 0, logger);
+  CHECK_MSG(access(first, F_OK) == 0, "expected %s", first);
+  profiler6->finalize(a);
+  unlink(first);
+  clear_environment();
+}
+
 /* NCCL keeps one activation mask for the process and passes it to every profiler init: a communicator
  * that measures nothing must not switch events off for those that do. */
 static void test_profiler_mask_is_shared(void) {
@@ -775,6 +839,7 @@ int main(int argc, char** argv) {
   RUN(test_pairing_by_init_thread);
   RUN(test_pairing_by_comm_id_or_none);
   RUN(test_profiler_mask_is_shared);
+  RUN(test_trace_files_of_two_communicators);
   RUN(test_ending_leader_does_not_hold_up_other_communicators);
   RUN(test_finalize_races_init);
   if (!threads_left_in_library) dlclose(library);

@@ -178,23 +178,6 @@ static int unexpected_entries(const char* const* allowed) {
   return unexpected;
 }
 
-static void remove_tree(const char* path) {
-  DIR* d = opendir(path);
-  if (d != NULL) {
-    struct dirent* e;
-    while ((e = readdir(d)) != NULL) {
-      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-      char child[512];
-      snprintf(child, sizeof(child), "%s/%s", path, e->d_name);
-      struct stat st;
-      if (lstat(child, &st) == 0 && S_ISDIR(st.st_mode)) remove_tree(child);
-      else unlink(child);
-    }
-    closedir(d);
-  }
-  rmdir(path);
-}
-
 /* ---- comparisons ---- */
 static int used_cells(const dccl_config_agent* agent) {
   int n = 0;
@@ -305,30 +288,41 @@ static void check_untouched(const char* what, snapshot* s, const dccl_config_age
   free(s->lstm);
 }
 
-/* Loading `path` fails with a reason (containing `keyword` when not NULL); nothing is applied. */
-static void expect_rejected(const char* what, const char* path, uint64_t fingerprint, dccl_config_agent* agent,
-                            dccl_trigger* trigger, const char* keyword) {
+/* Loading `path` fails as `status` with a reason (containing `keyword` when not NULL); nothing is applied. */
+static void expect_refused(const char* what, const char* path, uint64_t fingerprint, dccl_config_agent* agent,
+                           dccl_trigger* trigger, const char* keyword, dccl_policy_status status) {
   snapshot s = take_snapshot(agent, trigger);
   dccl_policy_meta m;
   memset(error, 0, sizeof(error));
   int rc = dccl_policy_load(path, fingerprint, &m, agent, trigger, NULL, error, sizeof(error));
-  CHECK_MSG(rc == DCCL_POLICY_REJECTED, "%s: not rejected (rc %d)", what, rc);
+  CHECK_MSG(rc == (int)status, "%s: not refused as %d (rc %d)", what, (int)status, rc);
   CHECK_MSG(error[0] != '\0', "%s: no reason given", what);
   if (keyword != NULL)
     CHECK_MSG(strstr(error, keyword) != NULL, "%s: reason \"%s\" does not mention \"%s\"", what, error, keyword);
   check_untouched(what, &s, agent, trigger);
 }
 
-/* The same, and also rejected when only checking (no agent, so no expected network sizes). Each load
- * costs a 64 MiB allocation, slow under AddressSanitizer: done for a representative subset only. */
-static void expect_rejected_also_checking(const char* what, const char* path, uint64_t fingerprint,
-                                          dccl_config_agent* agent, dccl_trigger* trigger, const char* keyword) {
-  expect_rejected(what, path, fingerprint, agent, trigger, keyword);
+/* Loading `path` is REJECTED: no policy, damaged or obsolete. */
+static void expect_rejected(const char* what, const char* path, uint64_t fingerprint, dccl_config_agent* agent,
+                            dccl_trigger* trigger, const char* keyword) {
+  expect_refused(what, path, fingerprint, agent, trigger, keyword, DCCL_POLICY_REJECTED);
+}
+
+/* The same as expect_refused, and also when only checking (no agent, so no expected network sizes). Each
+ * load costs a 64 MiB allocation, slow under AddressSanitizer: done for a representative subset only. */
+static void expect_refused_also_checking(const char* what, const char* path, uint64_t fingerprint,
+                                         dccl_config_agent* agent, dccl_trigger* trigger, const char* keyword,
+                                         dccl_policy_status status) {
+  expect_refused(what, path, fingerprint, agent, trigger, keyword, status);
   dccl_policy_meta m;
   memset(error, 0, sizeof(error));
-  CHECK_MSG(dccl_policy_load(path, fingerprint, &m, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
-              error[0] != '\0',
-            "%s: not rejected when only checking", what);
+  CHECK_MSG(dccl_policy_load(path, fingerprint, &m, NULL, NULL, NULL, error, sizeof(error)) == status && error[0] != '\0',
+            "%s: not refused when only checking", what);
+}
+
+static void expect_rejected_also_checking(const char* what, const char* path, uint64_t fingerprint,
+                                          dccl_config_agent* agent, dccl_trigger* trigger, const char* keyword) {
+  expect_refused_also_checking(what, path, fingerprint, agent, trigger, keyword, DCCL_POLICY_REJECTED);
 }
 
 /* ---- tests ---- */
@@ -509,27 +503,29 @@ static void test_rejections(void) {
   memcpy(copy, data, size);
   put_u32_at(copy, 8, DCCL_POLICY_VERSION + 1);
   CHECK(test_write_file(bad, copy, size) == 0);
-  expect_rejected_also_checking("newer version", bad, fp, &target, &trigger_target, "newer DynamICCL");
+  expect_refused_also_checking("newer version", bad, fp, &target, &trigger_target, "newer DynamICCL",
+                               DCCL_POLICY_FOREIGN);
 
   memcpy(copy, data, size);
   put_u32_at(copy, 12, HEADER_BYTES + 8);
   CHECK(test_write_file(bad, copy, size) == 0);
   expect_rejected("wrong header size", bad, fp, &target, &trigger_target, NULL);
 
-  /* The right file, but another communicator's expectations. */
-  expect_rejected("wrong fingerprint", good, dccl_policy_fingerprint(8, 1, 16, 1), &target, &trigger_target,
-                  "fingerprint");
-  expect_rejected("wrong fingerprint (no chunk tuning)", good, dccl_policy_fingerprint(8, 1, 32, 0), &target, NULL,
-                  "fingerprint");
+  /* The right file, but another communicator's expectations: a sound policy of another's (FOREIGN). */
+  expect_refused("wrong fingerprint", good, dccl_policy_fingerprint(8, 1, 16, 1), &target, &trigger_target,
+                 "fingerprint", DCCL_POLICY_FOREIGN);
+  expect_refused("wrong fingerprint (no chunk tuning)", good, dccl_policy_fingerprint(8, 1, 32, 0), &target, NULL,
+                 "fingerprint", DCCL_POLICY_FOREIGN);
   snapshot s = take_snapshot(&wide, NULL);
   memset(error, 0, sizeof(error));
-  CHECK_EQ_INT(dccl_policy_load(good, 0, NULL, &wide, NULL, NULL, error, sizeof(error)), -1);
+  CHECK_EQ_INT(dccl_policy_load(good, 0, NULL, &wide, NULL, NULL, error, sizeof(error)), DCCL_POLICY_FOREIGN);
   CHECK(error[0] != '\0');
   CHECK_MSG(strstr(error, "ranks") != NULL, "reason: %s", error);
   check_untouched("agent of 16 ranks", &s, &wide, NULL);
   s = take_snapshot(&wide, NULL);
   memset(error, 0, sizeof(error));
-  CHECK_EQ_INT(dccl_policy_load(good, dccl_policy_fingerprint(16, 1, 32, 1), NULL, &wide, NULL, NULL, error, sizeof(error)), -1);
+  CHECK_EQ_INT(dccl_policy_load(good, dccl_policy_fingerprint(16, 1, 32, 1), NULL, &wide, NULL, NULL, error, sizeof(error)),
+               DCCL_POLICY_FOREIGN);
   CHECK(error[0] != '\0');
   check_untouched("agent of 16 ranks, its own fingerprint", &s, &wide, NULL);
 
@@ -653,7 +649,11 @@ static void test_header_is_covered_and_consistent(void) {
     copy[bit / 8] ^= (uint8_t)(1u << (bit % 8));
     CHECK(test_write_file(bad, copy, size) == 0);
     memset(error, 0, sizeof(error));
-    if (dccl_policy_load(bad, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) != -1 || error[0] == '\0') {
+    dccl_policy_status status = dccl_policy_load(bad, 0, NULL, NULL, NULL, NULL, error, sizeof(error));
+    /* A flipped version bit may read as a format a newer DynamICCL could write (FOREIGN: kept, not saved
+     * over); every other flip is damage. */
+    int refused = status == DCCL_POLICY_REJECTED || (status == DCCL_POLICY_FOREIGN && bit / 8 == 8);
+    if (!refused || error[0] == '\0') {
       fprintf(stderr, "  header bit %zu (byte %zu) flipped: accepted\n", bit % 8, bit / 8);
       accepted++;
     }
@@ -725,8 +725,9 @@ static void test_header_is_covered_and_consistent(void) {
 }
 
 /* Loading tells what may be saved over the path: nothing there (MISSING), no usable policy (REJECTED:
- * damaged, too large to be one, another topology or format), or a file that could not be read and
- * may be a good policy (UNREADABLE: here, out of file descriptors, or a directory). */
+ * damaged, too large to be one, an obsolete format), another topology's sound policy (FOREIGN), or a file
+ * that could not be read and may be a good policy (UNREADABLE: here, out of file descriptors, a
+ * directory, a FIFO, which is not waited on, or a device). */
 static void test_load_tells_missing_rejected_unreadable(void) {
   char good[128], path[128];
   path_in(good, sizeof(good), "status-good.bin");
@@ -739,7 +740,7 @@ static void test_load_tells_missing_rejected_unreadable(void) {
   CHECK(error[0] != '\0');
   CHECK_EQ_INT(dccl_policy_load(good, dccl_policy_fingerprint(8, 1, 16, 1), NULL, &target, &trigger_target, NULL, error,
                                 sizeof(error)),
-               DCCL_POLICY_REJECTED);
+               DCCL_POLICY_FOREIGN);
   path_in(path, sizeof(path), "too-large.bin");
   FILE* f = fopen(path, "wb");
   CHECK(f != NULL && ftruncate(fileno(f), (64 << 20) + 1) == 0);
@@ -750,6 +751,13 @@ static void test_load_tells_missing_rejected_unreadable(void) {
   CHECK(mkdir(path, 0755) == 0);
   CHECK_EQ_INT(dccl_policy_load(path, fp, NULL, &target, &trigger_target, NULL, error, sizeof(error)), DCCL_POLICY_UNREADABLE);
   rmdir(path);
+  path_in(path, sizeof(path), "a-fifo.bin"); /* no writer: a blocking open would wait for ever */
+  CHECK(mkfifo(path, 0644) == 0);
+  CHECK_EQ_INT(dccl_policy_load(path, fp, NULL, &target, &trigger_target, NULL, error, sizeof(error)), DCCL_POLICY_UNREADABLE);
+  CHECK_MSG(strstr(error, "not a regular file") != NULL, "reason: %s", error);
+  unlink(path);
+  CHECK_EQ_INT(dccl_policy_load("/dev/zero", fp, NULL, &target, &trigger_target, NULL, error, sizeof(error)),
+               DCCL_POLICY_UNREADABLE); /* not EFBIG, which would have it set aside */
 
   /* Every file descriptor taken: the good file cannot be opened. */
   int null_fd = open("/dev/null", O_RDONLY);
@@ -774,39 +782,87 @@ static void test_load_tells_missing_rejected_unreadable(void) {
   unlink(good);
 }
 
-/* Setting a rejected file aside keeps its bytes at <path>.rejected, replacing an older one there; a
- * file already gone is no error; one that cannot be moved stays where it is. */
+/* Setting a rejected file aside keeps its bytes at <path>.rejected, or at <path>.rejected.N beside
+ * older ones, which are kept; a file already gone is no error; with every name taken the file stays. A
+ * symbolic link's target is set aside, not the link. */
 static void test_set_aside(void) {
-  char path[128], older[160], aside[192];
+  char path[128], older[160], aside[192], name[192];
   path_in(path, sizeof(path), "rejected-policy.bin");
   snprintf(older, sizeof(older), "%s.rejected", path);
   CHECK(test_write_file(path, "rejected bytes", 14) == 0);
   CHECK(test_write_file(older, "older rejected", 14) == 0);
   memset(error, 0, sizeof(error));
   CHECK_MSG(dccl_policy_set_aside(path, aside, sizeof(aside), error, sizeof(error)) == 0, "%s", error);
-  CHECK(strcmp(aside, older) == 0);
+  snprintf(name, sizeof(name), "%s.1", older);
+  CHECK_MSG(strcmp(aside, name) == 0, "set aside as %s", aside);
   CHECK(access(path, F_OK) != 0);
   size_t size;
-  uint8_t* kept = test_read_file(older, &size);
+  uint8_t* kept = test_read_file(name, &size);
   CHECK(kept != NULL && size == 14 && memcmp(kept, "rejected bytes", 14) == 0);
   free(kept);
+  kept = test_read_file(older, &size);
+  CHECK(kept != NULL && size == 14 && memcmp(kept, "older rejected", 14) == 0);
+  free(kept);
   CHECK_EQ_INT(dccl_policy_set_aside(path, aside, sizeof(aside), error, sizeof(error)), 0); /* gone already */
-  unlink(older);
 
-  /* <path>.rejected is a folder with something in it: the file cannot be moved and stays. */
-  char inside[224];
-  CHECK(mkdir(older, 0755) == 0);
-  snprintf(inside, sizeof(inside), "%s/x", older);
-  CHECK(test_write_file(inside, "x", 1) == 0);
+  /* Every name taken (.rejected, .rejected.1 to .9): the file cannot be moved and stays. */
+  for (int n = 2; n < DCCL_POLICY_ASIDE_NAMES; n++) {
+    snprintf(name, sizeof(name), "%s.%d", older, n);
+    CHECK(test_write_file(name, "x", 1) == 0);
+  }
   CHECK(test_write_file(path, "rejected bytes", 14) == 0);
   memset(error, 0, sizeof(error));
   CHECK_EQ_INT(dccl_policy_set_aside(path, aside, sizeof(aside), error, sizeof(error)), -1);
-  CHECK(error[0] != '\0');
+  CHECK_MSG(strstr(error, "taken") != NULL, "reason: %s", error);
   kept = test_read_file(path, &size);
   CHECK(kept != NULL && size == 14 && memcmp(kept, "rejected bytes", 14) == 0);
   free(kept);
-  unlink(inside);
-  rmdir(older);
+  unlink(older);
+  for (int n = 1; n < DCCL_POLICY_ASIDE_NAMES; n++) {
+    snprintf(name, sizeof(name), "%s.%d", older, n);
+    unlink(name);
+  }
+
+  /* A link to the rejected file: its target goes aside, the link stays (dangling until the next save). */
+  char link_path[160];
+  path_in(link_path, sizeof(link_path), "rejected-link.bin");
+  CHECK(symlink("rejected-policy.bin", link_path) == 0);
+  CHECK_MSG(dccl_policy_set_aside(link_path, aside, sizeof(aside), error, sizeof(error)) == 0, "%s", error);
+  CHECK_MSG(strcmp(aside, older) == 0, "set aside as %s", aside);
+  struct stat st;
+  CHECK(lstat(link_path, &st) == 0 && S_ISLNK(st.st_mode));
+  CHECK(access(path, F_OK) != 0 && access(older, F_OK) == 0);
+  unlink(link_path);
+  unlink(older);
+}
+
+/* A policy may be saved over nothing, over this topology's policy or over no sound policy; not over
+ * another topology's sound policy, nor over one of a newer format (another communicator's, saved since). */
+static void test_may_replace_only_its_own_or_nothing(void) {
+  char path[128];
+  path_in(path, sizeof(path), "shared-by-two-shapes.bin");
+  unlink(path);
+  uint64_t mine = dccl_policy_fingerprint(8, 1, 32, 1), other = dccl_policy_fingerprint(8, 1, 16, 1);
+  CHECK_EQ_INT(dccl_policy_may_replace(path, mine, error, sizeof(error)), 1);
+  CHECK(save(path, &trained_a, &trigger_a) == 0); /* fingerprint (8, 1, 32, 1) */
+  CHECK_EQ_INT(dccl_policy_may_replace(path, mine, error, sizeof(error)), 1);
+  error[0] = '\0';
+  CHECK_EQ_INT(dccl_policy_may_replace(path, other, error, sizeof(error)), 0);
+  CHECK_MSG(strstr(error, "another topology") != NULL, "reason: %s", error);
+  size_t size;
+  uint8_t* data = test_read_file(path, &size);
+  CHECK(data != NULL && size > HEADER_BYTES);
+  if (data != NULL && size > HEADER_BYTES) {
+    put_u32_at(data, 8, DCCL_POLICY_VERSION + 1);
+    dccl_policy_seal(data, size);
+    CHECK(test_write_file(path, data, size) == 0);
+    CHECK_EQ_INT(dccl_policy_may_replace(path, mine, error, sizeof(error)), 0);
+    data[HEADER_BYTES + 3] ^= 1; /* damaged: no sound policy, may be replaced */
+    put_u32_at(data, 8, DCCL_POLICY_VERSION);
+    CHECK(test_write_file(path, data, size) == 0);
+    CHECK_EQ_INT(dccl_policy_may_replace(path, other, error, sizeof(error)), 1);
+  }
+  free(data);
   unlink(path);
 }
 
@@ -1017,7 +1073,7 @@ static void test_leftover_estimates_saved(void) {
   put_u32_at(copy, 8, DCCL_POLICY_VERSION + 1);
   dccl_policy_seal(copy, size);
   CHECK(test_write_file(path, copy, size) == 0);
-  CHECK(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
+  CHECK(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_FOREIGN &&
         strstr(error, "newer DynamICCL") != NULL);
   /* Estimates the loader would refuse (an action on more channels than NCCL has) are left out of the save
    * rather than costing the whole policy. */
@@ -1092,7 +1148,7 @@ int main(void) {
               make_trigger(&trigger_restored, 5) == 0 && make_trigger(&trigger_target, 5) == 0;
   if (!ready) {
     fprintf(stderr, "cannot initialise the agents\n");
-    remove_tree(directory);
+    test_remove_tree(directory);
     return 1;
   }
   RUN(test_training_setup);
@@ -1101,6 +1157,7 @@ int main(void) {
   RUN(test_header_is_covered_and_consistent);
   RUN(test_load_tells_missing_rejected_unreadable);
   RUN(test_set_aside);
+  RUN(test_may_replace_only_its_own_or_nothing);
   RUN(test_save_is_atomic);
   RUN(test_corrupt_file_not_trusted);
   RUN(test_leftover_estimates_saved);
@@ -1115,6 +1172,6 @@ int main(void) {
   dccl_trigger_free(&trigger_b);
   dccl_trigger_free(&trigger_restored);
   dccl_trigger_free(&trigger_target);
-  remove_tree(directory);
+  test_remove_tree(directory);
   TEST_SUMMARY();
 }

@@ -42,13 +42,15 @@ static void test_malformed_lines_reported_with_line_numbers(void) {
     "allreduce,0,100,ring,simple,2,1,-1,1,7\n"      /* 7: regBuff 7 */
     "broadcast,0,32768,tree,simple,-1,1,-1,-1,1\n"  /* 8: tree cannot run broadcast (NCCL's own example has this) */
     "allreduce,0,1e3,ring,simple,2,1,-1\n"          /* 9: not an integer */
-    "allreduce,0,100,ring,simple,2,1,-1,1,1,9\n";   /* 10: 11 fields */
+    "allreduce,0,100,ring,simple,2,1,-1,1,1,9\n"    /* 10: 11 fields */
+    "allreduce,0,100,collnet_direct,simple,64,1,-1\n"; /* 11: CollNet takes no channel count */
   test_log_reset();
   dccl_log_set_sink(test_log_capture);
-  CHECK_EQ_INT(dccl_rules_parse(text, "bad.csv", &rules, NULL), 9);
+  CHECK_EQ_INT(dccl_rules_parse(text, "bad.csv", &rules, NULL), 10);
   dccl_log_set_sink(NULL);
   CHECK_EQ_INT(rules.count, 1);
-  for (int line = 2; line <= 10; line++) {
+  CHECK(strstr(test_log_buffer, "bad.csv:11: collnet_direct takes no channel count") != NULL);
+  for (int line = 2; line <= 11; line++) {
     char needle[32];
     snprintf(needle, sizeof(needle), "bad.csv:%d:", line);
     CHECK_MSG(strstr(test_log_buffer, needle) != NULL, "no report for line %d in:\n%s", line, test_log_buffer);

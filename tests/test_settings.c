@@ -4,6 +4,7 @@
 
 #include "../core/settings.h"
 #include "../core/text_file.h"
+#include "../core/types.h"
 #include "test.h"
 
 static void clear_environment(void) {
@@ -127,6 +128,30 @@ static void test_nccl_buffer_sizes(void) {
   unsetenv("NCCL_LL128_BUFFSIZE");
   dccl_settings_load(&s, NULL);
   CHECK(s.nccl_buffer_bytes[0] == 0 && s.nccl_buffer_bytes[1] == 0 && s.nccl_buffer_bytes[2] == 0);
+  clear_environment();
+}
+
+/* NCCL_ALGO and NCCL_PROTO as NCCL 2.21's parseList reads them (for tuner v2): names in any case, a
+ * leading '^' to exclude, unknown names ignored; LL128 off by default, on where a list enables it. */
+static void test_nccl_algo_and_proto(void) {
+  static const char* const protos[] = {"LL", "LL128", "Simple"};
+  CHECK_EQ_INT((int)dccl_nccl_enabled_list("simple,LL", protos, 3, 7), 5);
+  CHECK_EQ_INT((int)dccl_nccl_enabled_list("^ll128,unknown", protos, 3, 2), 5);
+  CHECK_EQ_INT((int)dccl_nccl_enabled_list("", protos, 3, 2), 2);
+  CHECK_EQ_INT((int)dccl_nccl_enabled_list(NULL, protos, 3, 2), 2);
+  CHECK_EQ_INT((int)dccl_nccl_enabled_list("LL,,Simple,", protos, 3, 0), 5);
+  clear_environment();
+  dccl_settings s;
+  dccl_settings_load(&s, NULL);
+  CHECK_EQ_INT((int)s.nccl_protos_enabled, 1 << DCCL_PROTO_LL | 1 << DCCL_PROTO_SIMPLE);
+  CHECK_EQ_INT((int)s.nccl_algos_enabled, 63);
+  setenv("NCCL_ALGO", "^Tree,NVLSTree", 1);
+  setenv("NCCL_PROTO", "^LL", 1);
+  dccl_settings_load(&s, NULL);
+  CHECK_EQ_INT((int)s.nccl_algos_enabled, 63 & ~(1 << DCCL_ALGO_TREE) & ~(1 << DCCL_ALGO_NVLS_TREE));
+  CHECK_EQ_INT((int)s.nccl_protos_enabled, 1 << DCCL_PROTO_LL128 | 1 << DCCL_PROTO_SIMPLE);
+  unsetenv("NCCL_ALGO");
+  unsetenv("NCCL_PROTO");
   clear_environment();
 }
 
@@ -401,6 +426,7 @@ int main(void) {
   RUN(test_values_and_rounding);
   RUN(test_bad_values_reported_and_defaulted);
   RUN(test_nccl_buffer_sizes);
+  RUN(test_nccl_algo_and_proto);
   RUN(test_registry_from_master_port);
   RUN(test_log_stderr_read_whole);
   RUN(test_seed_zero_is_explicit);

@@ -52,12 +52,16 @@ static void test_bad_lines_and_shape_checks(void) {
     "allgather,0,100,pat/simple\n"         /* 6: PAT needs one rank per node */
     "allreduce,0,-1,ring/ll,0\n"           /* 7: numPipeOps 0 */
     "allreduce,0,-1,ring/ll,1,2\n"         /* 8: regBuff 2 */
-    "allreduce,0,100,ring/ll\n";           /* 9: fine */
+    "allreduce,0,100,ring/ll\n"            /* 9: fine */
+    "allgather,0,100,nvls/simple/ch=64\n"  /* 10: NVLS takes no channel count */
+    "allreduce,0,100,collnet_chain/simple/chunk=128K\n"; /* 11: nor does CollNet a chunk size */
   dccl_table_fill(&table, DCCL_ACTION_NCCL);
   test_log_reset();
   dccl_log_set_sink(test_log_capture);
-  CHECK_EQ_INT(dccl_table_text_parse(text, "bad", 8, 1, &table, NULL), 8);
+  CHECK_EQ_INT(dccl_table_text_parse(text, "bad", 8, 1, &table, NULL), 10);
   dccl_log_set_sink(NULL);
+  CHECK(strstr(test_log_buffer, "bad:10: nvls takes no channel count") != NULL);
+  CHECK(strstr(test_log_buffer, "bad:11: collnet_chain takes no channel count or chunk size") != NULL);
   for (int line = 1; line <= 8; line++) {
     char needle[32];
     snprintf(needle, sizeof(needle), "bad:%d:", line);
