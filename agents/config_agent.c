@@ -814,6 +814,7 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
 }
 
 int dccl_agent_channels_safe(const dccl_config_agent* agent, int coll, dccl_action action) {
+  if (!agent->options.learning && agent->nccl_channels_seen == 0) return 1; /* frozen: the policy as saved */
   return coll != DCCL_COLL_ALLGATHER || dccl_action_channels(action) <= agent->nccl_channels_seen;
 }
 

@@ -171,7 +171,10 @@ int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table);
  * Broadcasts from several roots as one AllGatherV, on as many channels as a tuner's answer for an
  * AllGather says, unclamped (src/scheduler/allgatherv_sched.cc: channels NCCL never set up are read
  * there, a crash); its ordinary schedule clamps a request to the channels it has. So an AllGather's
- * explicit channel count must be one NCCL has shown it has: at most agent->nccl_channels_seen. */
+ * explicit channel count must be one NCCL has shown it has: at most agent->nccl_channels_seen. A frozen
+ * agent, which measures nothing, publishes its saved policy as it is: the learning job that saved it
+ * asked no AllGather for more channels than its NCCL ran (a machine of the same shape whose NCCL has
+ * fewer channels should learn, not freeze). */
 int dccl_agent_channels_safe(const dccl_config_agent* agent, int coll, dccl_action action);
 /* Called by the policy loader once a cell's saved statistics are in place. A learning agent measures
  * its own recent readings (the guard compares what runs now, not what ran in the job that saved the

@@ -17,18 +17,31 @@ static char* read_failed(int why, char* error, size_t error_size) {
   return NULL;
 }
 
-char* dccl_read_file(const char* path, size_t max_bytes, size_t* length_out, char* error, size_t error_size) {
-  /* Non-blocking: opening a FIFO waits for a writer otherwise (read() on a regular file never waits). */
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return read_failed(errno, error, error_size);
+/* Reads a whole file; `streams`: a FIFO or character device is read too (text handed over by a pipe,
+ * `<(...)` or /dev/stdin), to its end, and one with no writer reads as empty rather than waiting for one. */
+static char* read_whole(const char* path, size_t max_bytes, int streams, size_t* length_out, char* error,
+                        size_t error_size) {
+  /* Non-blocking: opening a FIFO waits for a writer otherwise (read() on a regular file never waits). No
+   * controlling terminal taken from a tty either. Anything but what may be read is refused unopened. */
   struct stat st;
-  int why = fstat(fd, &st) != 0 ? errno : 0;
-  if (why == 0 && !S_ISREG(st.st_mode)) { /* a device, FIFO, socket or folder */
-    close(fd);
+  if (stat(path, &st) != 0) return read_failed(errno, error, error_size);
+  int readable = S_ISREG(st.st_mode) || (streams && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)));
+  if (!readable) {
     snprintf(error, error_size, "not a regular file");
     errno = EINVAL;
     return NULL;
   }
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return read_failed(errno, error, error_size);
+  int why = fstat(fd, &st) != 0 ? errno : 0;
+  if (why == 0 && !S_ISREG(st.st_mode) && !(streams && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)))) {
+    close(fd); /* replaced between the two looks */
+    snprintf(error, error_size, "not a regular file");
+    errno = EINVAL;
+    return NULL;
+  }
+  /* A stream is read as it comes: its writer may not have written yet (a FIFO without one reads empty). */
+  if (why == 0 && !S_ISREG(st.st_mode) && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) why = errno;
   if (why != 0) {
     close(fd);
     return read_failed(why, error, error_size);
@@ -74,9 +87,13 @@ char* dccl_read_file(const char* path, size_t max_bytes, size_t* length_out, cha
   return text;
 }
 
+char* dccl_read_file(const char* path, size_t max_bytes, size_t* length_out, char* error, size_t error_size) {
+  return read_whole(path, max_bytes, 0, length_out, error, error_size);
+}
+
 char* dccl_read_text_file(const char* path, size_t max_bytes, char* error, size_t error_size) {
   size_t length;
-  char* text = dccl_read_file(path, max_bytes, &length, error, error_size);
+  char* text = read_whole(path, max_bytes, 1, &length, error, error_size);
   if (text != NULL && memchr(text, '\0', length) != NULL) {
     snprintf(error, error_size, "file contains a NUL byte (not a text file)");
     free(text);

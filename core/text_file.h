@@ -13,7 +13,9 @@
 char* dccl_read_file(const char* path, size_t max_bytes, size_t* length, char* error, size_t error_size);
 
 /* Returns a NUL-terminated malloc'd copy of the file, or NULL with a reason in `error` when the file
- * cannot be opened, is larger than max_bytes, or contains a NUL byte. */
+ * cannot be opened, is larger than max_bytes, or contains a NUL byte. Unlike dccl_read_file, a FIFO or
+ * character device is read too (a pipe, `<(...)`, /dev/stdin), to its end; one with no writer reads as
+ * empty, never waiting for one. */
 char* dccl_read_text_file(const char* path, size_t max_bytes, char* error, size_t error_size);
 
 /* Trims white space at both ends, in place; returns the start of the trimmed text. */

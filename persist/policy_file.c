@@ -459,6 +459,10 @@ static int check_file(const char* path, const uint8_t* data, size_t size, const 
   if (h->version > DCCL_POLICY_VERSION + NEWER_FORMATS)
     return fail(error, error_size, "%s is not a DynamICCL policy (policy format %u)", path, h->version);
   if (h->version > DCCL_POLICY_VERSION) {
+    /* Kept only if sound by this format's checksum (a flipped version bit is damage, not a newer format). */
+    if (size < HEADER_SIZE || dccl_policy_checksum(data, size) != h->checksum)
+      return fail(error, error_size, "%s claims policy format %u, newer than this DynamICCL's %u, and fails this "
+                  "format's checksum: damaged", path, h->version, DCCL_POLICY_VERSION);
     fail(error, error_size, "%s was written by a newer DynamICCL (policy format %u; this one reads format %u)", path,
          h->version, DCCL_POLICY_VERSION);
     return FOREIGN;
@@ -562,14 +566,19 @@ dccl_policy_status dccl_policy_load(const char* path, uint64_t expected_fingerpr
   return rc == 0 ? DCCL_POLICY_LOADED : rc == FOREIGN ? DCCL_POLICY_FOREIGN : DCCL_POLICY_REJECTED;
 }
 
-int dccl_policy_may_replace(const char* path, uint64_t fingerprint, char* error, size_t error_size) {
+dccl_policy_save_plan dccl_policy_plan_save(const char* path, uint64_t fingerprint, char* error, size_t error_size) {
   dccl_policy_meta there;
-  dccl_policy_status found = dccl_policy_load(path, 0, &there, NULL, NULL, NULL, error, error_size);
-  if (found == DCCL_POLICY_FOREIGN) return 0;
-  if (found != DCCL_POLICY_LOADED || there.fingerprint == fingerprint) return 1;
+  switch (dccl_policy_load(path, 0, &there, NULL, NULL, NULL, error, error_size)) {
+  case DCCL_POLICY_MISSING: return DCCL_SAVE_OVER;
+  case DCCL_POLICY_REJECTED: return DCCL_SAVE_AFTER_SET_ASIDE;
+  case DCCL_POLICY_FOREIGN:
+  case DCCL_POLICY_UNREADABLE: return DCCL_SAVE_NOT;
+  case DCCL_POLICY_LOADED: break;
+  }
+  if (there.fingerprint == fingerprint) return DCCL_SAVE_OVER;
   fail(error, error_size, "%s holds another topology's policy (fingerprint %016llx, this one %016llx)", path,
        (unsigned long long)there.fingerprint, (unsigned long long)fingerprint);
-  return 0;
+  return DCCL_SAVE_NOT;
 }
 
 int dccl_policy_set_aside(const char* path, char* aside, size_t aside_size, char* error, size_t error_size) {

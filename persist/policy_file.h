@@ -83,11 +83,13 @@ dccl_policy_status dccl_policy_load(const char* path, uint64_t expected_fingerpr
                                     dccl_config_agent* agent, dccl_trigger* trigger, dccl_leftover_cell* leftovers,
                                     char* error, size_t error_size);
 
-/* Whether a policy of this `fingerprint` may be saved at `path` now: 1 where nothing is there, or this
- * topology's policy, or no sound policy; 0 where another topology's sound policy is there, or one a newer
- * DynamICCL wrote (saved there by another communicator or job since this one started: the first saved
- * is kept), with the reason in `error`. */
-int dccl_policy_may_replace(const char* path, uint64_t fingerprint, char* error, size_t error_size);
+/* What a save of a policy of this `fingerprint` may do at `path` now, checked before each save (another
+ * communicator or job may have saved there since this one started: the first saved is kept): replace
+ * nothing or this topology's policy (OVER); set aside a file that is no sound policy first
+ * (AFTER_SET_ASIDE); or save nothing over another topology's sound policy, a newer format's, or a file
+ * that cannot be read (NOT). The reason, where there is one, in `error`. */
+typedef enum dccl_policy_save_plan { DCCL_SAVE_OVER, DCCL_SAVE_AFTER_SET_ASIDE, DCCL_SAVE_NOT } dccl_policy_save_plan;
+dccl_policy_save_plan dccl_policy_plan_save(const char* path, uint64_t fingerprint, char* error, size_t error_size);
 
 /* Moves a rejected policy out of the way of the next save: renames `path` (its target, where it is a
  * symbolic link) to `<path>.rejected`, or to `<path>.rejected.N` (N up to DCCL_POLICY_ASIDE_NAMES - 1)

@@ -117,7 +117,16 @@ static void save_policy(dccl_comm* comm, int at_exit) {
   char error[512];
   /* Since this communicator started, another (of another shape, sharing DYNAMICCL_POLICY_FILE) may have
    * saved its policy there: it is kept (the first saved wins), and this one stops saving. */
-  if (!dccl_policy_may_replace(comm->policy_path, comm->fingerprint, error, sizeof(error))) {
+  dccl_policy_save_plan plan = dccl_policy_plan_save(comm->policy_path, comm->fingerprint, error, sizeof(error));
+  if (plan == DCCL_SAVE_AFTER_SET_ASIDE) {
+    char aside[sizeof(comm->policy_path) + 16], reason[512];
+    if (dccl_policy_set_aside(comm->policy_path, aside, sizeof(aside), reason, sizeof(reason)) != 0) {
+      comm->policy_save_disabled = 1;
+      DCCL_WARN(&comm->logger, "not saving the policy: %s, and it cannot be set aside (%s)", error, reason);
+      return;
+    }
+    DCCL_WARN(&comm->logger, "%s; it is kept as %s before the policy is saved", error, aside);
+  } else if (plan == DCCL_SAVE_NOT) {
     comm->policy_save_disabled = 1;
     DCCL_WARN(&comm->logger, "not saving the policy: %s; it is kept (DYNAMICCL_POLICY_DIR keeps one file per topology)",
               error);
@@ -444,27 +453,34 @@ static uint64_t path_hash(const char* path) {
   return h;
 }
 
-/* Claims `path` (with ".<communicator id>" appended where another communicator of the process writes it
- * already); returns 1 when it was taken. */
+/* Whether another communicator of the process writes the trace file of this hash (lock held). */
+static int trace_path_taken(uint64_t h) {
+  for (int i = 0; i < OPEN_TRACES; i++)
+    if (open_traces[i].comm != NULL && open_traces[i].path_hash == h) return 1;
+  return 0;
+}
+
+/* Claims `path`, with ".<communicator id>" appended where another communicator of the process writes it
+ * already, and ".<communicator id>.<n>" where that is taken too (the ranks of one communicator that a
+ * process drives, with no %r in the name); returns 1 when the name was changed. */
 static int claim_trace_path(dccl_comm* comm, char* path, size_t size) {
-  int taken = 0, free_slot = -1;
+  size_t length = strlen(path);
+  int changed = 0;
   pthread_mutex_lock(&open_traces_lock);
   uint64_t h = path_hash(path);
-  for (int i = 0; i < OPEN_TRACES; i++) {
-    if (open_traces[i].comm == NULL) {
-      if (free_slot < 0) free_slot = i;
-    } else if (open_traces[i].path_hash == h) {
-      taken = 1;
-    }
-  }
-  if (taken) {
-    size_t length = strlen(path);
-    snprintf(path + length, size - length, ".%016llx", (unsigned long long)comm->comm_id);
+  for (int n = 1; trace_path_taken(h) && n <= OPEN_TRACES; n++) {
+    if (n == 1) snprintf(path + length, size - length, ".%016llx", (unsigned long long)comm->comm_id);
+    else snprintf(path + length, size - length, ".%016llx.%d", (unsigned long long)comm->comm_id, n);
     h = path_hash(path);
+    changed = 1;
   }
-  if (free_slot >= 0) open_traces[free_slot] = (open_trace_path){comm, h};
+  for (int i = 0; i < OPEN_TRACES; i++)
+    if (open_traces[i].comm == NULL) {
+      open_traces[i] = (open_trace_path){comm, h};
+      break;
+    }
   pthread_mutex_unlock(&open_traces_lock);
-  return taken;
+  return changed;
 }
 
 static void release_trace_path(const dccl_comm* comm) {

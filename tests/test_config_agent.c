@@ -474,6 +474,20 @@ static void test_allgather_channels_never_beyond_nccls(void) {
   CHECK(!dccl_agent_channels_safe(&agent, DCCL_COLL_ALLGATHER, dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, CAP + 1, 0)));
   CHECK(dccl_agent_channels_safe(&agent, DCCL_COLL_ALLREDUCE, dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 32, 0)));
   dccl_agent_free(&agent);
+
+  /* Frozen (a saved policy, nothing measured): the AllGather's channel count is published as saved; it
+   * was withheld, and the cell ran NCCL's choice for good (the replay's frozen AllGather 64 KiB on PAT,
+   * 1 channel, fell to 1.86x the oracle). */
+  setup(0);
+  dccl_agent_set_cost(&agent, gather, cost);
+  dccl_action pat_like = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 4, 0);
+  for (int k = 0; k < 40; k++) {
+    observe(gather, bytes, DCCL_ACTION_NCCL, 1000 * exp(0.03 * dccl_rng_normal(&noise)));
+    observe(gather, bytes, pat_like, 700 * exp(0.03 * dccl_rng_normal(&noise)));
+  }
+  dccl_agent_exploit_table(&agent, &table);
+  CHECK_MSG(dccl_table_get(&table, gather) == pat_like, "frozen AllGather runs %08x", dccl_table_get(&table, gather));
+  dccl_agent_free(&agent);
 }
 
 /* NCCL's choice is ring/Simple on 2 channels (1000 us), and NCCL runs every request above 2 channels

@@ -3,6 +3,8 @@
  * ranks agree, and the learning policies beat NCCL; malformed scenario files are refused with file and line. */
 #include <libgen.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -115,6 +117,28 @@ static void test_malformed_scenario_refused(void) {
   CHECK_MSG(strstr(text, "== old (") != NULL, "output: %s", text);
 }
 
+/* `dccl train --out FILE` where FILE holds another topology's policy trains, leaves that policy as it is,
+ * and fails (exit status 1), rather than discarding its training with status 0; over its own topology's
+ * it goes on from it. */
+static void test_train_over_another_topology_fails(void) {
+  char command[2048], path[128];
+  snprintf(path, sizeof(path), "%s/trained.bin", temp_dir);
+  snprintf(command, sizeof(command), "%s train --scenario pcie-8gpu,sweep --calls 2000 --quiet --out %s > %s/train.txt 2>&1",
+           dccl, path, temp_dir);
+  CHECK_EQ_INT(system(command), 0);
+  struct stat first, then;
+  CHECK(stat(path, &first) == 0);
+  snprintf(command, sizeof(command), "%s train --scenario h100-2x8-ib,sweep --calls 2000 --quiet --out %s > %s/train.txt 2>&1",
+           dccl, path, temp_dir);
+  int status = system(command);
+  CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 1, "status %d", status);
+  CHECK(stat(path, &then) == 0 && then.st_ino == first.st_ino && then.st_size == first.st_size);
+  snprintf(command, sizeof(command), "%s train --scenario pcie-8gpu,sweep --calls 2000 --quiet --out %s > %s/train.txt 2>&1",
+           dccl, path, temp_dir);
+  CHECK_EQ_INT(system(command), 0);
+  CHECK(stat(path, &then) == 0 && then.st_ino != first.st_ino);
+}
+
 int main(int argc, char** argv) {
   (void)argc;
   char self[1024];
@@ -125,6 +149,7 @@ int main(int argc, char** argv) {
   RUN(test_whole_suite_resolves);
   RUN(test_policies_side_by_side);
   RUN(test_malformed_scenario_refused);
+  RUN(test_train_over_another_topology_fails);
   char command[256];
   snprintf(command, sizeof(command), "rm -rf %s", temp_dir);
   if (system(command) != 0) return 1;

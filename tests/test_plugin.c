@@ -639,6 +639,21 @@ static void test_trace_files_of_two_communicators(void) {
   profiler6->finalize(c);
   unlink(first);
   unlink(second);
+  /* Three ranks of one communicator in one process, no %r: three files. */
+  snprintf(template_path, sizeof(template_path), "%s/trace-one.csv", temp_dir);
+  setenv("DYNAMICCL_TRACE_FILE", template_path, 1);
+  void* ranks[3];
+  for (int r = 0; r < 3; r++) profiler6->init(&ranks[r], 75, &mask, "e", 1, 8, r, logger);
+  char name[224];
+  const char* names[3] = {"", ".%016llx", ".%016llx.2"};
+  for (int r = 0; r < 3; r++) {
+    char suffix[64];
+    snprintf(suffix, sizeof(suffix), names[r], 75ULL);
+    snprintf(name, sizeof(name), "%s%s", template_path, suffix);
+    CHECK_MSG(access(name, F_OK) == 0, "expected %s", name);
+    unlink(name);
+  }
+  for (int r = 0; r < 3; r++) profiler6->finalize(ranks[r]);
   snprintf(template_path, sizeof(template_path), "%s/trace-%%c.csv", temp_dir);
   snprintf(first, sizeof(first), "%s/trace-%016llx.csv", temp_dir, 74ULL);
   setenv("DYNAMICCL_TRACE_FILE", template_path, 1);

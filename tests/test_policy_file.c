@@ -503,6 +503,9 @@ static void test_rejections(void) {
   memcpy(copy, data, size);
   put_u32_at(copy, 8, DCCL_POLICY_VERSION + 1);
   CHECK(test_write_file(bad, copy, size) == 0);
+  expect_rejected("newer version, not sealed as such (a flipped bit)", bad, fp, &target, &trigger_target, "damaged");
+  dccl_policy_seal(copy, size);
+  CHECK(test_write_file(bad, copy, size) == 0);
   expect_refused_also_checking("newer version", bad, fp, &target, &trigger_target, "newer DynamICCL",
                                DCCL_POLICY_FOREIGN);
 
@@ -649,11 +652,7 @@ static void test_header_is_covered_and_consistent(void) {
     copy[bit / 8] ^= (uint8_t)(1u << (bit % 8));
     CHECK(test_write_file(bad, copy, size) == 0);
     memset(error, 0, sizeof(error));
-    dccl_policy_status status = dccl_policy_load(bad, 0, NULL, NULL, NULL, NULL, error, sizeof(error));
-    /* A flipped version bit may read as a format a newer DynamICCL could write (FOREIGN: kept, not saved
-     * over); every other flip is damage. */
-    int refused = status == DCCL_POLICY_REJECTED || (status == DCCL_POLICY_FOREIGN && bit / 8 == 8);
-    if (!refused || error[0] == '\0') {
+    if (dccl_policy_load(bad, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) != DCCL_POLICY_REJECTED || error[0] == '\0') {
       fprintf(stderr, "  header bit %zu (byte %zu) flipped: accepted\n", bit % 8, bit / 8);
       accepted++;
     }
@@ -836,31 +835,34 @@ static void test_set_aside(void) {
   unlink(older);
 }
 
-/* A policy may be saved over nothing, over this topology's policy or over no sound policy; not over
- * another topology's sound policy, nor over one of a newer format (another communicator's, saved since). */
-static void test_may_replace_only_its_own_or_nothing(void) {
+/* Before each save: over nothing or this topology's policy it saves; a file that is no sound policy
+ * (damaged, appeared since the job started) is set aside first; another topology's sound policy, a
+ * newer format's or a file that cannot be read is kept and nothing saved. */
+static void test_save_plan(void) {
   char path[128];
   path_in(path, sizeof(path), "shared-by-two-shapes.bin");
   unlink(path);
   uint64_t mine = dccl_policy_fingerprint(8, 1, 32, 1), other = dccl_policy_fingerprint(8, 1, 16, 1);
-  CHECK_EQ_INT(dccl_policy_may_replace(path, mine, error, sizeof(error)), 1);
+  CHECK_EQ_INT(dccl_policy_plan_save(path, mine, error, sizeof(error)), DCCL_SAVE_OVER);
   CHECK(save(path, &trained_a, &trigger_a) == 0); /* fingerprint (8, 1, 32, 1) */
-  CHECK_EQ_INT(dccl_policy_may_replace(path, mine, error, sizeof(error)), 1);
+  CHECK_EQ_INT(dccl_policy_plan_save(path, mine, error, sizeof(error)), DCCL_SAVE_OVER);
   error[0] = '\0';
-  CHECK_EQ_INT(dccl_policy_may_replace(path, other, error, sizeof(error)), 0);
+  CHECK_EQ_INT(dccl_policy_plan_save(path, other, error, sizeof(error)), DCCL_SAVE_NOT);
   CHECK_MSG(strstr(error, "another topology") != NULL, "reason: %s", error);
   size_t size;
   uint8_t* data = test_read_file(path, &size);
   CHECK(data != NULL && size > HEADER_BYTES);
   if (data != NULL && size > HEADER_BYTES) {
-    put_u32_at(data, 8, DCCL_POLICY_VERSION + 1);
+    put_u32_at(data, 8, DCCL_POLICY_VERSION + 1); /* a newer format, sound by this one's checksum: kept */
     dccl_policy_seal(data, size);
     CHECK(test_write_file(path, data, size) == 0);
-    CHECK_EQ_INT(dccl_policy_may_replace(path, mine, error, sizeof(error)), 0);
-    data[HEADER_BYTES + 3] ^= 1; /* damaged: no sound policy, may be replaced */
-    put_u32_at(data, 8, DCCL_POLICY_VERSION);
+    CHECK_EQ_INT(dccl_policy_plan_save(path, mine, error, sizeof(error)), DCCL_SAVE_NOT);
+    data[HEADER_BYTES + 3] ^= 1; /* then damaged: no sound policy, set aside first */
     CHECK(test_write_file(path, data, size) == 0);
-    CHECK_EQ_INT(dccl_policy_may_replace(path, other, error, sizeof(error)), 1);
+    CHECK_EQ_INT(dccl_policy_plan_save(path, other, error, sizeof(error)), DCCL_SAVE_AFTER_SET_ASIDE);
+    CHECK(chmod(path, 0) == 0);
+    if (access(path, R_OK) != 0) /* not root: unreadable, perhaps a good policy */
+      CHECK_EQ_INT(dccl_policy_plan_save(path, mine, error, sizeof(error)), DCCL_SAVE_NOT);
   }
   free(data);
   unlink(path);
@@ -1157,7 +1159,7 @@ int main(void) {
   RUN(test_header_is_covered_and_consistent);
   RUN(test_load_tells_missing_rejected_unreadable);
   RUN(test_set_aside);
-  RUN(test_may_replace_only_its_own_or_nothing);
+  RUN(test_save_plan);
   RUN(test_save_is_atomic);
   RUN(test_corrupt_file_not_trusted);
   RUN(test_leftover_estimates_saved);

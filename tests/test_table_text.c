@@ -2,9 +2,11 @@
  * trip) and atomic replacement that never loses the previous file. */
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../core/text_file.h"
@@ -211,6 +213,43 @@ static void test_read_text_file_limits(void) {
   unlink(path);
 }
 
+/* The writer of a FIFO: its last line comes 50 ms after the first, then it closes. */
+static void* finish_writing(void* fd) {
+  nanosleep(&(struct timespec){0, 50000000L}, NULL);
+  if (write(*(int*)fd, "ring/ll\n", 8) != 8) {}
+  close(*(int*)fd);
+  return NULL;
+}
+
+/* Text may come through a pipe (`<(...)`, a FIFO, /dev/stdin): read to its end once its writer writes;
+ * with no writer it reads as empty at once (the plugin's init never waits on it); /dev/null is empty.
+ * Binary files (policies) take regular files only. A folder is refused. */
+static void test_text_through_a_pipe(void) {
+  char folder[] = "/tmp/dccl-fifo-XXXXXX", fifo[64], error[256];
+  CHECK(mkdtemp(folder) != NULL);
+  snprintf(fifo, sizeof(fifo), "%s/table", folder);
+  CHECK(mkfifo(fifo, 0600) == 0);
+  int write_end = open(fifo, O_RDWR); /* a writer before the reader opens (O_RDWR does not wait on Linux) */
+  CHECK(write_end >= 0 && write(write_end, "allreduce,0,-1,", 15) == 15);
+  pthread_t writer;
+  pthread_create(&writer, NULL, finish_writing, &write_end);
+  char* text = dccl_read_text_file(fifo, 1 << 20, error, sizeof(error)); /* to the writer's close */
+  pthread_join(writer, NULL);
+  CHECK_MSG(text != NULL && strcmp(text, "allreduce,0,-1,ring/ll\n") == 0, "read: %s", text != NULL ? text : error);
+  free(text);
+  text = dccl_read_text_file(fifo, 1 << 20, error, sizeof(error)); /* no writer */
+  CHECK_MSG(text != NULL && text[0] == '\0', "%s", text != NULL ? text : error);
+  free(text);
+  size_t length;
+  CHECK(dccl_read_file(fifo, 1 << 20, &length, error, sizeof(error)) == NULL && strstr(error, "not a regular file") != NULL);
+  text = dccl_read_text_file("/dev/null", 100, error, sizeof(error));
+  CHECK(text != NULL && text[0] == '\0');
+  free(text);
+  CHECK(dccl_read_text_file(folder, 100, error, sizeof(error)) == NULL && strstr(error, "not a regular file") != NULL);
+  unlink(fifo);
+  rmdir(folder);
+}
+
 int main(void) {
   RUN(test_parse_and_later_lines_win);
   RUN(test_bad_lines_and_shape_checks);
@@ -220,5 +259,6 @@ int main(void) {
   RUN(test_atomic_save_keeps_old_file_on_failure);
   RUN(test_atomic_write_into_missing_directory);
   RUN(test_read_text_file_limits);
+  RUN(test_text_through_a_pipe);
   TEST_SUMMARY();
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../agents/config_agent.h"
 #include "../persist/policy_file.h"
@@ -14,9 +15,10 @@ static void train_usage(FILE* out) {
           "usage: dccl train --profile NAME --workload NAME [--conditions NAME] --out FILE [options]\n"
           "Trains DynamICCL's agents on the simulated cluster, far faster than real time (one emulated\n"
           "rank, the plugin linked in and run synchronously), and saves the policy to FILE. An existing\n"
-          "FILE for the same topology is the starting point (training continues); one that is no usable\n"
-          "policy (damaged, another topology or format version) is reported and kept as FILE.rejected;\n"
-          "one that cannot be read (permissions) is reported and left alone, and nothing is saved.\n"
+          "FILE for the same topology is the starting point (training continues); one that is no policy,\n"
+          "a damaged one or one of an older format is reported and kept as FILE.rejected; another\n"
+          "topology's policy, a newer format's or one that cannot be read (permissions) is reported and\n"
+          "left alone, nothing is saved, and the exit status is 1.\n"
           "  --scenario P,W[,C]    profile, workload and conditions in one argument\n"
           "  --calls N             calls to train on (default: the whole workload)\n"
           "  --seed S              simulator seed (default 1)\n"
@@ -80,7 +82,18 @@ int dccl_cli_train(int argc, char** argv) {
   args[n++] = (char*)out;
   setenv("DYNAMICCL_SAVE_SECONDS", "0", 1);
   if (quiet) args[n++] = "--quiet";
-  return dccl_cli_run(n, args);
+  /* The save replaces the file (a new one, renamed over it): the same file after the run means that
+   * nothing was saved, which the plugin said why. */
+  struct stat before, after;
+  int existed = stat(out, &before) == 0;
+  int rc = dccl_cli_run(n, args);
+  if (rc == 0 && (stat(out, &after) != 0 || (existed && after.st_ino == before.st_ino && after.st_dev == before.st_dev &&
+                                              after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
+                                              after.st_mtim.tv_nsec == before.st_mtim.tv_nsec))) {
+    fprintf(stderr, "dccl train: no policy was saved to %s (the warning above says why)\n", out);
+    return 1;
+  }
+  return rc;
 }
 
 static void inspect_usage(FILE* out) {
