@@ -32,7 +32,6 @@
 #define DRIFT_MIN_SAMPLES 8      /* from arms with this many samples */
 #define FEW_CHANNELS 4 /* an untried request for under a quarter of NCCL's channels waits for its pair */
 #define SLOW_RELATIVES 0.6931471805599453 /* log 2: relatives twice slower than the best measured beside them */
-#define CHANNELS_SETTLED 256 /* calls reporting their channels after which NCCL's channel count counts as known */
 
 void dccl_agent_default_options(dccl_agent_options* o) {
   memset(o, 0, sizeof(*o));
@@ -325,11 +324,9 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
     return;
   }
   if (c->observations == 0 && o->bytes > 0) c->info.log2_bytes = log2((double)o->bytes);
-  if ((o->executed_algo == DCCL_ALGO_RING || o->executed_algo == DCCL_ALGO_TREE || o->executed_algo == DCCL_ALGO_PAT) &&
-      o->executed_channels > 0 && o->executed_channels <= DCCL_MAX_CHANNELS) {
-    if (o->executed_channels > agent->nccl_channels_seen) agent->nccl_channels_seen = o->executed_channels;
-    if (agent->channel_reports < CHANNELS_SETTLED) agent->channel_reports++;
-  }
+  if (dccl_algo_takes_channels(o->executed_algo) && o->executed_channels > agent->nccl_channels_seen &&
+      o->executed_channels <= DCCL_MAX_CHANNELS)
+    agent->nccl_channels_seen = o->executed_channels;
   int context = c->context, coll = c->info.coll;
   float x = (float)log(o->latency_us > 1e-3 ? o->latency_us : 1e-3);
   /* The charge in the units of the drift-corrected readings. */
@@ -441,15 +438,6 @@ void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int e
 /* Requests NCCL runs alike but for the channel count: the same algorithm, protocol and chunk size. */
 static int run_group(dccl_action action) { return dccl_action_pair(action) * (DCCL_CHUNK_LOG2_MAX + 1) + dccl_action_chunk_log2(action); }
 
-/* An action the cell may not run now (dccl_agent_channels_safe), once NCCL's channel count is settled:
- * CHANNELS_SETTLED calls reported theirs. Until then such an arm keeps its place (a warm start's loaded
- * AllGather on 2 channels is still the cell's action while its first calls run on 1), and is published as
- * NCCL's choice meanwhile; after, it is passed over (this NCCL has fewer channels than the one it was
- * measured on), or the cell would run NCCL's choice for good. Never explored either way. */
-static int unusable_now(const dccl_config_agent* agent, int coll, dccl_action action) {
-  return agent->channel_reports >= CHANNELS_SETTLED && !dccl_agent_channels_safe(agent, coll, action);
-}
-
 /* Whether arm `index` measures what a busier arm of the cell's context measures: the same algorithm,
  * protocol and chunk size, run by NCCL on the same channels (a request above the cell's channel cap, or
  * NCCL's own channel count). Its samples would only repeat that arm's, so it is neither exploited, raced
@@ -463,7 +451,7 @@ static int duplicate_arm(const dccl_config_agent* agent, dccl_agent_cell* c, int
   for (int j = 0; j < agent->n_actions[coll]; j++) {
     const dccl_arm* other = dccl_agent_arm(agent, c, context, j);
     if (j == index || other->invalid || other->channels_ran != a->channels_ran ||
-        run_group(agent->actions[coll][j]) != group || unusable_now(agent, coll, agent->actions[coll][j]))
+        run_group(agent->actions[coll][j]) != group || !dccl_agent_channels_safe(agent, coll, agent->actions[coll][j]))
       continue;
     if (other->count > a->count || (other->count == a->count && j < index)) return 1;
   }
@@ -536,7 +524,7 @@ static dccl_action choose_exploit(dccl_config_agent* agent, dccl_agent_cell* c, 
    * when the calm decision turns out slower than NCCL's under congestion). */
   if (context == 1 && !dccl_action_is_nccl(c->calm_exploit)) {
     int i = dccl_agent_action_index(agent, coll, c->calm_exploit);
-    if (i >= 0 && !dccl_agent_arm(agent, c, context, i)->invalid && !unusable_now(agent, coll, c->calm_exploit)) {
+    if (i >= 0 && !dccl_agent_arm(agent, c, context, i)->invalid && dccl_agent_channels_safe(agent, coll, c->calm_exploit)) {
       const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
       best = c->calm_exploit;
       best_index = i;
@@ -551,7 +539,7 @@ static dccl_action choose_exploit(dccl_config_agent* agent, dccl_agent_cell* c, 
   float min_samples = agent->options.learning ? EXPLOIT_MIN_SAMPLES : GUARD_MIN_SAMPLES;
   for (int i = 0; i < agent->n_actions[coll]; i++) {
     const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
-    if (a->invalid || a->count < min_samples || unusable_now(agent, coll, agent->actions[coll][i])) continue;
+    if (a->invalid || a->count < min_samples || !dccl_agent_channels_safe(agent, coll, agent->actions[coll][i])) continue;
     double reward = reference - a->mean;
     double lcb = reward - CONFIDENCE_Z * sqrt(dccl_arm_variance(a) / a->count + nccl_se2);
     if (lcb > best_lcb && !duplicate_arm(agent, c, context, i)) {
@@ -591,7 +579,7 @@ static int best_measured_arm(const dccl_config_agent* agent, dccl_agent_cell* c,
   int best = -1;
   for (int i = 0; i < agent->n_actions[c->info.coll]; i++) {
     const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
-    if (a->invalid || a->count < 2 || unusable_now(agent, c->info.coll, agent->actions[c->info.coll][i]))
+    if (a->invalid || a->count < 2 || !dccl_agent_channels_safe(agent, c->info.coll, agent->actions[c->info.coll][i]))
       continue;
     if (best < 0 || c->nccl[context].mean - a->mean > *reward) {
       best = i;
@@ -684,7 +672,7 @@ static dccl_action challenger(dccl_config_agent* agent, dccl_agent_cell* c, dccl
   for (int i = 0; i < agent->n_actions[coll]; i++) {
     const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
     if (a->invalid || a->count < 1 || a->count >= RACE_MAX_SAMPLES || agent->actions[coll][i] == exploit ||
-        unusable_now(agent, coll, agent->actions[coll][i]))
+        !dccl_agent_channels_safe(agent, coll, agent->actions[coll][i]))
       continue;
     double reward = reference - a->mean;
     double to_beat = a->count < EXPLOIT_MIN_SAMPLES ? best_bound : exploit_reward + RACE_MARGIN;
@@ -814,7 +802,7 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
 }
 
 int dccl_agent_channels_safe(const dccl_config_agent* agent, int coll, dccl_action action) {
-  if (!agent->options.learning && agent->nccl_channels_seen == 0) return 1; /* frozen: the policy as saved */
+  if (!agent->options.learning) return 1; /* frozen: the policy as saved (it measures nothing) */
   return coll != DCCL_COLL_ALLGATHER || dccl_action_channels(action) <= agent->nccl_channels_seen;
 }
 

@@ -133,7 +133,6 @@ typedef struct dccl_config_agent {
   /* The most channels NCCL has run a ring, tree or PAT call of this communicator on: no more than it
    * has. An AllGather's explicit channel count is published only up to it (dccl_agent_channels_safe). */
   int nccl_channels_seen;
-  uint32_t channel_reports; /* calls that reported their channels, up to CHANNELS_SETTLED (config_agent.c) */
 } dccl_config_agent;
 
 /* One measured collective, joined with the decision that produced it. */

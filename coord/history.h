@@ -44,9 +44,10 @@ void dccl_history_forget(dccl_history* h, uint64_t received);
 
 /* Writes one DECISIONS message for a worker: epochs [from, decided) are decided. With full, its
  * first entry is the whole table of epoch `from` (a worker joining or rejoining); then the changes
- * after it (or from `from` on, without full), as many as fit in the writer and in DCCL_WIRE_MAX_ENTRIES. Returns the number of
- * decided epochs the message states (less than `decided` when it could not hold every change), or
- * -1 when `from` is older than the record (the worker fell behind what the leader kept). */
+ * after it (or from `from` on, without full), as many as fit in the writer and in
+ * DCCL_WIRE_MAX_ENTRIES. Returns the number of decided epochs the message states (less than `decided`
+ * when it could not hold every change), or -1 when `from` is older than the record (the worker fell
+ * behind what the leader kept). */
 int64_t dccl_history_write(dccl_history* h, dccl_wire_writer* w, uint32_t rank, uint64_t comm_id, uint64_t token, uint64_t from,
                            int full, uint64_t decided);
 

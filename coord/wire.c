@@ -226,8 +226,10 @@ int dccl_wire_get_cell(dccl_wire_reader* r, dccl_wire_cell* c) {
     return -1;
   c->explore_mask = p[0];
   if (c->cell >= DCCL_TABLE_CELLS) return -1;
-  if (!dccl_action_is_nccl(c->action) && !dccl_action_well_formed(c->action)) return -1;
-  if (!dccl_action_is_nccl(c->explore) && !dccl_action_well_formed(c->explore)) return -1;
+  if (!dccl_action_is_nccl(c->action) && !(dccl_action_well_formed(c->action) && dccl_action_resources_valid(c->action)))
+    return -1;
+  if (!dccl_action_is_nccl(c->explore) && !(dccl_action_well_formed(c->explore) && dccl_action_resources_valid(c->explore)))
+    return -1;
   return 0;
 }
 

@@ -46,6 +46,14 @@ static inline int dccl_algo_takes_channels(int algo) {
   return algo == DCCL_ALGO_RING || algo == DCCL_ALGO_TREE || algo == DCCL_ALGO_PAT;
 }
 
+/* Whether an action NCCL may be given as it is: NCCL's choice, or its resources (channels, chunk) only
+ * where the algorithm takes them. Checked where actions come in (decision-table files, rank 0's tables
+ * over the network); the action space holds no other; so the hot path need not. */
+static inline int dccl_action_resources_valid(dccl_action a) {
+  return dccl_action_is_nccl(a) || dccl_algo_takes_channels(dccl_action_algo(a)) ||
+         (dccl_action_channels(a) == 0 && dccl_action_chunk_log2(a) == 0);
+}
+
 /* True when the bits decode to a well-formed action (known algorithm and protocol, channels and
  * chunk in range). Tables loaded from files and received over the network are checked with it. */
 int dccl_action_well_formed(dccl_action a);

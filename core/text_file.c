@@ -17,25 +17,26 @@ static char* read_failed(int why, char* error, size_t error_size) {
   return NULL;
 }
 
+/* Whether a file of this mode may be read: a regular file, or with `streams` a FIFO or character device. */
+static int may_read(mode_t mode, int streams) {
+  return S_ISREG(mode) || (streams && (S_ISFIFO(mode) || S_ISCHR(mode)));
+}
+
 /* Reads a whole file; `streams`: a FIFO or character device is read too (text handed over by a pipe,
  * `<(...)` or /dev/stdin), to its end, and one with no writer reads as empty rather than waiting for one. */
 static char* read_whole(const char* path, size_t max_bytes, int streams, size_t* length_out, char* error,
                         size_t error_size) {
-  /* Non-blocking: opening a FIFO waits for a writer otherwise (read() on a regular file never waits). No
-   * controlling terminal taken from a tty either. Anything but what may be read is refused unopened. */
+  /* Anything but what may be read is refused unopened, and looked at again once open (it may have been
+   * replaced). Non-blocking: opening a FIFO waits for a writer otherwise (read() on a regular file never
+   * waits); no controlling terminal taken from a tty either. */
   struct stat st;
-  if (stat(path, &st) != 0) return read_failed(errno, error, error_size);
-  int readable = S_ISREG(st.st_mode) || (streams && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)));
-  if (!readable) {
-    snprintf(error, error_size, "not a regular file");
-    errno = EINVAL;
-    return NULL;
+  int fd = -1, why = stat(path, &st) != 0 ? errno : 0;
+  if (why == 0 && may_read(st.st_mode, streams)) {
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    why = fd < 0 ? errno : fstat(fd, &st) != 0 ? errno : 0;
   }
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) return read_failed(errno, error, error_size);
-  int why = fstat(fd, &st) != 0 ? errno : 0;
-  if (why == 0 && !S_ISREG(st.st_mode) && !(streams && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)))) {
-    close(fd); /* replaced between the two looks */
+  if (why == 0 && !may_read(st.st_mode, streams)) {
+    if (fd >= 0) close(fd);
     snprintf(error, error_size, "not a regular file");
     errno = EINVAL;
     return NULL;
@@ -43,7 +44,7 @@ static char* read_whole(const char* path, size_t max_bytes, int streams, size_t*
   /* A stream is read as it comes: its writer may not have written yet (a FIFO without one reads empty). */
   if (why == 0 && !S_ISREG(st.st_mode) && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) why = errno;
   if (why != 0) {
-    close(fd);
+    if (fd >= 0) close(fd);
     return read_failed(why, error, error_size);
   }
   FILE* file = fdopen(fd, "rb");

@@ -476,9 +476,9 @@ static int check_file(const char* path, const uint8_t* data, size_t size, const 
   return 0;
 }
 
-/* Whether the policy is one this communicator (fingerprint, agent's shape and action space) can use. */
-static int fits(const char* path, const dccl_policy_meta* m, uint64_t expected_fingerprint,
-                const dccl_config_agent* agent, char* error, size_t error_size) {
+/* The policy is one this communicator (fingerprint, agent's shape and action space) can use. */
+static int check_fits(const char* path, const dccl_policy_meta* m, uint64_t expected_fingerprint,
+                      const dccl_config_agent* agent, char* error, size_t error_size) {
   if (expected_fingerprint != 0 && m->fingerprint != expected_fingerprint)
     return fail(error, error_size, "%s belongs to another topology (fingerprint %016llx, expected %016llx)", path,
                 (unsigned long long)m->fingerprint, (unsigned long long)expected_fingerprint);
@@ -492,13 +492,6 @@ static int fits(const char* path, const dccl_policy_meta* m, uint64_t expected_f
                 "%s was learned with up to %u channels and chunk sizes %s; this job's action space differs", path,
                 m->max_channels, m->tune_chunk ? "tuned" : "NCCL's");
   return 0;
-}
-
-/* The policy is one this communicator (fingerprint, agent's shape and action space) can use; else FOREIGN. */
-static int check_fits(const char* path, const dccl_policy_meta* m, uint64_t expected_fingerprint,
-                      const dccl_config_agent* agent, char* error, size_t error_size) {
-  if (fits(path, m, expected_fingerprint, agent, error, error_size) == 0) return 0;
-  return FOREIGN;
 }
 
 /* Without an agent the expected network sizes are unknown: take those the file declares. */
@@ -557,7 +550,7 @@ dccl_policy_status dccl_policy_load(const char* path, uint64_t expected_fingerpr
   policy_header h;
   read_header(data, size, &h);
   int rc = check_file(path, data, size, &h, error, error_size);
-  if (rc == 0) rc = check_fits(path, &h.meta, expected_fingerprint, agent, error, error_size);
+  if (rc == 0 && check_fits(path, &h.meta, expected_fingerprint, agent, error, error_size) != 0) rc = FOREIGN;
   if (rc == 0)
     rc = check_and_apply_payload(data + HEADER_SIZE, (size_t)h.payload, &h.meta, agent, trigger, leftovers, error,
                                  error_size);

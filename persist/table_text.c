@@ -74,8 +74,7 @@ static int parse_entry(char* line, int n_ranks, int n_nodes, dccl_table* table, 
                dccl_proto_name(dccl_action_proto(a)), dccl_coll_name(coll), n_ranks, n_nodes);
       return -1;
     }
-    if (!dccl_action_is_nccl(a) && !dccl_algo_takes_channels(dccl_action_algo(a)) &&
-        (dccl_action_channels(a) != 0 || dccl_action_chunk_log2(a) != 0)) {
+    if (!dccl_action_resources_valid(a)) {
       snprintf(why, why_size, "%s takes no channel count or chunk size (it runs on NCCL's own resources)",
                dccl_algo_name(dccl_action_algo(a)));
       return -1;

@@ -105,6 +105,8 @@ static void free_learning(dccl_comm* comm) {
   atomic_store_explicit(&comm->learning, 0, memory_order_relaxed);
 }
 
+static void reject_saved_policy(dccl_comm* comm, int will_save, const char* reason);
+
 /* Saves the learned policy (learn mode, something learned, a path configured). */
 static void save_policy(dccl_comm* comm, int at_exit) {
   if (!atomic_load_explicit(&comm->learning, memory_order_acquire) || comm->policy_path[0] == '\0' ||
@@ -118,20 +120,13 @@ static void save_policy(dccl_comm* comm, int at_exit) {
   /* Since this communicator started, another (of another shape, sharing DYNAMICCL_POLICY_FILE) may have
    * saved its policy there: it is kept (the first saved wins), and this one stops saving. */
   dccl_policy_save_plan plan = dccl_policy_plan_save(comm->policy_path, comm->fingerprint, error, sizeof(error));
-  if (plan == DCCL_SAVE_AFTER_SET_ASIDE) {
-    char aside[sizeof(comm->policy_path) + 16], reason[512];
-    if (dccl_policy_set_aside(comm->policy_path, aside, sizeof(aside), reason, sizeof(reason)) != 0) {
-      comm->policy_save_disabled = 1;
-      DCCL_WARN(&comm->logger, "not saving the policy: %s, and it cannot be set aside (%s)", error, reason);
-      return;
-    }
-    DCCL_WARN(&comm->logger, "%s; it is kept as %s before the policy is saved", error, aside);
-  } else if (plan == DCCL_SAVE_NOT) {
+  if (plan == DCCL_SAVE_AFTER_SET_ASIDE) reject_saved_policy(comm, 1, error);
+  if (plan == DCCL_SAVE_NOT) {
     comm->policy_save_disabled = 1;
     DCCL_WARN(&comm->logger, "not saving the policy: %s; it is kept (DYNAMICCL_POLICY_DIR keeps one file per topology)",
               error);
-    return;
   }
+  if (comm->policy_save_disabled) return;
   if (dccl_policy_save(comm->policy_path, &meta, &comm->learner->agent,
                        comm->learner->trigger_ready ? &comm->learner->trigger : NULL, comm->learner->leftovers, error,
                        sizeof(error)) != 0)
@@ -186,8 +181,8 @@ static void reject_saved_policy(dccl_comm* comm, int will_save, const char* reas
   }
   char aside[sizeof(comm->policy_path) + 16], error[512];
   if (dccl_policy_set_aside(comm->policy_path, aside, sizeof(aside), error, sizeof(error)) == 0) {
-    DCCL_WARN(&comm->logger, "ignoring the saved policy: %s; it is kept as %s and a new policy is learned", reason,
-              aside);
+    DCCL_WARN(&comm->logger, "ignoring the saved policy: %s; it is kept as %s, and this job's policy is saved in "
+              "its place", reason, aside);
   } else {
     comm->policy_save_disabled = 1;
     DCCL_WARN(&comm->logger, "ignoring the saved policy: %s; it cannot be set aside (%s), so this job's policy will "
@@ -436,47 +431,35 @@ void dccl_comm_attach_tuner(dccl_comm* comm, int abi_version) {
                  dccl_mode_name(comm->settings.mode));
 }
 
-/* The trace files this process's communicators write, by a hash of their path: two communicators whose
- * names come out alike (the same rank of two communicators, no %c in the name) would truncate and
- * interleave one file. Init and destroy only. */
+/* The communicators of this process that write a trace file: two whose names come out alike (the same
+ * rank of two communicators, no %c in the name) would truncate and interleave one file. Init and destroy
+ * only. */
 #define OPEN_TRACES 256
 static pthread_mutex_t open_traces_lock = PTHREAD_MUTEX_INITIALIZER;
-typedef struct open_trace_path {
-  const dccl_comm* comm;
-  uint64_t path_hash;
-} open_trace_path;
-static open_trace_path open_traces[OPEN_TRACES];
+static const dccl_comm* open_traces[OPEN_TRACES];
 
-static uint64_t path_hash(const char* path) {
-  uint64_t h = 0xCBF29CE484222325ULL;
-  for (; *path != '\0'; path++) h = (h ^ (uint8_t)*path) * 0x100000001B3ULL;
-  return h;
-}
-
-/* Whether another communicator of the process writes the trace file of this hash (lock held). */
-static int trace_path_taken(uint64_t h) {
+/* Whether another communicator of the process writes `path` (lock held). */
+static int trace_path_taken(const char* path) {
   for (int i = 0; i < OPEN_TRACES; i++)
-    if (open_traces[i].comm != NULL && open_traces[i].path_hash == h) return 1;
+    if (open_traces[i] != NULL && strcmp(open_traces[i]->trace_path, path) == 0) return 1;
   return 0;
 }
 
-/* Claims `path`, with ".<communicator id>" appended where another communicator of the process writes it
- * already, and ".<communicator id>.<n>" where that is taken too (the ranks of one communicator that a
- * process drives, with no %r in the name); returns 1 when the name was changed. */
-static int claim_trace_path(dccl_comm* comm, char* path, size_t size) {
-  size_t length = strlen(path);
+/* Claims `path` as comm->trace_path, with ".<communicator id>" appended where another communicator of
+ * the process writes it already, and ".<communicator id>.<n>" where that is taken too (the ranks of one
+ * communicator that a process drives, with no %r in the name); returns 1 when the name was changed. */
+static int claim_trace_path(dccl_comm* comm, const char* path) {
+  char* name = comm->trace_path;
+  size_t size = sizeof(comm->trace_path), length = (size_t)snprintf(name, size, "%s", path);
   int changed = 0;
   pthread_mutex_lock(&open_traces_lock);
-  uint64_t h = path_hash(path);
-  for (int n = 1; trace_path_taken(h) && n <= OPEN_TRACES; n++) {
-    if (n == 1) snprintf(path + length, size - length, ".%016llx", (unsigned long long)comm->comm_id);
-    else snprintf(path + length, size - length, ".%016llx.%d", (unsigned long long)comm->comm_id, n);
-    h = path_hash(path);
-    changed = 1;
+  for (int n = 1; trace_path_taken(name) && n <= OPEN_TRACES && length < size; n++, changed = 1) {
+    if (n == 1) snprintf(name + length, size - length, ".%016llx", (unsigned long long)comm->comm_id);
+    else snprintf(name + length, size - length, ".%016llx.%d", (unsigned long long)comm->comm_id, n);
   }
   for (int i = 0; i < OPEN_TRACES; i++)
-    if (open_traces[i].comm == NULL) {
-      open_traces[i] = (open_trace_path){comm, h};
+    if (open_traces[i] == NULL) {
+      open_traces[i] = comm;
       break;
     }
   pthread_mutex_unlock(&open_traces_lock);
@@ -486,7 +469,7 @@ static int claim_trace_path(dccl_comm* comm, char* path, size_t size) {
 static void release_trace_path(const dccl_comm* comm) {
   pthread_mutex_lock(&open_traces_lock);
   for (int i = 0; i < OPEN_TRACES; i++)
-    if (open_traces[i].comm == comm) open_traces[i].comm = NULL;
+    if (open_traces[i] == comm) open_traces[i] = NULL;
   pthread_mutex_unlock(&open_traces_lock);
 }
 
@@ -509,12 +492,13 @@ static int open_trace(dccl_comm* comm) {
     }
   }
   path[out] = '\0';
-  if (claim_trace_path(comm, path, sizeof(path)))
+  if (claim_trace_path(comm, path))
     DCCL_INFO(&comm->logger, "another communicator of this process writes the trace file of this one's name; this one "
-              "writes %s (%%c in DYNAMICCL_TRACE_FILE names each communicator's)", path);
-  comm->trace = fopen(path, "w");
+              "writes %s (%%c in DYNAMICCL_TRACE_FILE names each communicator's)", comm->trace_path);
+  comm->trace = fopen(comm->trace_path, "w");
   if (comm->trace == NULL) {
-    DCCL_WARN(&comm->logger, "cannot open trace file %s: %s; measurements are not written", path, strerror(errno));
+    DCCL_WARN(&comm->logger, "cannot open trace file %s: %s; measurements are not written", comm->trace_path,
+              strerror(errno));
     return -1;
   }
   fprintf(comm->trace, "rank,seq,collective,bytes,algorithm,protocol,channels,channels_measured,gpu_start_ns,duration_ns,"

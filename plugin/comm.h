@@ -96,6 +96,7 @@ typedef struct dccl_comm {
   /* background thread */
   int worker_refs; /* guarded by the registry lock */
   FILE* trace;
+  char trace_path[DCCL_PATH_MAX + 64]; /* the file it writes; no two communicators of a process share one */
   uint64_t traced;
 } dccl_comm;
 

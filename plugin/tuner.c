@@ -188,8 +188,7 @@ void dccl_tuner_decide(dccl_comm* comm, int coll, size_t bytes, int num_pipe_ops
     log_call(comm, call, coll_call, &v, cell, bytes, action);
   if (dccl_action_is_nccl(action)) return;
   cost[dccl_action_algo(action) * num_proto + dccl_action_proto(action)] = 0.0f;
-  if (dccl_action_channels(action) > 0 && dccl_algo_takes_channels(dccl_action_algo(action)))
-    *n_channels = dccl_action_channels(action);
+  if (dccl_action_channels(action) > 0) *n_channels = dccl_action_channels(action);
 }
 
 void dccl_tuner_decide_v2(dccl_comm* comm, int coll, size_t bytes, int collnet_support, int nvls_support,
@@ -202,7 +201,7 @@ void dccl_tuner_decide_v2(dccl_comm* comm, int coll, size_t bytes, int collnet_s
     DCCL_WARN_ONCE(&comm->logger, &comm->warned_bad_table, "getCollInfo (v2) received NULL outputs; left to NCCL");
     return;
   }
-  call_view v = {NULL,          0,           0,    collnet_support, nvls_support, comm->n_ranks, comm->n_nodes, coll,
+  call_view v = {NULL, 0, 0, collnet_support, nvls_support, comm->n_ranks, comm->n_nodes, coll,
                  comm->settings.nccl_algos_enabled, comm->settings.nccl_protos_enabled};
   int cell = dccl_cell_for_call(coll, bytes, num_pipe_ops, 0);
   dccl_action action = choose(comm, call, &v, cell, bytes, num_pipe_ops, 0, captured);
@@ -211,8 +210,7 @@ void dccl_tuner_decide_v2(dccl_comm* comm, int coll, size_t bytes, int collnet_s
   if (dccl_action_is_nccl(action)) return;
   *algorithm = dccl_action_algo(action);
   *protocol = dccl_action_proto(action);
-  if (dccl_action_channels(action) > 0 && dccl_algo_takes_channels(dccl_action_algo(action)))
-    *n_channels = dccl_action_channels(action);
+  if (dccl_action_channels(action) > 0) *n_channels = dccl_action_channels(action);
 }
 
 /* NCCL passes the task's collective, algorithm and protocol, but not the size it decided on (the bytes

@@ -26,6 +26,12 @@ static void test_malformed_bits_rejected(void) {
   CHECK(!dccl_action_well_formed(dccl_action_make(1, 2, 65, 0))); /* more than MAXCHANNELS */
   CHECK(!dccl_action_well_formed(dccl_action_make(1, 2, 8, 5)));  /* chunk of 32 bytes */
   CHECK(!dccl_action_well_formed(DCCL_ACTION_NCCL | (5u << 4))); /* NCCL's choice carries no fields */
+  /* Well formed, but CollNet and NVLS take no channel count or chunk size from a tuner. */
+  CHECK(dccl_action_resources_valid(DCCL_ACTION_NCCL));
+  CHECK(dccl_action_resources_valid(dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 8, 17)));
+  CHECK(dccl_action_resources_valid(dccl_action_make(DCCL_ALGO_NVLS, DCCL_PROTO_SIMPLE, 0, 0)));
+  CHECK(!dccl_action_resources_valid(dccl_action_make(DCCL_ALGO_NVLS, DCCL_PROTO_SIMPLE, 4, 0)));
+  CHECK(!dccl_action_resources_valid(dccl_action_make(DCCL_ALGO_COLLNET_CHAIN, DCCL_PROTO_SIMPLE, 0, 17)));
 }
 
 static void test_structural_rules_follow_nccl(void) {

@@ -211,6 +211,18 @@ static void test_decisions_validation(void) {
   payload[n - 1] = 0xFF; /* explore action with unknown algorithm bits */
   payload[n - 4] = 0x0F;
   CHECK_EQ_INT(dccl_wire_check_decisions(payload, n, why, sizeof(why)), -1);
+  /* A cell giving NVLS a channel count (which NCCL would not clamp) is refused; NVLS alone is not. */
+  uint8_t bytes[64];
+  dccl_wire_writer w;
+  dccl_wire_reader r;
+  dccl_wire_cell cell = {7, 0, dccl_action_make(DCCL_ALGO_NVLS, DCCL_PROTO_SIMPLE, 4, 0), DCCL_ACTION_NCCL}, read;
+  for (int channels = 4; channels >= 0; channels -= 4) {
+    cell.action = dccl_action_make(DCCL_ALGO_NVLS, DCCL_PROTO_SIMPLE, channels, 0);
+    dccl_wire_writer_init(&w, bytes, sizeof(bytes));
+    dccl_wire_put_cell(&w, &cell);
+    dccl_wire_reader_init(&r, bytes, w.length);
+    CHECK_EQ_INT(dccl_wire_get_cell(&r, &read), channels > 0 ? -1 : 0);
+  }
 }
 
 /* A worker's inbox takes a DECISIONS message whole: a joining worker's first message (the full table and

@@ -166,7 +166,7 @@ static void test_learns_on_replayed_gpu_measurements(void) {
 /* A warm start runs near the oracle from its first calls. Measured by the regret over the run's first
  * fifth: the streams' convergence (calls until every window of 10 stays within 5% of the oracle) flips on
  * one late exploration at the 1% epsilon floor, and so did its median over the 14 streams from seed to
- * seed (warm starts "converged" after 0 to 700 calls, cold ones after 130 to 960). The regret is 0.0161
+ * seed (warm starts "converged" after 0 to 700 calls, cold ones after 130 to 960). The regret is 0.0157
  * (cold 0.0878) since AllGather asks for no more channels than NCCL has shown (0.0322 and 0.1219 before:
  * the pcie node has 2, which requests of 4-32 duplicated); 0.0259 before each loaded cell measured NCCL's
  * choice again to check the saved statistics (NCCL's choice is 20% slower than what the cells run here),
@@ -215,7 +215,7 @@ static void test_warm_start_and_frozen(void) {
  * and tree/LL's work left behind at AllReduce 1 KiB is charged though the gpu-sweep's 20 us gaps keep
  * its calls from running back to back. With none of that (commit d785297), 11 streams ended more than
  * 2% slower than NCCL (worst 1.57x, AllReduce 1 KiB 1.54x); without any one of the three, 4-6 streams
- * (worst 1.53-1.56x). Here 4 (worst 1.023x; steady state 1.0097 x oracle) since AllGather asks for no
+ * (worst 1.53-1.56x). Here 2 (worst 1.023x; steady state 1.0067 x oracle) since AllGather asks for no
  * more channels than NCCL has shown, 3 (worst 1.042x, 1.0135) since the policy carries the leftover
  * estimates, 0 before (worst 1.016x, 1.0096; over 20 seeds of bench_warm_start.sh the change is
  * neutral: 28 such streams against 40, docs/agents.md), and 3 (worst 1.03x) before the recent readings

@@ -49,15 +49,20 @@ def ran(row):
     return f"{row['algorithm'].lower()}/{row['protocol'].lower()}/ch={row['channels']}"
 
 
-def traced_choices(folder):
-    """The action NCCL ran per (collective, bytes) in a plugin trace: its most frequent one."""
+def traced_counts(folder):
+    """How often NCCL ran each action per (collective, bytes) in a plugin trace (its ranks' files)."""
     seen = collections.defaultdict(collections.Counter)
     for path in glob.glob(os.path.join(folder, "trace-*.csv")):
         with open(path) as f:
             for r in csv.DictReader(f):
                 key = (r["collective"].lower(), int(r["bytes"]))
                 seen[key][ran(r)] += 1
-    return {key: counter.most_common(1)[0][0] for key, counter in seen.items()}
+    return seen
+
+
+def traced_choices(folder):
+    """The action NCCL ran per (collective, bytes) in a plugin trace: its most frequent one."""
+    return {key: counter.most_common(1)[0][0] for key, counter in traced_counts(folder).items()}
 
 
 def pass_of(row):
@@ -315,20 +320,14 @@ def within_set_ratios(rows):
 
 
 def pairs_executed(out):
-    """What ran in the pairs run's two reference entries, from their rank-0 traces (pairs-trace/nccl and
+    """What ran in the pairs run's two reference entries, from their traces (pairs-trace/nccl and
     pairs-trace/learned): per (collective, bytes), NCCL's own choice (the `nccl` entry's most frequent action:
     both its halves run it) and the learned policy's (the `learned` entry's most frequent action other than
     NCCL's own, where it ran a third of the calls or more, each half being half of them; else NCCL's own).
     ({key: NCCL's action}, {key: the learned policy's action}); empty where a trace is missing."""
-    traces = dict(pairs_traces(out))
-    def counts(entry):
-        seen = collections.defaultdict(collections.Counter)
-        for r in traces.get(entry, {}).get(0, {}).values():
-            seen[(r["collective"], int(r["bytes"]))][ran(r)] += 1
-        return seen
-    nccl = {key: c.most_common(1)[0][0] for key, c in counts("nccl").items()}
+    nccl = traced_choices(os.path.join(out, "pairs-trace", "nccl"))
     learned = {}
-    for key, c in counts("learned").items():
+    for key, c in traced_counts(os.path.join(out, "pairs-trace", "learned")).items():
         if key not in nccl:
             continue
         other = [(n, a) for a, n in c.items() if a != nccl[key]]
@@ -374,7 +373,7 @@ def pairs_table(out):
     def shown(values):
         interval = median_interval(values)
         return f"{med(values):.3f} ({interval[0]:.3f} .. {interval[1]:.3f})" if interval else value(med(values))
-    def verdict_of(ours, below_nccl, learned_over_best):
+    def verdict_of(below_nccl, learned_over_best):
         if below_nccl == "too few pairs":
             return "too few pairs"
         return "below NCCL" if below_nccl == "below" else "below best" if learned_over_best < 0.97 else "meets both"
@@ -410,9 +409,10 @@ def pairs_table(out):
         over_best = "-"
         if ours:
             against_nccl = against_target(ours)
-            measured = verdict_of(ours, against_nccl, med(ours) / best_measured)
-            learned_over_best = 1.0 if same_as_best else (1.0 if same_as_nccl else med(ours)) / best
-            verdict = verdict_of(ours, "noise" if same_as_nccl and against_nccl != "too few pairs" else against_nccl,
+            measured = verdict_of(against_nccl, med(ours) / best_measured)
+            learned_over_nccl = 1.0 if same_as_nccl else med(ours)
+            learned_over_best = 1.0 if same_as_best else learned_over_nccl / best
+            verdict = verdict_of("noise" if same_as_nccl and against_nccl != "too few pairs" else against_nccl,
                                  learned_over_best)
             verdicts[verdict] += 1
             measured_verdicts[measured] += 1
