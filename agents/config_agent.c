@@ -504,30 +504,25 @@ static int check_loaded(dccl_config_agent* agent, dccl_agent_cell* c) {
   return 1;
 }
 
-void dccl_agent_cell_loaded(dccl_config_agent* agent, dccl_agent_cell* c) {
-  if (!agent->options.learning || agent->options.strategy != DCCL_STRATEGY_DQN) return;
-  for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) decay_context(agent, c, k, 1.0f, INFINITY); /* recent readings only */
-  c->loaded = 1;
-}
-
-/* The exploited action: the best lower confidence bound on the reward, NCCL's choice (0) by default. */
-static dccl_action choose_exploit(dccl_config_agent* agent, dccl_agent_cell* c, double* best_bound) {
+/* The action with the best lower confidence bound on the reward in the cell's context, NCCL's choice
+ * (0) by default; *best_index its arm (-1: NCCL's choice). */
+static dccl_action best_bounded(dccl_config_agent* agent, dccl_agent_cell* c, double* best_bound, int* best_index) {
   int context = c->context, coll = c->info.coll;
   const dccl_arm* nccl = &c->nccl[context];
   double reference = nccl->mean;
   double nccl_se2 = dccl_arm_variance(nccl) / (nccl->count > 1 ? nccl->count : 1);
   dccl_action best = DCCL_ACTION_NCCL;
   double best_lcb = 0.0;
-  int best_index = -1;
+  *best_index = -1;
   /* Under congestion, the calm decision stands until the congested evidence says otherwise: a
-   * restart must not throw away what still holds (the guard below still returns to NCCL's choice
-   * when the calm decision turns out slower than NCCL's under congestion). */
+   * restart must not throw away what still holds (the guard, choose_exploit, still returns to NCCL's
+   * choice when the calm decision turns out slower than NCCL's under congestion). */
   if (context == 1 && !dccl_action_is_nccl(c->calm_exploit)) {
     int i = dccl_agent_action_index(agent, coll, c->calm_exploit);
     if (i >= 0 && !dccl_agent_arm(agent, c, context, i)->invalid && dccl_agent_channels_safe(agent, coll, c->calm_exploit)) {
       const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
       best = c->calm_exploit;
-      best_index = i;
+      *best_index = i;
       if (a->count >= EXPLOIT_MIN_SAMPLES) {
         double lcb = reference - a->mean - CONFIDENCE_Z * sqrt(dccl_arm_variance(a) / a->count + nccl_se2);
         if (lcb > 0) best_lcb = lcb;
@@ -545,23 +540,59 @@ static dccl_action choose_exploit(dccl_config_agent* agent, dccl_agent_cell* c, 
     if (lcb > best_lcb && !duplicate_arm(agent, c, context, i)) {
       best_lcb = lcb;
       best = agent->actions[coll][i];
-      best_index = i;
+      *best_index = i;
     }
   }
+  *best_bound = best_lcb;
+  return best;
+}
+
+/* The exploited action: the best lower confidence bound on the reward, NCCL's choice (0) by default,
+ * unless the guard finds it running slower than NCCL's choice now. */
+static dccl_action choose_exploit(dccl_config_agent* agent, dccl_agent_cell* c, double* best_bound) {
+  int best_index;
+  dccl_action best = best_bounded(agent, c, best_bound, &best_index);
   /* Guardrail: the exploited action's recent latency against NCCL's recent latency. */
   if (best_index >= 0) {
-    dccl_arm* a = dccl_agent_arm(agent, c, context, best_index);
+    const dccl_arm* nccl = &c->nccl[c->context];
+    dccl_arm* a = dccl_agent_arm(agent, c, c->context, best_index);
     if (a->recent_count >= GUARD_MIN_SAMPLES && nccl->recent_count >= GUARD_MIN_SAMPLES &&
         a->recent - nccl->recent > recent_margin(agent, a, nccl)) {
       arm_decay(a, 0.25f);
       c->guard_trips++;
       agent->stats.guard_trips++;
       best = DCCL_ACTION_NCCL;
-      best_lcb = 0;
+      *best_bound = 0;
     }
   }
-  *best_bound = best_lcb;
   return best;
+}
+
+/* A job starts calm: its Agent-1 has raised no alarm, and would never raise the recovery that returns a
+ * cell saved in the congested context to its calm statistics, so such a cell ran the whole job on the
+ * saving job's congested decision (a frozen one: for good). A cell saved congested starts calm, and
+ * from the statistics of the context it measured more in since its last switch: most often a false
+ * alarm that never recovered, which left the saving job's learning in the congested context (the GPU
+ * replay's drift: docs/agents.md), or a congestion that outlasted the calm stretch before it; either
+ * way the likelier state of the network as the next job starts. The congested statistics stay for
+ * this job's onsets. Measured in docs/agents.md (Loading a policy saved under an alarm). */
+void dccl_agent_cell_loaded(dccl_config_agent* agent, dccl_agent_cell* c) {
+  if (c->context != 0) {
+    if (c->samples[1] > c->samples[0]) {
+      c->nccl[0] = c->nccl[1];
+      c->samples[0] = c->samples[1];
+      memcpy(c->arms, c->arms + agent->max_actions, sizeof(dccl_arm) * (size_t)agent->max_actions);
+    }
+    double bound;
+    int index;
+    c->context = 0;
+    c->calm_exploit = DCCL_ACTION_NCCL;
+    c->exploit = best_bounded(agent, c, &bound, &index); /* by the calm statistics; the guard checks it next */
+    c->age = c->samples[0];
+  }
+  if (!agent->options.learning || agent->options.strategy != DCCL_STRATEGY_DQN) return;
+  for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) decay_context(agent, c, k, 1.0f, INFINITY); /* recent readings only */
+  c->loaded = 1;
 }
 
 static void refresh_predictions(dccl_config_agent* agent, dccl_agent_cell* c) {

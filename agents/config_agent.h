@@ -175,7 +175,8 @@ int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table);
  * asked no AllGather for more channels than its NCCL ran (a machine of the same shape whose NCCL has
  * fewer channels should learn, not freeze). */
 int dccl_agent_channels_safe(const dccl_config_agent* agent, int coll, dccl_action action);
-/* Called by the policy loader once a cell's saved statistics are in place. A learning agent measures
+/* Called by the policy loader once a cell's saved statistics are in place. The cell starts in the calm
+ * context, whatever context the job that saved it ended in (this job's Agent-1 starts calm). A learning agent measures
  * its own recent readings (the guard compares what runs now, not what ran in the job that saved the
  * policy; a frozen one measures no reference and keeps the saved ones), and checks the saved statistics
  * against this job's once it has measured the exploited action and NCCL's choice. */

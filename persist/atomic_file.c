@@ -1,6 +1,7 @@
 /* persist/atomic_file.c: crash-safe file replacement (exclusive temporary file, fsync, rename, fsync dir). */
 #include "atomic_file.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <fcntl.h>
@@ -44,6 +45,45 @@ uint64_t dccl_random_suffix(void* unused) {
 int dccl_temporary_name(const char* path, uint64_t suffix, char* name, size_t size) {
   int n = snprintf(name, size, "%s.tmp.%016llx", path, (unsigned long long)suffix);
   return n >= 0 && (size_t)n < size ? 0 : -1;
+}
+
+/* Whether `name` is `base` followed by ".tmp." and 16 lowercase hex digits (dccl_temporary_name). */
+static int is_temporary_of(const char* name, const char* base) {
+  size_t length = strlen(base);
+  if (strncmp(name, base, length) != 0 || strncmp(name + length, ".tmp.", 5) != 0) return 0;
+  const char* digits = name + length + 5;
+  for (int i = 0; i < 16; i++)
+    if (!((digits[i] >= '0' && digits[i] <= '9') || (digits[i] >= 'a' && digits[i] <= 'f'))) return 0;
+  return digits[16] == '\0';
+}
+
+int dccl_remove_stale_temporaries(const char* path, double older_than_seconds, char* error, size_t error_size) {
+  char target[4096], folder[4096], base[4096], file[8192];
+  if (dccl_resolve_links(path, target, sizeof(target), error, error_size) != 0) return -1;
+  const char* slash = strrchr(target, '/');
+  if (slash == NULL) {
+    snprintf(folder, sizeof(folder), ".");
+    snprintf(base, sizeof(base), "%s", target);
+  } else {
+    snprintf(folder, sizeof(folder), "%.*s", slash == target ? 1 : (int)(slash - target), target);
+    snprintf(base, sizeof(base), "%s", slash + 1);
+  }
+  DIR* d = opendir(folder);
+  if (d == NULL) {
+    snprintf(error, error_size, "cannot read the folder %s: %s", folder, strerror(errno));
+    return -1;
+  }
+  time_t now = time(NULL);
+  int removed = 0;
+  for (struct dirent* e; (e = readdir(d)) != NULL;) {
+    if (!is_temporary_of(e->d_name, base)) continue;
+    snprintf(file, sizeof(file), "%s/%s", folder, e->d_name);
+    struct stat st;
+    if (lstat(file, &st) != 0 || !S_ISREG(st.st_mode) || difftime(now, st.st_mtime) < older_than_seconds) continue;
+    removed += unlink(file) == 0;
+  }
+  closedir(d);
+  return removed;
 }
 
 /* Creates a temporary file of a new name beside `path` (O_EXCL: never one that exists, whoever made

@@ -30,6 +30,16 @@ uint64_t dccl_random_suffix(void* unused);
 int dccl_atomic_write_with(const char* path, const void* data, size_t size, dccl_suffix_source next_suffix,
                            void* context, char* error, size_t error_size);
 
+/* A temporary file this old (by its modification time) is no save in progress: a save writes its
+ * whole file within seconds. */
+#define DCCL_STALE_TEMPORARY_SECONDS 3600
+
+/* Removes the temporary files that saves of `path` (its link target, as dccl_atomic_write) left when
+ * their process was killed mid-save: regular files named as dccl_temporary_name names them, last
+ * modified `older_than_seconds` ago or earlier. Returns how many were removed, or -1 with a reason
+ * (the folder unreadable); best effort otherwise (a file it cannot remove stays). */
+int dccl_remove_stale_temporaries(const char* path, double older_than_seconds, char* error, size_t error_size);
+
 /* The temporary name for `path` and `suffix`; returns 0, or -1 when it does not fit in `size`. */
 int dccl_temporary_name(const char* path, uint64_t suffix, char* name, size_t size);
 

@@ -127,6 +127,14 @@ static void save_policy(dccl_comm* comm, int at_exit) {
               error);
   }
   if (comm->policy_save_disabled) return;
+  if (!comm->stale_temporaries_removed) {
+    /* A job killed mid-save (a scheduler's time limit) leaves its temporary file: megabytes, job after job. */
+    comm->stale_temporaries_removed = 1;
+    int removed = dccl_remove_stale_temporaries(comm->policy_path, DCCL_STALE_TEMPORARY_SECONDS, error, sizeof(error));
+    if (removed > 0)
+      DCCL_INFO(&comm->logger, "removed %d temporary file%s that interrupted saves left beside %s (over %d s old)",
+                removed, removed == 1 ? "" : "s", comm->policy_path, DCCL_STALE_TEMPORARY_SECONDS);
+  }
   if (dccl_policy_save(comm->policy_path, &meta, &comm->learner->agent,
                        comm->learner->trigger_ready ? &comm->learner->trigger : NULL, comm->learner->leftovers, error,
                        sizeof(error)) != 0)

@@ -86,6 +86,7 @@ typedef struct dccl_comm {
   dccl_cost_snapshots* costs;
   char policy_path[DCCL_PATH_MAX + 64];
   int policy_save_disabled; /* the file there could not be read or set aside: never save over it */
+  int stale_temporaries_removed; /* the first save removed what killed saves left beside the policy */
   uint64_t fingerprint;
   double last_save_seconds;
 

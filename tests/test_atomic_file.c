@@ -2,12 +2,15 @@
  * other writers share the folder: a file already at the temporary name (another process's or host's
  * temporary file) is neither truncated nor renamed over the target, and writers whose names collide,
  * two threads or two processes, each leave a complete file; links are followed, permissions kept,
- * non-regular files never replaced; folders made with their parents. */
+ * non-regular files never replaced; folders made with their parents; what killed saves left is removed
+ * once no save can still be writing it. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../persist/atomic_file.h"
@@ -264,6 +267,66 @@ static void test_non_regular_file_not_replaced(void) {
 }
 
 /* A folder and its missing parents are made; a file in the way is reported. */
+/* Ages a file's modification time by `seconds`. */
+static int age_file(const char* path, double seconds) {
+  struct timespec times[2];
+  clock_gettime(CLOCK_REALTIME, &times[0]);
+  times[0].tv_sec -= (time_t)seconds;
+  times[1] = times[0];
+  return utimensat(AT_FDCWD, path, times, 0);
+}
+
+/* What saves killed mid-write left beside a file (its link's target) is removed once it is older than
+ * any save in progress; a save in progress (a fresh temporary file), another file's temporary files,
+ * names that only look alike, and folders stay. */
+static void test_stale_temporaries_removed(void) {
+  char target[128], link[128], stale[192], fresh[192], other[192], folder[192], link_named[192];
+  path_in(target, sizeof(target), "policy.bin");
+  path_in(link, sizeof(link), "shared.bin");
+  CHECK(write_text(target, "the good policy") == 0);
+  CHECK(symlink("policy.bin", link) == 0);
+  CHECK(dccl_temporary_name(target, 0x0123456789abcdefULL, stale, sizeof(stale)) == 0);
+  CHECK(dccl_temporary_name(target, 0x1111111111111111ULL, fresh, sizeof(fresh)) == 0);
+  CHECK(dccl_temporary_name(target, 0x2222222222222222ULL, folder, sizeof(folder)) == 0);
+  CHECK(dccl_temporary_name(link, 0x3333333333333333ULL, link_named, sizeof(link_named)) == 0);
+  path_in(other, sizeof(other), "policy-other.bin.tmp.0123456789abcdef");
+  const char* lookalikes[] = {"policy.bin.tmp.0123", "policy.bin.tmp.0123456789abcdef0", "policy.bin.tmp.0123456789ABCDEF",
+                              "policy.bin.tmp.0123456789abcdeg", "xpolicy.bin.tmp.0123456789abcdef"};
+  enum { LOOKALIKES = sizeof(lookalikes) / sizeof(lookalikes[0]) };
+  char lookalike[LOOKALIKES][192];
+  CHECK(write_text(stale, "half a policy") == 0 && write_text(fresh, "a save in progress") == 0);
+  CHECK(write_text(other, "half of another") == 0 && write_text(link_named, "not a save's") == 0);
+  CHECK(mkdir(folder, 0755) == 0);
+  for (int i = 0; i < LOOKALIKES; i++) {
+    path_in(lookalike[i], sizeof(lookalike[i]), lookalikes[i]);
+    CHECK(write_text(lookalike[i], "x") == 0 && age_file(lookalike[i], 7200) == 0);
+  }
+  CHECK(age_file(stale, 7200) == 0 && age_file(other, 7200) == 0 && age_file(folder, 7200) == 0 &&
+        age_file(link_named, 7200) == 0 && age_file(fresh, 60) == 0);
+  char error[512] = "";
+  CHECK_MSG(dccl_remove_stale_temporaries(link, DCCL_STALE_TEMPORARY_SECONDS, error, sizeof(error)) == 1, "%s", error);
+  CHECK_MSG(access(stale, F_OK) != 0, "%s was left", stale);
+  CHECK(holds_text(fresh, "a save in progress") && holds_text(other, "half of another"));
+  CHECK(holds_text(link_named, "not a save's") && holds_text(target, "the good policy"));
+  struct stat st;
+  CHECK(stat(folder, &st) == 0 && S_ISDIR(st.st_mode));
+  for (int i = 0; i < LOOKALIKES; i++) CHECK_MSG(holds_text(lookalike[i], "x"), "%s was removed", lookalike[i]);
+  CHECK_EQ_INT(dccl_remove_stale_temporaries(target, DCCL_STALE_TEMPORARY_SECONDS, error, sizeof(error)), 0);
+  CHECK_EQ_INT(dccl_remove_stale_temporaries(target, 30, error, sizeof(error)), 1); /* the fresh one, aged 60 s */
+  char missing[192];
+  path_in(missing, sizeof(missing), "no-such-folder/policy.bin");
+  memset(error, 0, sizeof(error));
+  CHECK_EQ_INT(dccl_remove_stale_temporaries(missing, DCCL_STALE_TEMPORARY_SECONDS, error, sizeof(error)), -1);
+  CHECK_MSG(strstr(error, "no-such-folder") != NULL, "reason: %s", error);
+  rmdir(folder);
+  unlink(other);
+  unlink(link_named);
+  unlink(link);
+  for (int i = 0; i < LOOKALIKES; i++) unlink(lookalike[i]);
+  CHECK_EQ_INT(others_in_directory("policy.bin"), 0);
+  unlink(target);
+}
+
 static void test_ensure_directory(void) {
   char nested[160], parent[128], file[128], error[256];
   path_in(parent, sizeof(parent), "a");
@@ -293,6 +356,7 @@ int main(void) {
   RUN(test_links_followed_and_permissions_kept);
   RUN(test_non_regular_file_not_replaced);
   RUN(test_ensure_directory);
+  RUN(test_stale_temporaries_removed);
   rmdir(directory);
   TEST_SUMMARY();
 }

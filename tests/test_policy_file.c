@@ -71,8 +71,8 @@ static int cell_of(int i) { return dccl_cell_for_call(DCCL_COLL_ALLREDUCE, cell_
 /* Feeds `rounds` observations to each of the three AllReduce cells: NCCL's choice (ring/simple) every
  * third call, else one of six tree/ring candidates; candidate `fast` runs at `speedup` x NCCL's
  * latency, the others at 0.9 .. 1.4 x. Tree and ring are valid in the cost table, everything else -1.
- * Half way, the middle cell's stream becomes congested: it continues in context 1 (restarted
- * statistics, epsilon raised again), so both contexts hold arms. */
+ * A third of the way, the middle cell's stream becomes congested: it continues in context 1 (restarted
+ * statistics, epsilon raised again), so both contexts hold arms, the congested one more samples. */
 static void train(dccl_config_agent* agent, dccl_trigger* trigger, uint64_t seed, int rounds, int fast,
                   double speedup) {
   const int coll = DCCL_COLL_ALLREDUCE;
@@ -99,7 +99,7 @@ static void train(dccl_config_agent* agent, dccl_trigger* trigger, uint64_t seed
   dccl_rng rng;
   dccl_rng_seed(&rng, seed);
   for (int r = 0; r < rounds; r++) {
-    if (r == rounds / 2)
+    if (r == rounds / 3)
       dccl_agent_on_event(agent, coll, dccl_size_bin(cell_bytes[1]), DCCL_TRIGGER_EVENT_ONSET);
     for (int i = 0; i < N_CELLS; i++) {
       dccl_agent_observation o;
@@ -215,22 +215,25 @@ static void check_agent_restored(const dccl_config_agent* from, dccl_config_agen
     const dccl_agent_cell* b = dccl_agent_cell_slot(to, a->cell, 0);
     CHECK_MSG(b != NULL, "cell %d missing after load", a->cell);
     if (b == NULL) continue;
-    CHECK_EQ_INT(b->context, a->context);
+    /* Every cell starts calm; one saved congested, from the context it measured more in. */
+    int calm_from = a->context == 1 && a->samples[1] > a->samples[0] ? 1 : 0;
+    CHECK_EQ_INT(b->context, 0);
     CHECK_EQ_INT(b->info.cost_known, a->info.cost_known);
     CHECK(b->info.log2_bytes == a->info.log2_bytes);
     CHECK_MSG(same_floats(b->info.cost, a->info.cost, DCCL_COST_ENTRIES), "cell %d: cost table differs", a->cell);
     for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) {
-      CHECK_MSG(same_arm(&b->nccl[k], &a->nccl[k], learning), "cell %d: NCCL arm of context %d differs", a->cell, k);
+      int from_k = k == 0 ? calm_from : k;
+      CHECK_MSG(same_arm(&b->nccl[k], &a->nccl[from_k], learning), "cell %d: NCCL arm of context %d differs", a->cell, k);
       recent_readings += a->nccl[k].recent_count > 0;
-      CHECK_EQ_INT(b->samples[k], a->samples[k]);
+      CHECK_EQ_INT(b->samples[k], a->samples[from_k]);
     }
     CHECK(b->epsilon_peak == a->epsilon_peak);
     CHECK_EQ_INT(b->loaded, learning);
-    CHECK_EQ_INT(b->exploit, a->exploit);
+    if (a->context == 0) CHECK_EQ_INT(b->exploit, a->exploit);
     int coll = a->info.coll;
     for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++)
       for (int i = 0; i < from->n_actions[coll]; i++) {
-        const dccl_arm* x = &a->arms[(size_t)k * from->max_actions + i];
+        const dccl_arm* x = &a->arms[(size_t)(k == 0 ? calm_from : k) * from->max_actions + i];
         const dccl_arm* y = &b->arms[(size_t)k * to->max_actions + i];
         CHECK_MSG(same_arm(y, x, learning), "cell %d context %d action %d: arm differs (count %g/%g, mean %g/%g)", a->cell,
                   k, i, (double)y->count, (double)x->count, (double)y->mean, (double)x->mean);
@@ -334,7 +337,8 @@ static void test_training_setup(void) {
   CHECK(trained_b.q.training_steps > 0);
   CHECK(trigger_a.training_steps > 0);
   dccl_agent_cell* congested = dccl_agent_cell_slot(&trained_a, cell_of(1), 0);
-  CHECK(congested != NULL && congested->context == 1 && congested->samples[0] > 0 && congested->samples[1] > 0);
+  CHECK(congested != NULL && congested->context == 1 && congested->samples[0] > 0 &&
+        congested->samples[1] > congested->samples[0]);
   CHECK(congested != NULL && congested->epsilon_peak != (float)trained_a.options.epsilon_start);
   dccl_agent_cell* calm = dccl_agent_cell_slot(&trained_a, cell_of(0), 0);
   CHECK(calm != NULL && calm->context == 0 && calm->info.log2_bytes != (double)dccl_size_bin(cell_bytes[0]));
@@ -397,7 +401,8 @@ static void test_round_trip(void) {
   CHECK_MSG(same_floats(trigger_restored.params.values, trigger_a.params.values, trigger_a.params.count),
             "LSTM weights differ");
 
-  /* Arm means per cell, and the frozen policy both agents derive from their statistics. */
+  /* Arm means per cell (the congested cell's, loaded as calm: it measured more congested), and the
+   * frozen policy both agents derive from their statistics. */
   for (int i = 0; i < N_CELLS; i++) {
     dccl_agent_cell* a = dccl_agent_cell_slot(&trained_a, cell_of(i), 0);
     dccl_agent_cell* b = dccl_agent_cell_slot(&restored, cell_of(i), 0);
@@ -422,7 +427,8 @@ static void test_round_trip(void) {
   for (int i = 0; i < N_CELLS; i++) CHECK(!dccl_action_is_nccl(dccl_table_get(&table_r, cell_of(i))));
 
   /* Loaded into a frozen agent (which keeps the recent readings), every arm is as saved, and saving it
-   * gives the same bytes: nothing was lost or invented. */
+   * gives the same bytes but for the congested cell, now calm: loaded and saved again, the same bytes
+   * again, nothing lost or invented. */
   static dccl_config_agent frozen;
   dccl_agent_options o;
   agent_options(&o, 8, 11);
@@ -434,18 +440,29 @@ static void test_round_trip(void) {
   path_in(again, sizeof(again), "round_trip_again.bin");
   CHECK(save(again, &frozen, &trigger_restored) == 0);
   dccl_agent_free(&frozen);
-  size_t n1, n2;
+  char third[128];
+  path_in(third, sizeof(third), "round_trip_third.bin");
+  CHECK(dccl_agent_init(&frozen, &o) == 0);
+  CHECK_EQ_INT(dccl_policy_load(again, expected.fingerprint, &m, &frozen, NULL, NULL, error, sizeof(error)), 0);
+  CHECK(save(third, &frozen, &trigger_restored) == 0);
+  dccl_agent_free(&frozen);
+  size_t n1, n2, n3;
   uint8_t* d1 = test_read_file(path, &n1);
   uint8_t* d2 = test_read_file(again, &n2);
+  uint8_t* d3 = test_read_file(third, &n3);
   /* The first was saved with trained_a's leftover estimates, the last section (test_leftover_estimates_saved). */
-  CHECK(d1 != NULL && d2 != NULL && n1 == n2 + LEFTOVER_SECTION_BYTES && n2 > HEADER_BYTES);
+  CHECK(d1 != NULL && d2 != NULL && d3 != NULL && n1 == n2 + LEFTOVER_SECTION_BYTES && n2 > HEADER_BYTES && n3 == n2);
   /* Bytes 24..31 are the payload's size; 40..47 the observation count, which comes from the saving
    * agent's own statistics; bytes 32..39 the checksum, which covers both. */
   if (d1 != NULL && d2 != NULL && n1 == n2 + LEFTOVER_SECTION_BYTES)
-    CHECK_MSG(memcmp(d1, d2, 24) == 0 && memcmp(d1 + 48, d2 + 48, n2 - 48) == 0, "re-saved file differs");
+    CHECK_MSG(memcmp(d1 + 48, d2 + 48, n2 - 48) != 0, "the congested cell was saved again as it was");
+  if (d2 != NULL && d3 != NULL && n3 == n2)
+    CHECK_MSG(memcmp(d2, d3, 24) == 0 && memcmp(d2 + 48, d3 + 48, n2 - 48) == 0, "re-saved file differs");
   free(d1);
   free(d2);
+  free(d3);
   unlink(again);
+  unlink(third);
   unlink(path);
 }
 
@@ -961,6 +978,97 @@ static void test_corrupt_file_not_trusted(void) {
   unlink(path);
 }
 
+/* One cell, AllReduce 6000 bytes: `rounds` calls where NCCL's choice runs every third call at 100 us
+ * and `fast` and `slow` alternate on the others at 70 and 130 us (2% noise), the agent deciding every
+ * 8 calls. */
+static void feed_cell(dccl_config_agent* agent, dccl_table* table, dccl_rng* rng, int rounds, dccl_action fast,
+                      dccl_action slow) {
+  for (int r = 0; r < rounds; r++) {
+    dccl_agent_observation o;
+    memset(&o, 0, sizeof(o));
+    o.cell = cell_of(0);
+    o.bytes = cell_bytes[0];
+    o.decided = r % 3 == 0 ? DCCL_ACTION_NCCL : r % 3 == 1 ? fast : slow;
+    o.executed_algo = dccl_action_is_nccl(o.decided) ? DCCL_ALGO_RING : dccl_action_algo(o.decided);
+    o.executed_proto = dccl_action_is_nccl(o.decided) ? DCCL_PROTO_SIMPLE : dccl_action_proto(o.decided);
+    double factor = dccl_action_is_nccl(o.decided) ? 1.0 : o.decided == fast ? 0.7 : 1.3;
+    o.latency_us = 100.0 * factor * exp(0.02 * dccl_rng_normal(rng));
+    dccl_agent_observe(agent, &o);
+    if (r % 8 == 7) dccl_agent_decide(agent, table);
+  }
+}
+
+/* A policy saved while a cell was congested (Agent-1's alarm stood when the job ended) loads calm:
+ * this job's Agent-1 starts calm and would never send it back. Its calm statistics are those of the
+ * context it measured more in: the congested ones after a long alarm (most likely a false one that
+ * never recovered, or a lasting congestion), the calm ones after a short one; the congested ones stay
+ * for this job's onsets. Calm, action A is fast; congested, action B. */
+static void test_policy_saved_congested_loads_calm(void) {
+  const int coll = DCCL_COLL_ALLREDUCE;
+  dccl_action a = DCCL_ACTION_NCCL, b = DCCL_ACTION_NCCL;
+  for (int i = 0; i < trained_a.n_actions[coll]; i++) {
+    dccl_action action = trained_a.actions[coll][i];
+    if (dccl_action_algo(action) == DCCL_ALGO_TREE && dccl_action_is_nccl(a)) a = action;
+    if (dccl_action_algo(action) == DCCL_ALGO_RING && dccl_action_channels(action) == 1 && dccl_action_is_nccl(b)) b = action;
+  }
+  CHECK(!dccl_action_is_nccl(a) && !dccl_action_is_nccl(b));
+  float cost[DCCL_COST_ENTRIES];
+  for (int i = 0; i < DCCL_COST_ENTRIES; i++) cost[i] = -1.0f;
+  cost[DCCL_ALGO_TREE * DCCL_NUM_PROTOS + dccl_action_proto(a)] = 10.0f;
+  cost[DCCL_ALGO_RING * DCCL_NUM_PROTOS + dccl_action_proto(b)] = 8.0f;
+  cost[DCCL_ALGO_RING * DCCL_NUM_PROTOS + DCCL_PROTO_SIMPLE] = 8.0f;
+  static const struct {
+    int calm_rounds, congested_rounds;
+    const char* name;
+  } cases[] = {{300, 600, "long alarm"}, {600, 300, "short alarm"}};
+  for (int k = 0; k < 2; k++) {
+    static dccl_config_agent saver, loaded;
+    dccl_rng rng;
+    dccl_rng_seed(&rng, 40 + (uint64_t)k);
+    CHECK(make_agent(&saver, 8, 31) == 0);
+    dccl_agent_set_cost(&saver, cell_of(0), cost);
+    dccl_table_fill(&table_a, DCCL_ACTION_NCCL);
+    feed_cell(&saver, &table_a, &rng, cases[k].calm_rounds, a, b);
+    dccl_agent_on_event(&saver, coll, dccl_size_bin(cell_bytes[0]), DCCL_TRIGGER_EVENT_ONSET);
+    feed_cell(&saver, &table_a, &rng, cases[k].congested_rounds, b, a);
+    dccl_agent_cell* saved = dccl_agent_cell_slot(&saver, cell_of(0), 0);
+    CHECK(saved != NULL && saved->context == 1 && saved->exploit == b);
+    char path[128];
+    path_in(path, sizeof(path), "congested.bin");
+    CHECK(save(path, &saver, NULL) == 0);
+    dccl_action calm = cases[k].congested_rounds > cases[k].calm_rounds ? b : a;
+    for (int learning = 0; learning <= 1; learning++) {
+      dccl_agent_options o;
+      agent_options(&o, 8, 31);
+      o.learning = learning;
+      CHECK(dccl_agent_init(&loaded, &o) == 0);
+      CHECK_MSG(dccl_policy_load(path, 0, NULL, &loaded, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_LOADED, "%s", error);
+      dccl_agent_cell* c = dccl_agent_cell_slot(&loaded, cell_of(0), 0);
+      CHECK(c != NULL);
+      if (c == NULL) continue;
+      CHECK_MSG(c->context == 0, "%s, learning %d: loaded in context %d", cases[k].name, learning, c->context);
+      CHECK_MSG(c->exploit == calm, "%s, learning %d: loaded exploiting %08x, not %08x", cases[k].name, learning,
+                (unsigned)c->exploit, (unsigned)calm);
+      CHECK_EQ_INT(c->samples[1], saved->samples[1]);
+      if (!learning) {
+        dccl_table_fill(&table_r, DCCL_ACTION_NCCL);
+        dccl_agent_exploit_table(&loaded, &table_r);
+        CHECK_MSG(dccl_table_get(&table_r, cell_of(0)) == calm, "%s: frozen on %08x, not %08x", cases[k].name,
+                  (unsigned)dccl_table_get(&table_r, cell_of(0)), (unsigned)calm);
+      } else {
+        /* An onset of this job: the congested context, its statistics as saved but for the restart. */
+        dccl_agent_on_event(&loaded, coll, dccl_size_bin(cell_bytes[0]), DCCL_TRIGGER_EVENT_ONSET);
+        CHECK(c->context == 1 && c->calm_exploit == calm);
+        int index = dccl_agent_action_index(&loaded, coll, b);
+        CHECK(index >= 0 && dccl_agent_arm(&loaded, c, 1, index)->mean == dccl_agent_arm(&saver, saved, 1, index)->mean);
+      }
+      dccl_agent_free(&loaded);
+    }
+    dccl_agent_free(&saver);
+    unlink(path);
+  }
+}
+
 /* Mutations of a saved policy, resealed, through the fuzz target (tests/fuzz/policy_target.h): each
  * is refused with a reason, or loads into an agent that decides well-formed actions, learns, trains and
  * saves a policy that loads again (the target aborts otherwise). Bytes are overwritten with random ones
@@ -1163,6 +1271,7 @@ int main(void) {
   RUN(test_save_is_atomic);
   RUN(test_corrupt_file_not_trusted);
   RUN(test_leftover_estimates_saved);
+  RUN(test_policy_saved_congested_loads_calm);
   RUN(test_mutated_policies_load_or_refuse);
 
   dccl_agent_free(&trained_a);
