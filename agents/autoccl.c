@@ -63,9 +63,7 @@ static dccl_action at_point(dccl_config_agent* agent, dccl_agent_cell* c, const 
   if (ci < 0 || ci >= g->n_channels || ki < 0 || ki >= g->n_chunks) return DCCL_ACTION_NCCL;
   dccl_action a = dccl_action_make(g->algo, g->proto, g->channels[ci], g->chunks[ki]);
   int i = dccl_agent_action_index(agent, c->info.coll, a);
-  return i >= 0 && !dccl_agent_arm(agent, c, 0, i)->invalid && dccl_agent_channels_safe(agent, c->info.coll, a)
-           ? a
-           : DCCL_ACTION_NCCL;
+  return i >= 0 && dccl_agent_arm_runnable(agent, dccl_agent_arm(agent, c, 0, i), c->info.coll, i) ? a : DCCL_ACTION_NCCL;
 }
 
 static float arm_count(dccl_config_agent* agent, dccl_agent_cell* c, dccl_action a) {

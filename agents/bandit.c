@@ -35,7 +35,7 @@ void dccl_bandit_decide(dccl_config_agent* agent, dccl_agent_cell* c) {
   for (int i = 0; i < agent->n_actions[coll]; i++) {
     const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
     dccl_action action = agent->actions[coll][i];
-    if (a->invalid || !dccl_agent_channels_safe(agent, coll, action)) continue;
+    if (!dccl_agent_arm_runnable(agent, a, coll, i)) continue;
     double draw;
     if (a->count >= 1) {
       double variance = a->count >= 2 ? dccl_arm_variance(a) : noise;

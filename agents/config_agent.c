@@ -450,8 +450,8 @@ static int duplicate_arm(const dccl_config_agent* agent, dccl_agent_cell* c, int
   int group = run_group(agent->actions[coll][index]);
   for (int j = 0; j < agent->n_actions[coll]; j++) {
     const dccl_arm* other = dccl_agent_arm(agent, c, context, j);
-    if (j == index || other->invalid || other->channels_ran != a->channels_ran ||
-        run_group(agent->actions[coll][j]) != group || !dccl_agent_channels_safe(agent, coll, agent->actions[coll][j]))
+    if (j == index || other->channels_ran != a->channels_ran || run_group(agent->actions[coll][j]) != group ||
+        !dccl_agent_arm_runnable(agent, other, coll, j))
       continue;
     if (other->count > a->count || (other->count == a->count && j < index)) return 1;
   }
@@ -519,7 +519,7 @@ static dccl_action best_bounded(dccl_config_agent* agent, dccl_agent_cell* c, do
    * choice when the calm decision turns out slower than NCCL's under congestion). */
   if (context == 1 && !dccl_action_is_nccl(c->calm_exploit)) {
     int i = dccl_agent_action_index(agent, coll, c->calm_exploit);
-    if (i >= 0 && !dccl_agent_arm(agent, c, context, i)->invalid && dccl_agent_channels_safe(agent, coll, c->calm_exploit)) {
+    if (i >= 0 && dccl_agent_arm_runnable(agent, dccl_agent_arm(agent, c, context, i), coll, i)) {
       const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
       best = c->calm_exploit;
       *best_index = i;
@@ -534,7 +534,7 @@ static dccl_action best_bounded(dccl_config_agent* agent, dccl_agent_cell* c, do
   float min_samples = agent->options.learning ? EXPLOIT_MIN_SAMPLES : GUARD_MIN_SAMPLES;
   for (int i = 0; i < agent->n_actions[coll]; i++) {
     const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
-    if (a->invalid || a->count < min_samples || !dccl_agent_channels_safe(agent, coll, agent->actions[coll][i])) continue;
+    if (a->count < min_samples || !dccl_agent_arm_runnable(agent, a, coll, i)) continue;
     double reward = reference - a->mean;
     double lcb = reward - CONFIDENCE_Z * sqrt(dccl_arm_variance(a) / a->count + nccl_se2);
     if (lcb > best_lcb && !duplicate_arm(agent, c, context, i)) {
@@ -610,8 +610,7 @@ static int best_measured_arm(const dccl_config_agent* agent, dccl_agent_cell* c,
   int best = -1;
   for (int i = 0; i < agent->n_actions[c->info.coll]; i++) {
     const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
-    if (a->invalid || a->count < 2 || !dccl_agent_channels_safe(agent, c->info.coll, agent->actions[c->info.coll][i]))
-      continue;
+    if (a->count < 2 || !dccl_agent_arm_runnable(agent, a, c->info.coll, i)) continue;
     if (best < 0 || c->nccl[context].mean - a->mean > *reward) {
       best = i;
       *reward = c->nccl[context].mean - a->mean;
@@ -702,8 +701,8 @@ static dccl_action challenger(dccl_config_agent* agent, dccl_agent_cell* c, dccl
   double best_reward = 0;
   for (int i = 0; i < agent->n_actions[coll]; i++) {
     const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
-    if (a->invalid || a->count < 1 || a->count >= RACE_MAX_SAMPLES || agent->actions[coll][i] == exploit ||
-        !dccl_agent_channels_safe(agent, coll, agent->actions[coll][i]))
+    if (a->count < 1 || a->count >= RACE_MAX_SAMPLES || agent->actions[coll][i] == exploit ||
+        !dccl_agent_arm_runnable(agent, a, coll, i))
       continue;
     double reward = reference - a->mean;
     double to_beat = a->count < EXPLOIT_MIN_SAMPLES ? best_bound : exploit_reward + RACE_MARGIN;
@@ -777,7 +776,7 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
   for (int i = 0; i < agent->n_actions[coll]; i++) {
     const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
     dccl_action action = agent->actions[coll][i];
-    if (a->invalid || action == exploit || !dccl_agent_channels_safe(agent, coll, action)) continue;
+    if (action == exploit || !dccl_agent_arm_runnable(agent, a, coll, i)) continue;
     /* An untried request that NCCL would run exactly as an arm measured here (its channel count above
      * the cell's cap, or equal to what that arm ran on) would only measure that arm again. */
     if (a->count <= 0 && runs_as_measured(c, ran, action)) continue;
@@ -835,6 +834,10 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
 int dccl_agent_channels_safe(const dccl_config_agent* agent, int coll, dccl_action action) {
   if (!agent->options.learning) return 1; /* frozen: the policy as saved (it measures nothing) */
   return coll != DCCL_COLL_ALLGATHER || dccl_action_channels(action) <= agent->nccl_channels_seen;
+}
+
+int dccl_agent_arm_runnable(const dccl_config_agent* agent, const dccl_arm* arm, int coll, int index) {
+  return !arm->invalid && dccl_agent_channels_safe(agent, coll, agent->actions[coll][index]);
 }
 
 /* The one place a cell's decisions are published: an action NCCL may not be given yet (an AllGather on

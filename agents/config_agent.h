@@ -175,6 +175,10 @@ int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table);
  * asked no AllGather for more channels than its NCCL ran (a machine of the same shape whose NCCL has
  * fewer channels should learn, not freeze). */
 int dccl_agent_channels_safe(const dccl_config_agent* agent, int coll, dccl_action action);
+/* Whether arm `index` of a cell's context (collective `coll`) may run at all: NCCL does not ignore it
+ * (its cost table) and its channel count is safe (dccl_agent_channels_safe). Every choice an agent makes
+ * (exploit, race, explore, draw) is among such arms. */
+int dccl_agent_arm_runnable(const dccl_config_agent* agent, const dccl_arm* arm, int coll, int index);
 /* Called by the policy loader once a cell's saved statistics are in place. The cell starts in the calm
  * context, whatever context the job that saved it ended in (this job's Agent-1 starts calm). A learning agent measures
  * its own recent readings (the guard compares what runs now, not what ran in the job that saved the

@@ -47,37 +47,31 @@ int dccl_temporary_name(const char* path, uint64_t suffix, char* name, size_t si
   return n >= 0 && (size_t)n < size ? 0 : -1;
 }
 
-/* Whether `name` is `base` followed by ".tmp." and 16 lowercase hex digits (dccl_temporary_name). */
+/* Whether `name` is a temporary name of `base` (dccl_temporary_name's, whatever its suffix). */
 static int is_temporary_of(const char* name, const char* base) {
-  size_t length = strlen(base);
-  if (strncmp(name, base, length) != 0 || strncmp(name + length, ".tmp.", 5) != 0) return 0;
-  const char* digits = name + length + 5;
-  for (int i = 0; i < 16; i++)
-    if (!((digits[i] >= '0' && digits[i] <= '9') || (digits[i] >= 'a' && digits[i] <= 'f'))) return 0;
-  return digits[16] == '\0';
+  char pattern[4096];
+  if (dccl_temporary_name(base, 0, pattern, sizeof(pattern)) != 0) return 0;
+  size_t length = strlen(pattern), prefix = length - 16; /* 16 hex digits last */
+  if (strlen(name) != length || strncmp(name, pattern, prefix) != 0) return 0;
+  return strspn(name + prefix, "0123456789abcdef") == 16;
 }
 
 int dccl_remove_stale_temporaries(const char* path, double older_than_seconds, char* error, size_t error_size) {
   char target[4096], folder[4096], base[4096], file[8192];
   if (dccl_resolve_links(path, target, sizeof(target), error, error_size) != 0) return -1;
-  const char* slash = strrchr(target, '/');
-  if (slash == NULL) {
-    snprintf(folder, sizeof(folder), ".");
-    snprintf(base, sizeof(base), "%s", target);
-  } else {
-    snprintf(folder, sizeof(folder), "%.*s", slash == target ? 1 : (int)(slash - target), target);
-    snprintf(base, sizeof(base), "%s", slash + 1);
-  }
-  DIR* d = opendir(folder);
+  strcpy(folder, target); /* dirname and basename may write into their argument */
+  strcpy(base, target);
+  const char *directory = dirname(folder), *name = basename(base);
+  DIR* d = opendir(directory);
   if (d == NULL) {
-    snprintf(error, error_size, "cannot read the folder %s: %s", folder, strerror(errno));
+    snprintf(error, error_size, "cannot read the folder %s: %s", directory, strerror(errno));
     return -1;
   }
   time_t now = time(NULL);
   int removed = 0;
   for (struct dirent* e; (e = readdir(d)) != NULL;) {
-    if (!is_temporary_of(e->d_name, base)) continue;
-    snprintf(file, sizeof(file), "%s/%s", folder, e->d_name);
+    if (!is_temporary_of(e->d_name, name)) continue;
+    snprintf(file, sizeof(file), "%s/%s", directory, e->d_name);
     struct stat st;
     if (lstat(file, &st) != 0 || !S_ISREG(st.st_mode) || difftime(now, st.st_mtime) < older_than_seconds) continue;
     removed += unlink(file) == 0;

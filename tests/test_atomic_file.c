@@ -5,12 +5,10 @@
  * non-regular files never replaced; folders made with their parents; what killed saves left is removed
  * once no save can still be writing it. */
 #include <dirent.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../persist/atomic_file.h"
@@ -267,15 +265,6 @@ static void test_non_regular_file_not_replaced(void) {
 }
 
 /* A folder and its missing parents are made; a file in the way is reported. */
-/* Ages a file's modification time by `seconds`. */
-static int age_file(const char* path, double seconds) {
-  struct timespec times[2];
-  clock_gettime(CLOCK_REALTIME, &times[0]);
-  times[0].tv_sec -= (time_t)seconds;
-  times[1] = times[0];
-  return utimensat(AT_FDCWD, path, times, 0);
-}
-
 /* What saves killed mid-write left beside a file (its link's target) is removed once it is older than
  * any save in progress; a save in progress (a fresh temporary file), another file's temporary files,
  * names that only look alike, and folders stay. */
@@ -299,10 +288,10 @@ static void test_stale_temporaries_removed(void) {
   CHECK(mkdir(folder, 0755) == 0);
   for (int i = 0; i < LOOKALIKES; i++) {
     path_in(lookalike[i], sizeof(lookalike[i]), lookalikes[i]);
-    CHECK(write_text(lookalike[i], "x") == 0 && age_file(lookalike[i], 7200) == 0);
+    CHECK(write_text(lookalike[i], "x") == 0 && test_age_file(lookalike[i], 7200) == 0);
   }
-  CHECK(age_file(stale, 7200) == 0 && age_file(other, 7200) == 0 && age_file(folder, 7200) == 0 &&
-        age_file(link_named, 7200) == 0 && age_file(fresh, 60) == 0);
+  CHECK(test_age_file(stale, 7200) == 0 && test_age_file(other, 7200) == 0 && test_age_file(folder, 7200) == 0 &&
+        test_age_file(link_named, 7200) == 0 && test_age_file(fresh, 60) == 0);
   char error[512] = "";
   CHECK_MSG(dccl_remove_stale_temporaries(link, DCCL_STALE_TEMPORARY_SECONDS, error, sizeof(error)) == 1, "%s", error);
   CHECK_MSG(access(stale, F_OK) != 0, "%s was left", stale);

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../core/text_file.h"
@@ -33,6 +35,15 @@ static inline int test_temp_file(char* path_template) {
   if (fd < 0) return -1;
   close(fd);
   return 0;
+}
+
+/* Sets a file's (or folder's) access and modification times `seconds` in the past; 0, or -1. */
+static inline int test_age_file(const char* path, double seconds) {
+  struct timespec times[2];
+  clock_gettime(CLOCK_REALTIME, &times[0]);
+  times[0].tv_sec -= (time_t)seconds;
+  times[1] = times[0];
+  return utimensat(AT_FDCWD, path, times, 0);
 }
 
 /* Removes a folder and everything below it (links are removed, not followed). */

@@ -8,11 +8,9 @@
  * their noise), it reaches the oracle in the steady state and keeps the real gains where NCCL is far
  * off. */
 #include <dirent.h>
-#include <fcntl.h>
 #include <libgen.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../abi/builtin.h"
@@ -365,11 +363,7 @@ static void test_interrupted_saves_are_cleaned_up(void) {
   snprintf(stale, sizeof(stale), "%s.tmp.00000000deadbeef", policy_path);
   snprintf(fresh, sizeof(fresh), "%s.tmp.00000000feedf00d", policy_path);
   CHECK(test_write_file(stale, "half a policy", 13) == 0 && test_write_file(fresh, "a save in progress", 18) == 0);
-  struct timespec times[2];
-  clock_gettime(CLOCK_REALTIME, &times[0]);
-  times[0].tv_sec -= DCCL_STALE_TEMPORARY_SECONDS + 60;
-  times[1] = times[0];
-  CHECK(utimensat(AT_FDCWD, stale, times, 0) == 0);
+  CHECK(test_age_file(stale, DCCL_STALE_TEMPORARY_SECONDS + 60) == 0);
   dccl_emu_result r;
   CHECK(run("pcie-8gpu", short_text, 1, 0, &r) == 0);
   CHECK_EQ_INT(r.plugin_warnings, 0);
