@@ -135,7 +135,7 @@ say "- built: plugin $(basename "$plugin"), build/gpu/collbench, build/gpu/loopb
 
 if [ $dry -eq 1 ]; then
   # No GPU: the same shape (4 ranks, one per "node", sockets) through the NCCL emulator, every policy.
-  python3 -c "import ast; [ast.parse(open('bench/gpu/' + f).read()) for f in ('ddp_step.py', 'graph_check.py', 'spawn_ranks.py', 'summarize.py')]" ||
+  python3 -c "import ast; [ast.parse(open('bench/gpu/' + f).read()) for f in ('ddp_step.py', 'graph_check.py', 'graph_traces.py', 'spawn_ranks.py', 'summarize.py')]" ||
     { say "a Python script does not parse"; exit 1; }
   build/gpu/collbench --mode none --max 4K > "$OUT/dry-collbench.txt" 2>&1
   say "- collbench without a GPU: $(tail -1 "$OUT/dry-collbench.txt")"
@@ -156,6 +156,10 @@ if [ $dry -eq 1 ]; then
   python3 bench/gpu/summarize.py docs/results/gpu/4-side-by-side-r10-warm > "$OUT/dry-run4-summary.md" ||
     { say "summarize.py failed on the committed run 4"; exit 1; }
   say "- $(tail -1 "$OUT/dry-self-test.txt"); the committed run 4 summarized again"
+  graph_run=docs/results/gpu/11-graph-configs
+  python3 bench/gpu/graph_traces.py "$graph_run/fixed-trace-0.csv" "$graph_run/fixed-trace-1.csv" \
+    "$graph_run/fixed-alternate.log" > "$OUT/dry-graph-traces.txt" || { say "graph_traces.py failed on the committed run 11"; exit 1; }
+  say "- graph_traces.py on the committed run 11: $(head -1 "$OUT/dry-graph-traces.txt")"
   say "dry run complete ($(elapsed) s): the GPU steps were not run"
   exit 0
 fi

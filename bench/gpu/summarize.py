@@ -903,6 +903,48 @@ def leftover_profile_table(out):
     print("```")
 
 
+SLOW_CALL_FACTORS = (2, 3, 10)
+
+
+def slow_calls(out):
+    """Rank 0's kernel spans in the pairs entries' traces, each over the median of its group (entry,
+    collective, size and what NCCL ran; groups of 5 calls or more; a process's first 3 calls left out):
+    {bytes: [span / median]}."""
+    shares = {}
+    for _, by_rank in pairs_traces(out):
+        group = {}
+        for r in by_rank[0].values():
+            if not r.get("call_order") or int(r["call_order"]) < 3:
+                continue
+            key = (r["collective"], int(r["bytes"]), r["algorithm"], r["protocol"], r["channels"])
+            group.setdefault(key, []).append(int(r["duration_ns"]))
+        for key, spans in group.items():
+            middle = statistics.median(spans) if len(spans) >= 5 else 0
+            if middle > 0:
+                shares.setdefault(key[1], []).extend(span / middle for span in spans)
+    return shares
+
+
+def slow_call_table(out):
+    shares = slow_calls(out)
+    if not shares:
+        return
+    heading("Single slow calls", "From the pairs entries' rank-0 traces: each call's kernel span over the median "
+            "of its entry, collective, size and executed action (groups of 5 calls or more, a process's first 3 "
+            "calls left out), the share of calls beyond 2, 3 and 10 times that median, per size and over all. "
+            "A learner that averages a few readings of an action can write it off on one such call.")
+    factors = " | ".join(f"> {f}x" for f in SLOW_CALL_FACTORS)
+    print(f"| bytes | calls | {factors} |")
+    print("|---|---|" + "---|" * len(SLOW_CALL_FACTORS))
+    every = []
+    for size in sorted(shares):
+        every += shares[size]
+        cells = " | ".join(f"{sum(x > f for x in shares[size]) / len(shares[size]):.4f}" for f in SLOW_CALL_FACTORS)
+        print(f"| {size} | {len(shares[size])} | {cells} |")
+    cells = " | ".join(f"{sum(x > f for x in every) / len(every):.4f}" for f in SLOW_CALL_FACTORS)
+    print(f"| all | {len(every)} | {cells} |")
+
+
 def self_test():
     """Checks the interval and the pairing on known cases; returns the process's exit status."""
     failures, checks = [], [0]
@@ -1189,6 +1231,7 @@ def main():
         cost_ranking_table(out)
         switch_table(out)
         leftover_profile_table(out)
+        slow_call_table(out)
         if not os.path.exists(path("compare.csv")):
             return 0
     if os.path.exists(path("compare.csv")):
