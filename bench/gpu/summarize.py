@@ -1209,6 +1209,23 @@ def self_test():
               [round(v) for v in got], [120, 100, 80, 100, 100])
         check("profile lines: tree leaves the next kernel longer by 0.2 of its call (no host stamps: no `later` points)",
               leftover_profile_lines(folder), ["leftover = tree/simple/ch=1 longer 0.20"])
+    # Single slow calls: a process's first 3 calls (slow here) are left out, a group of fewer than 5 calls
+    # too; of ten calls at 100 us, one at 250 and one at 1,200 are over 2x, one over 3x and over 10x.
+    with tempfile.TemporaryDirectory() as folder:
+        trace = os.path.join(folder, "pairs-trace", "ring-ll-ch=1")
+        os.makedirs(trace)
+        with open(os.path.join(trace, "trace-0.csv"), "w") as f:
+            f.write("rank,seq,collective,bytes,algorithm,protocol,channels,channels_measured,gpu_start_ns,duration_ns,"
+                    "call_order,host_launch_ns,host_done_ns\n")
+            spans = [9000000] * 3 + [100000] * 8 + [250000, 1200000] + [400000] * 4
+            for order, span in enumerate(spans):
+                size, algorithm = (1024, "ring") if order < 13 else (4096, "tree")
+                f.write(f"0,{order},allreduce,{size},{algorithm},ll,1,1,{order * 2000000},{span},{order},0,0\n")
+        shares = slow_calls(folder)
+        check("single slow calls: groups and the first calls left out", sorted((k, len(v)) for k, v in shares.items()),
+              [(1024, 10)])
+        check("single slow calls: over 2, 3 and 10 times the median",
+              [sum(x > f for x in shares[1024]) for f in SLOW_CALL_FACTORS], [2, 1, 1])
     for failure in failures:
         print("summarize.py self-test:", failure, file=sys.stderr)
     print(f"summarize.py self-test: {checks[0] - len(failures)} passed, {len(failures)} failed")
