@@ -519,8 +519,8 @@ static dccl_action best_bounded(dccl_config_agent* agent, dccl_agent_cell* c, do
    * choice when the calm decision turns out slower than NCCL's under congestion). */
   if (context == 1 && !dccl_action_is_nccl(c->calm_exploit)) {
     int i = dccl_agent_action_index(agent, coll, c->calm_exploit);
-    if (i >= 0 && dccl_agent_arm_runnable(agent, dccl_agent_arm(agent, c, context, i), coll, i)) {
-      const dccl_arm* a = dccl_agent_arm(agent, c, context, i);
+    const dccl_arm* a = i >= 0 ? dccl_agent_arm(agent, c, context, i) : NULL;
+    if (a != NULL && dccl_agent_arm_runnable(agent, a, coll, i)) {
       best = c->calm_exploit;
       *best_index = i;
       if (a->count >= EXPLOIT_MIN_SAMPLES) {

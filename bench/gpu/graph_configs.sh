@@ -25,7 +25,7 @@ echo quit | nvidia-cuda-mps-control > /dev/null 2>&1 && sleep 1
 nvidia-cuda-mps-control -d && echo "MPS on"
 printf 'allreduce,0,-1,tree/simple/ch=1|ring/ll/ch=2\n' > "$D/alternate.table"
 port=29600
-# One configuration: its environment assignments as arguments; 35 s to the watchdog, 50 s at most.
+# One configuration: its name, then its environment assignments (none: no plugin); 35 s to the watchdog, 50 s at most.
 one() {
   local name=$1; shift
   port=$((port + 10))
@@ -37,7 +37,7 @@ one() {
   echo "== $name: rc $rc, $(( $(date +%s) - t0 )) s"
   grep -E "^graph_check|graph_check rank|Timeout|Error|WARN|DynamICCL.*(captured|replays|waiting)" "$D/$name.log" | head -30
 }
-one none NO_PLUGIN=1
+one none
 one fixed-alternate NCCL_TUNER_PLUGIN="$plugin" NCCL_PROFILER_PLUGIN="$plugin" DYNAMICCL_MODE=fixed \
   DYNAMICCL_TABLE_FILE="$D/alternate.table" DYNAMICCL_TRACE_FILE="$D/fixed-trace-%r.csv"
 one learn NCCL_TUNER_PLUGIN="$plugin" NCCL_PROFILER_PLUGIN="$plugin" DYNAMICCL_MODE=learn DYNAMICCL_POLICY_DIR="$D/policy" \

@@ -27,8 +27,8 @@ def read_trace(path):
 
 
 def seq_gaps(calls):
-    """Per (collective, bytes): traced calls, and seqNumbers missing between the first and the last of
-    that collective's (a size's calls interleave with the other sizes' in one seqNumber)."""
+    """Per collective: seqNumbers traced, and those missing between its first and its last (NCCL numbers
+    a collective's calls of every size in one sequence)."""
     seqs = collections.defaultdict(set)
     for (coll, _, seq) in calls:
         seqs[coll].add(seq)

@@ -933,16 +933,15 @@ def slow_call_table(out):
             "of its entry, collective, size and executed action (groups of 5 calls or more, a process's first 3 "
             "calls left out), the share of calls beyond 2, 3 and 10 times that median, per size and over all. "
             "A learner that averages a few readings of an action can write it off on one such call.")
+    def row(label, ratios):
+        cells = " | ".join(f"{sum(x > f for x in ratios) / len(ratios):.4f}" for f in SLOW_CALL_FACTORS)
+        print(f"| {label} | {len(ratios)} | {cells} |")
     factors = " | ".join(f"> {f}x" for f in SLOW_CALL_FACTORS)
     print(f"| bytes | calls | {factors} |")
     print("|---|---|" + "---|" * len(SLOW_CALL_FACTORS))
-    every = []
     for size in sorted(shares):
-        every += shares[size]
-        cells = " | ".join(f"{sum(x > f for x in shares[size]) / len(shares[size]):.4f}" for f in SLOW_CALL_FACTORS)
-        print(f"| {size} | {len(shares[size])} | {cells} |")
-    cells = " | ".join(f"{sum(x > f for x in every) / len(every):.4f}" for f in SLOW_CALL_FACTORS)
-    print(f"| all | {len(every)} | {cells} |")
+        row(size, shares[size])
+    row("all", [x for size in sorted(shares) for x in shares[size]])
 
 
 def self_test():
