@@ -154,7 +154,7 @@ EOF
     echo "0.955). Run 10 (2026-11-27), with the default DYNAMICCL_COST=leftover: no size below NCCL, 18 of 27"
     echo "meet both targets as measured and 24 of 27 counting the policy's runs of the best action or NCCL's own"
     echo "choice as those configurations; the three left are AllReduce 1 KiB and 256 KiB and AllGather 64 MiB."
-    echo "Run 11: CUDA graphs on real NCCL, ranks agreeing through capture and replays. The side-by-side table of run 4 (10"
+    echo "Runs 11-12: CUDA graphs on real NCCL, ranks agreeing through capture and replays, the plugin counting 5 captured calls and 200 replays as predicted. The side-by-side table of run 4 (10"
     echo "repetitions, bus bandwidth medians; regenerate it with \`python3 bench/gpu/summarize.py $(dirname "$gpu")\`):"
     echo
     sed -n '/^| collective | bytes | NCCL alone/,/^- sizes where it runs another action/p' "$gpu"

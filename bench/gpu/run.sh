@@ -438,7 +438,9 @@ elif wanted graph && [ "$(left)" -gt 60 ]; then
   (export NCCL_TUNER_PLUGIN=$plugin NCCL_PROFILER_PLUGIN=$plugin DYNAMICCL_MODE=learn DYNAMICCL_POLICY_DIR="$OUT/graph-policy" \
      NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING MASTER_PORT=29561
    timeout "$limit" python3 bench/gpu/graph_check.py --ranks "$ranks" --label learn) > "$OUT/graph.log" 2>&1
-  ran=$(grep -m1 '^graph_check' "$OUT/graph.log" || echo "graph_check failed (graph.log)")
+  # The closing line (captured, replays, correct); the lines before it are each rank's progress.
+  ran=$(grep '^graph_check captured=' "$OUT/graph.log" | tail -1)
+  [ -n "$ran" ] || ran="graph_check failed ($(grep '^graph_check rank' "$OUT/graph.log" | tail -1); graph.log)"
   # Rank 0's finalize lines: the tuner's count of captured calls, the profiler's of replays.
   captured=$(sed -n 's/.*rank 0: .* \([0-9]*\) captured into CUDA graphs.*/\1/p' "$OUT/graph.log" | head -1)
   replays=$(sed -n 's/.*rank 0: .* \([0-9]*\) CUDA-graph replays.*/\1/p' "$OUT/graph.log" | head -1)
