@@ -55,6 +55,7 @@ typedef struct dccl_settings {
   dccl_trigger_setting trigger;
   dccl_cost_mode cost; /* DYNAMICCL_COST */
   int learn_after_switch; /* DYNAMICCL_AFTER_SWITCH: 0 `skip`, 1 `learn` */
+  int learn_first_calls;  /* DYNAMICCL_FIRST_CALLS: 0 `skip`, 1 `learn` */
   int max_channels;
   long long nccl_buffer_bytes[3]; /* NCCL's own NCCL_LL_BUFFSIZE, NCCL_LL128_BUFFSIZE, NCCL_BUFFSIZE
                                      (by protocol: LL, LL128, Simple); 0: not set, NCCL's default */

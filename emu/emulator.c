@@ -208,6 +208,7 @@ static void descriptor_count(int coll, size_t bytes, int n_ranks, size_t* count,
 typedef struct gpu_timeline {
   uint64_t clock_ns;   /* the GPU's globaltimer where its queue stands */
   uint64_t carried_ns; /* work the last kernel left to this rank's next one */
+  uint64_t tail_ns;    /* the last call's tail that the next kernel waits for (the profile's noise.tail_share) */
   kernel pending;      /* host_ahead: the last call's kernel, reported after the next call's launch */
   int pending_kernel;
   int kernel_events;   /* the plugin asked for KernelCh events */
@@ -216,18 +217,22 @@ typedef struct gpu_timeline {
 /* Runs one call on the rank's GPU as NCCL launches it: the Coll event (its parent the call's CollApi
  * handle, `seq` its seqNumber), then its kernel's channel events, now or later. The kernel's span is
  * the call's work less what it leaves to the next kernel, plus what the previous one left it to run
- * (the profile's `leftover` lines). */
+ * (the profile's `leftover` lines), plus what is left of the previous call's tail after the gap before
+ * this one (noise.tail_share: a measurement effect, not in the call's accounted latency). */
 static void launch(rank_context* r, gpu_timeline* g, const dccl_call* call, const dccl_execution* e, double measured_us,
                    void* parent, uint64_t seq) {
   const dccl_emu_config* cfg = r->config;
   uint64_t duration_ns = (uint64_t)llround(measured_us * 1000.0);
   if (duration_ns == 0) duration_ns = 1;
-  g->clock_ns += (uint64_t)llround(call->gap_us * 1000.0);
+  uint64_t gap_ns = (uint64_t)llround(call->gap_us * 1000.0);
+  g->clock_ns += gap_ns;
+  uint64_t waited_ns = g->tail_ns > gap_ns ? g->tail_ns - gap_ns : 0;
+  g->tail_ns = (uint64_t)llround((double)duration_ns * r->sim->profile.truth.tail_share);
   double later_share, longer_share;
   dccl_sim_leftover(r->sim, call, e, &later_share, &longer_share);
   uint64_t later_ns = (uint64_t)llround((double)duration_ns * later_share);
   uint64_t longer_ns = (uint64_t)llround((double)duration_ns * longer_share);
-  uint64_t span_ns = duration_ns - later_ns - longer_ns + g->carried_ns;
+  uint64_t span_ns = duration_ns - later_ns - longer_ns + g->carried_ns + waited_ns;
   g->carried_ns = longer_ns;
   if (r->profiling) {
     size_t count;

@@ -242,6 +242,57 @@ static int after_switch(dccl_learner* l, const dccl_measurement* m, int cell) {
   return switched;
 }
 
+#define RUNS_MIN_CALLS 16     /* calls right after another call before a cell's calls are known to come in runs */
+#define RUNS_WINDOW_CALLS 4096 /* the counts halve here, so that they follow the workload as it changes */
+
+/* Whether this call is the first of a run of its cell's calls, right after a larger call (more bytes) of
+ * another cell that it was launched within (NCCL launched it before that call's end was seen: back to
+ * back), in a cell whose calls mostly come in runs (3 in 4 or more of them right after a call of the
+ * same cell, by the profiler's call order). Such a call waits in its kernel for the larger call's work: in
+ * the GPU test machine's learning run (collbench's rounds of 12 calls a size) AllReduce 1 KiB's first call
+ * of each round, right after the round's 64 MiB call, read 8.3x its usual span, AllGather 1 KiB's 42x
+ * (docs/results/gpu/14-warm-learn-trace-pairs-r6). Those readings fell on whichever action the round began
+ * with, NCCL's choice most often: an arm that took one among a few readings was written off (tree/LL at
+ * AllReduce 1 KiB, 1.22x faster than NCCL's choice, read 0.91x). The agents skip it, as a call right after
+ * a switch of action (after_switch). A run's first call right after a smaller one reads 1.1-1.9x there, and
+ * is kept: skipping every run's first call cost 0.3% of the simulated suite's total latency, as each cell
+ * of a sweep loses a reading in 10-20 (docs/agents.md). Where a cell's calls are interleaved with others'
+ * (a data-parallel job's last, smaller bucket after the others), all are kept: what they wait for is
+ * common to every action of the cell. */
+static int run_start(dccl_learner* l, const dccl_measurement* m, int cell) {
+  const dccl_measurement* p = &l->previous;
+  if (l->previous_cell < 0 || m->host_launch_ns == 0 || p->host_launch_ns == 0 || m->call_order != p->call_order + 1)
+    return 0;
+  const dccl_agent_cell* slot = dccl_agent_cell_slot(&l->agent, cell, 1);
+  if (slot == NULL) return 0;
+  size_t s = (size_t)(slot - l->agent.cells);
+  int own_cell = l->previous_cell == cell;
+  if (l->calls_after_a_call[s] >= RUNS_WINDOW_CALLS) {
+    l->calls_after_a_call[s] /= 2;
+    l->calls_after_own_cell[s] /= 2;
+  }
+  l->calls_after_a_call[s]++;
+  l->calls_after_own_cell[s] += (uint32_t)own_cell;
+  int waited = p->host_done_ns != 0 && m->host_launch_ns <= p->host_done_ns; /* launched before that call's end was seen */
+  return !own_cell && waited && p->bytes > m->bytes && l->calls_after_a_call[s] >= RUNS_MIN_CALLS &&
+         4 * l->calls_after_own_cell[s] >= 3 * l->calls_after_a_call[s];
+}
+
+/* Whether this is the communicator's first measured call of its collective, algorithm and protocol.
+ * Such a call holds NCCL's one-time work: the first launch of the collective's kernel in the process
+ * and, since NCCL 2.22, the connection of the algorithm's channels at its first use. On the GPU test
+ * machine the first call of each collective in a process took 1-25 ms (30-560x a 1-KiB call) and tree's
+ * first call 4x its median (docs/results/gpu/10-leftover-learn-pairs-r6's traces); one such reading
+ * among an arm's first few writes the action off. The agents skip it. DYNAMICCL_FIRST_CALLS=learn keeps
+ * it. */
+static int first_call(dccl_learner* l, const dccl_measurement* m) {
+  if (m->algo >= DCCL_NUM_ALGOS || m->proto >= DCCL_NUM_PROTOS) return 0;
+  uint32_t bit = 1u << (m->algo * DCCL_NUM_PROTOS + m->proto);
+  int first = (l->measured_pairs[m->coll] & bit) == 0;
+  l->measured_pairs[m->coll] |= bit;
+  return first;
+}
+
 static void observe(dccl_learner* l, const dccl_learner_inputs* in, const dccl_measurement* m) {
   l->counters.measurements++;
   dccl_call_record call;
@@ -254,12 +305,19 @@ static void observe(dccl_learner* l, const dccl_learner_inputs* in, const dccl_m
     return;
   }
   l->counters.joined++;
+  int starts_run = run_start(l, m, call.cell) && !l->options.learn_after_switch; /* before after_switch moves on */
   int skipped = after_switch(l, m, call.cell) && !l->options.learn_after_switch;
   l->counters.after_switch += (uint64_t)skipped;
+  l->counters.run_starts += (uint64_t)starts_run; /* never right after a switch: that is the same cell */
+  skipped |= starts_run;
+  int first = first_call(l, m) && !l->options.learn_first_calls;
+  l->counters.first_calls += (uint64_t)(first && !skipped);
+  skipped |= first;
   /* Held until the next call tells its stream time: to learn it by that (stream), or to learn from it
-   * what its action leaves behind (leftover: even where the call itself is skipped). */
-  int hold = m->host_done_ns != 0 && (l->options.cost == DCCL_COST_LEFTOVER ||
-                                      (l->options.cost == DCCL_COST_STREAM && !skipped));
+   * what its action leaves behind (leftover: even where the call itself is skipped; a first call's excess,
+   * the gap before the next kernel, holds none of its one-time work). */
+  int hold = m->host_done_ns != 0 &&
+             (l->options.cost == DCCL_COST_LEFTOVER || (l->options.cost == DCCL_COST_STREAM && !skipped));
   if (hold) {
     l->held = *m;
     l->held_call = call;

@@ -59,6 +59,7 @@ static const field scalar_fields[] = {
   {"noise.spike_scale", FIELD_DOUBLE, TRUTH(spike_scale), 1, 100},
   {"noise.drift_sigma", FIELD_DOUBLE, TRUTH(drift_sigma), 0, 2},
   {"noise.drift_calls", FIELD_DOUBLE, TRUTH(drift_calls), 1, 1e12},
+  {"noise.tail_share", FIELD_DOUBLE, TRUTH(tail_share), 0, 1},
 };
 
 static int set_field(dccl_profile* profile, field_type type, size_t offset, double low, double high, const char* value,

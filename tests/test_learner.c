@@ -32,6 +32,7 @@ static void fixture_init_costing(fixture* f, int cost) {
   dccl_learner_options o;
   memset(&o, 0, sizeof(o));
   o.cost = cost;
+  o.learn_first_calls = 1; /* the tests count samples exactly; first calls have their own test */
   dccl_agent_default_options(&o.agent);
   CHECK(dccl_learner_init(f->learner, &o) == 0);
   f->inputs.calls = &call_log;
@@ -432,12 +433,115 @@ static void test_work_left_to_the_next_call_is_not_learned_as_its_own(void) {
   fixture_free(&f);
 }
 
+static void test_first_call_of_a_kernel_is_not_learned(void) {
+  /* The communicator's first call of each (collective, algorithm, protocol) holds NCCL's one-time work
+   * (loading the kernel, connecting the algorithm's channels): here the first fast call takes 5 ms, 50x
+   * its 100 us. Left in, that one reading puts the fast action's mean of 21 readings 1.2x above its
+   * truth (and the slow one's 2% off, by the drift it reads into later calls); skipped, both are exact. The slow action's first call is right after a switch, so
+   * skipped either way and counted there. Another collective's first call is its own first. */
+  for (int learn_first = 1; learn_first >= 0; learn_first--) {
+    fixture f;
+    fixture_init(&f);
+    f.learner->options.learn_first_calls = learn_first;
+    log_calls(&f, 60, BYTES);
+    for (uint64_t c = 0; c < 60; c++) {
+      dccl_measurement m = measurement_of(&f, c, BYTES, decided_for(&f, c));
+      if (c == 0) m.duration_ns = 5000000;
+      take(&f, &m);
+    }
+    CHECK_EQ_INT(f.learner->counters.after_switch, 19);
+    CHECK_EQ_INT(f.learner->counters.first_calls, learn_first ? 0 : 1);
+    dccl_arm* fast = arm_of(&f, f.fast);
+    dccl_arm* slow = arm_of(&f, f.slow);
+    CHECK(fast != NULL && slow != NULL);
+    if (fast != NULL && slow != NULL) {
+      CHECK_NEAR(fast->count, learn_first ? 21 : 20, 1e-3);
+      CHECK_NEAR(slow->count, 20, 1e-3);
+      if (learn_first) { /* through the agent's drift estimate it moves the slow action's mean too */
+        CHECK(exp(fast->mean) > 1.2 * 100);
+        CHECK(fabs(slow->mean - log(300.0)) > 0.01);
+      } else {
+        CHECK_NEAR(fast->mean, log(100.0), 1e-4);
+        CHECK_NEAR(slow->mean, log(300.0), 1e-4);
+      }
+    }
+    /* AllGather's first call on the same algorithm and protocol: a first of its own. */
+    dccl_call_record r = {BYTES, 0, 0, f.fast, (uint16_t)dccl_cell_for_call(DCCL_COLL_ALLGATHER, BYTES, 1, 0),
+                          DCCL_COLL_ALLGATHER, 0};
+    dccl_call_log_push(&call_log, &r);
+    dccl_measurement m = measurement_of(&f, 0, BYTES, f.fast);
+    m.coll = DCCL_COLL_ALLGATHER;
+    take(&f, &m);
+    CHECK_EQ_INT(f.learner->counters.joined, 61);
+    CHECK_EQ_INT(f.learner->counters.first_calls, learn_first ? 0 : 2);
+    fixture_free(&f);
+  }
+}
+
+/* Plays `rounds` rounds of one 16 MiB call and then `small_calls` calls of BYTES (both AllReduce, the fast
+ * action, back to back with host stamps): a small call right after the large one waits for its work and
+ * spans 1,000 us, the others 100. Returns the small cell's arm. */
+static dccl_arm* play_rounds(fixture* f, int rounds, int small_calls) {
+  const uint64_t large = (uint64_t)16 << 20;
+  uint64_t order = 0;
+  for (int round = 0; round < rounds; round++)
+    for (int k = 0; k <= small_calls; k++, order++) {
+      uint64_t bytes = k == 0 ? large : BYTES;
+      dccl_call_record r = {bytes, order, order, f->fast, (uint16_t)dccl_cell_for_call(COLL, bytes, 1, 0), COLL, 0};
+      dccl_call_log_push(&call_log, &r);
+      dccl_measurement m = measurement_of(f, order, bytes, f->fast);
+      m.duration_ns = k == 0 ? 2000000 : k == 1 ? 1000000 : 100000;
+      m.call_order = order;
+      m.host_launch_ns = 1000 + order;
+      m.host_done_ns = 1000000 + 1000 * order;
+      take(f, &m);
+    }
+  return arm_of(f, f->fast);
+}
+
+static void test_first_call_of_a_run_after_a_larger_call_is_not_learned(void) {
+  /* Rounds of one large call and 11 small ones, as collbench's learning run plays sizes: the small cell's
+   * calls come in runs (10 of 11 right after one of its own), so a run's first call, right after the
+   * larger call, is not learned once the cell has had 16 calls: from the third round on (22 of 24), so
+   * that 2 of its arm's readings are 1,000 us rather than 24; learning every call, the arm reads over 1.1x
+   * more (the agent's drift estimate, which a lone arm's readings move, takes part of either). The large
+   * cell's calls all follow a smaller call of another cell: all kept. Interleaved (one large, one small),
+   * no cell comes in runs: nothing is skipped. */
+  fixture f;
+  fixture_init(&f);
+  dccl_arm* small = play_rounds(&f, 24, 11);
+  CHECK_EQ_INT(f.learner->counters.run_starts, 22);
+  CHECK_EQ_INT(f.learner->counters.after_switch, 0);
+  CHECK(small != NULL);
+  double skipping_us = small != NULL ? exp(small->mean) : 0;
+  if (small != NULL) CHECK_NEAR(small->count, 24 * 11 - 22, 1e-3);
+  fixture_free(&f);
+  fixture_init(&f);
+  f.learner->options.learn_after_switch = 1; /* DYNAMICCL_AFTER_SWITCH=learn: every call learned */
+  small = play_rounds(&f, 24, 11);
+  CHECK_EQ_INT(f.learner->counters.run_starts, 0);
+  CHECK(small != NULL);
+  if (small != NULL) {
+    CHECK_NEAR(small->count, 24 * 11, 1e-3);
+    CHECK_MSG(exp(small->mean) > 1.1 * skipping_us, "learning every call %.1f us, skipping %.1f", exp(small->mean),
+              skipping_us);
+  }
+  fixture_free(&f);
+  fixture_init(&f);
+  small = play_rounds(&f, 100, 1);
+  CHECK_EQ_INT(f.learner->counters.run_starts, 0);
+  CHECK(small != NULL && small->count > 99.5);
+  fixture_free(&f);
+}
+
 int main(void) {
   RUN(test_lost_measurements_skip_their_calls);
   RUN(test_lagging_learner_drops_what_it_lost);
   RUN(test_full_call_log_loses_calls_not_joins);
   RUN(test_aggregated_calls_leave_the_join_in_step);
   RUN(test_stream_time_charges_work_left_behind_the_kernel);
+  RUN(test_first_call_of_a_kernel_is_not_learned);
+  RUN(test_first_call_of_a_run_after_a_larger_call_is_not_learned);
   RUN(test_a_gap_the_application_made_is_not_charged);
   RUN(test_overlapping_calls_cost_their_spans);
   RUN(test_leftover_charges_work_left_behind_not_the_applications_waits);

@@ -154,7 +154,11 @@ EOF
     echo "0.955). Run 10 (2026-11-27), with the default DYNAMICCL_COST=leftover: no size below NCCL, 18 of 27"
     echo "meet both targets as measured and 24 of 27 counting the policy's runs of the best action or NCCL's own"
     echo "choice as those configurations; the three left are AllReduce 1 KiB and 256 KiB and AllGather 64 MiB."
-    echo "Runs 11-12: CUDA graphs on real NCCL, ranks agreeing through capture and replays, the plugin counting 5 captured calls and 200 replays as predicted. The side-by-side table of run 4 (10"
+    echo "Runs 11-12: CUDA graphs on real NCCL, ranks agreeing through capture and replays, the plugin counting 5 captured calls and 200 replays as predicted."
+    echo "Runs 13-14 (the learner skipping each collective's first calls; run 14 warm from run 13, its learning traced): no size"
+    echo "below NCCL, 22 of 27 meet both targets (13 and 17 as measured); AllReduce 1 KiB misses in every run, which run 14's"
+    echo "trace explains: a call right after a larger call waits for its tail (8-42x at 1 KiB), which the learner now skips"
+    echo "(not yet run on the GPU). The side-by-side table of run 4 (10"
     echo "repetitions, bus bandwidth medians; regenerate it with \`python3 bench/gpu/summarize.py $(dirname "$gpu")\`):"
     echo
     sed -n '/^| collective | bytes | NCCL alone/,/^- sizes where it runs another action/p' "$gpu"

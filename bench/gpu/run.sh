@@ -36,6 +36,8 @@
 #   --budget S           seconds for the whole run (default 540); steps that do not fit are cut short or
 #                        skipped, and say so
 #   --no-mps             let the ranks' kernels time-share the GPU (no MPS)
+#   --learn-trace        keep the plugin's per-call traces of the learning run in $OUT/learn-trace (every
+#                        call's span and host stamps on each rank: what the learner was given)
 #        bench/gpu/run.sh --dry-run   (no GPU: builds everything, checks the scripts, and runs the same
 #                                      topology through the NCCL emulator instead)
 set -uo pipefail
@@ -51,6 +53,7 @@ warm_policy=
 warm_from_replay=0
 budget=540
 use_mps=1
+learn_trace=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --ranks) ranks=$2; shift 2 ;;
@@ -64,8 +67,9 @@ while [ $# -gt 0 ]; do
     --warm-from-replay) warm_from_replay=1; shift ;;
     --budget) budget=$2; shift 2 ;;
     --no-mps) use_mps=0; shift ;;
+    --learn-trace) learn_trace=1; shift ;;
     *) echo "usage: OUT=DIR bench/gpu/run.sh [--ranks N] [--quick] [--steps LIST] [--learn-seconds S] [--repeat R]" \
-            "[--actions LIST] [--warm-policy DIR | --warm-from-replay] [--budget S] [--no-mps] [--dry-run]" >&2; exit 2 ;;
+            "[--actions LIST] [--warm-policy DIR | --warm-from-replay] [--budget S] [--no-mps] [--learn-trace] [--dry-run]" >&2; exit 2 ;;
   esac
 done
 if [ "$warm_from_replay" = 1 ] && [ -n "$warm_policy" ]; then
@@ -284,8 +288,10 @@ elif [ -z "$warm_policy" ] && wanted learn; then
   rm -rf "$DYNAMICCL_POLICY_DIR"; mkdir -p "$DYNAMICCL_POLICY_DIR"
 fi
 if wanted learn; then
+  trace_option=()
+  [ "$learn_trace" = 1 ] && rm -rf "$OUT/learn-trace" && trace_option=(--trace-dir "$OUT/learn-trace")
   NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING bench $((learn_seconds + 60)) --mode learn --max "$max" --rounds 500 \
-    --seconds "$learn_seconds" --out "$OUT/learn.csv" > "$OUT/learn.log" 2>&1
+    --seconds "$learn_seconds" "${trace_option[@]}" --out "$OUT/learn.csv" > "$OUT/learn.log" 2>&1
   # What the plugin itself said: a policy of another topology or NCCL ABI is not loaded.
   [ -n "$warm_policy" ] && say "- the plugin's word on the warm start: $(grep -m1 -oE 'warm start from .*|ignoring the saved policy.*|no saved policy at .*' "$OUT/learn.log" || echo 'no warm-start line: learned from scratch')"
   step "learning done: $(grep -m1 -o 'learner: .*' "$OUT/learn.log")"

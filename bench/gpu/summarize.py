@@ -18,6 +18,7 @@ frozen.csv, congestion.csv, event-check.csv and the trace folders there; prints 
 import collections
 import csv
 import glob
+import gzip
 import math
 import os
 import re
@@ -908,13 +909,17 @@ SLOW_CALL_FACTORS = (2, 3, 10)
 
 def slow_calls(out):
     """Rank 0's kernel spans in the pairs entries' traces, each over the median of its group (entry,
-    collective, size and what NCCL ran; groups of 5 calls or more; a process's first 3 calls left out):
-    {bytes: [span / median]}."""
+    collective, size and what NCCL ran; groups of 5 calls or more; a process's first 3 calls left out, and
+    its first call of each collective, algorithm and protocol, which holds NCCL's one-time work and which
+    the learner skips: plugin/learner.c's first_call): {bytes: [span / median]}."""
     shares = {}
     for _, by_rank in pairs_traces(out):
-        group = {}
-        for r in by_rank[0].values():
-            if not r.get("call_order") or int(r["call_order"]) < 3:
+        group, seen = {}, set()
+        for r in sorted((r for r in by_rank[0].values() if r.get("call_order")), key=lambda r: int(r["call_order"])):
+            kernel = (r["collective"], r["algorithm"], r["protocol"])
+            first = kernel not in seen
+            seen.add(kernel)
+            if first or int(r["call_order"]) < 3:
                 continue
             key = (r["collective"], int(r["bytes"]), r["algorithm"], r["protocol"], r["channels"])
             group.setdefault(key, []).append(int(r["duration_ns"]))
@@ -931,7 +936,8 @@ def slow_call_table(out):
         return
     heading("Single slow calls", "From the pairs entries' rank-0 traces: each call's kernel span over the median "
             "of its entry, collective, size and executed action (groups of 5 calls or more, a process's first 3 "
-            "calls left out), the share of calls beyond 2, 3 and 10 times that median, per size and over all. "
+            "calls left out and its first call of each collective, algorithm and protocol: NCCL's one-time work, "
+            "1-25 ms, which the learner skips), the share of calls beyond 2, 3 and 10 times that median, per size and over all. "
             "A learner that averages a few readings of an action can write it off on one such call.")
     def row(label, ratios):
         cells = " | ".join(f"{sum(x > f for x in ratios) / len(ratios):.4f}" for f in SLOW_CALL_FACTORS)
@@ -942,6 +948,59 @@ def slow_call_table(out):
     for size in sorted(shares):
         row(size, shares[size])
     row("all", [x for size in sorted(shares) for x in shares[size]])
+
+
+def learn_trace_rows(out):
+    """Rank 0's trace of the learning run (learn-trace/trace-0.csv, or .csv.gz), in call order; [] without one."""
+    for name, opener in (("trace-0.csv", open), ("trace-0.csv.gz", gzip.open)):
+        path = os.path.join(out, "learn-trace", name)
+        if os.path.exists(path):
+            with opener(path, "rt") as f:
+                rows = [r for r in csv.DictReader(f) if r.get("call_order")]
+            return sorted(rows, key=lambda r: int(r["call_order"]))
+    return []
+
+
+def after_other_cells(rows):
+    """Spans (us) of the calls in a trace, each right after the call before it by call order, grouped by the
+    call's cell (collective, bytes) and action, and by what that call before was: `same` (the same cell),
+    `larger` or `smaller` (another cell of more or fewer bytes), `other` (another cell of as many bytes).
+    {(collective, bytes, action): {relation: [us]}}"""
+    groups = {}
+    for previous, r in zip(rows, rows[1:]):
+        if int(r["call_order"]) != int(previous["call_order"]) + 1:
+            continue
+        cell, before = (r["collective"], int(r["bytes"])), (previous["collective"], int(previous["bytes"]))
+        relation = ("same" if before == cell else "larger" if before[1] > cell[1] else
+                    "smaller" if before[1] < cell[1] else "other")
+        key = cell + (f"{r['algorithm']}/{r['protocol']}/ch={r['channels']}",)
+        groups.setdefault(key, {}).setdefault(relation, []).append(int(r["duration_ns"]) / 1e3)
+    return groups
+
+
+def after_other_cell_table(out):
+    rows = learn_trace_rows(out)
+    if not rows:
+        return
+    groups = after_other_cells(rows)
+    heading("Calls right after another cell's", "From the learning run's rank-0 trace (`--learn-trace`): per "
+            "cell and action with 20 calls or more right after a call of the same cell, their median span, and "
+            "the median span of its calls right after a call of another cell with more bytes, or fewer, over "
+            "that median (with their counts). A call that NCCL launched while a larger one was still running "
+            "waits in its kernel for that call's work: the learner leaves such calls out (plugin/learner.c's "
+            "after_switch).")
+    print("| collective | bytes | action | calls after its own cell | median us | after a larger call | "
+          "after a smaller call |")
+    print("|---|---|---|---|---|---|---|")
+    for key in sorted(groups):
+        by = groups[key]
+        same = by.get("same", [])
+        if len(same) < 20:
+            continue
+        middle = statistics.median(same)
+        cells = [f"{statistics.median(by[k]) / middle:.2f} ({len(by[k])})" if by.get(k) else "-"
+                 for k in ("larger", "smaller")]
+        print(f"| {key[0]} | {key[1]} | {key[2]} | {len(same)} | {middle:.1f} | {cells[0]} | {cells[1]} |")
 
 
 def self_test():
@@ -1209,22 +1268,37 @@ def self_test():
         check("profile lines: tree leaves the next kernel longer by 0.2 of its call (no host stamps: no `later` points)",
               leftover_profile_lines(folder), ["leftover = tree/simple/ch=1 longer 0.20"])
     # Single slow calls: a process's first 3 calls (slow here) are left out, a group of fewer than 5 calls
-    # too; of ten calls at 100 us, one at 250 and one at 1,200 are over 2x, one over 3x and over 10x.
+    # too, and the first AllGather call (20 ms: NCCL's one-time work); of ten AllReduce calls at 100 us, one
+    # at 250 and one at 1,200 are over 2x, one over 3x and over 10x; the five later AllGather calls are even.
     with tempfile.TemporaryDirectory() as folder:
         trace = os.path.join(folder, "pairs-trace", "ring-ll-ch=1")
         os.makedirs(trace)
         with open(os.path.join(trace, "trace-0.csv"), "w") as f:
             f.write("rank,seq,collective,bytes,algorithm,protocol,channels,channels_measured,gpu_start_ns,duration_ns,"
                     "call_order,host_launch_ns,host_done_ns\n")
-            spans = [9000000] * 3 + [100000] * 8 + [250000, 1200000] + [400000] * 4
+            spans = [9000000] * 3 + [100000] * 8 + [250000, 1200000] + [400000] * 4 + [20000000] + [100000] * 5
             for order, span in enumerate(spans):
-                size, algorithm = (1024, "ring") if order < 13 else (4096, "tree")
-                f.write(f"0,{order},allreduce,{size},{algorithm},ll,1,1,{order * 2000000},{span},{order},0,0\n")
+                size, algorithm = (1024, "ring") if order < 13 else (4096, "tree") if order < 17 else (1024, "ring")
+                collective = "allgather" if order >= 17 else "allreduce"
+                f.write(f"0,{order},{collective},{size},{algorithm},ll,1,1,{order * 2000000},{span},{order},0,0\n")
         shares = slow_calls(folder)
         check("single slow calls: groups and the first calls left out", sorted((k, len(v)) for k, v in shares.items()),
-              [(1024, 10)])
+              [(1024, 15)])
         check("single slow calls: over 2, 3 and 10 times the median",
               [sum(x > f for x in shares[1024]) for f in SLOW_CALL_FACTORS], [2, 1, 1])
+    # Calls right after another cell's: a 1 KiB call after a 64 MiB one, and a 4 KiB call after a 1 KiB one.
+    with tempfile.TemporaryDirectory() as folder:
+        os.makedirs(os.path.join(folder, "learn-trace"))
+        with gzip.open(os.path.join(folder, "learn-trace", "trace-0.csv.gz"), "wt") as f:
+            f.write("rank,seq,collective,bytes,algorithm,protocol,channels,channels_measured,gpu_start_ns,duration_ns,"
+                    "call_order,host_launch_ns,host_done_ns\n")
+            calls = [(67108864, 20000)] + [(1024, 300)] + [(1024, 30)] * 3 + [(4096, 60)] + [(4096, 40)] * 3
+            for order, (size, us) in enumerate(calls):
+                f.write(f"0,{order},allreduce,{size},ring,ll,1,1,{order * 10**8},{us * 1000},{order},0,0\n")
+        got = after_other_cells(learn_trace_rows(folder))
+        check("after other cells: relations", {k[1]: sorted((r, len(v)) for r, v in by.items()) for k, by in got.items()},
+              {1024: [("larger", 1), ("same", 3)], 4096: [("same", 3), ("smaller", 1)]})
+        check("after other cells: spans", got[("allreduce", 1024, "ring/ll/ch=1")]["larger"], [300.0])
     for failure in failures:
         print("summarize.py self-test:", failure, file=sys.stderr)
     print(f"summarize.py self-test: {checks[0] - len(failures)} passed, {len(failures)} failed")
@@ -1248,6 +1322,7 @@ def main():
         switch_table(out)
         leftover_profile_table(out)
         slow_call_table(out)
+        after_other_cell_table(out)
         if not os.path.exists(path("compare.csv")):
             return 0
     if os.path.exists(path("compare.csv")):
