@@ -284,7 +284,9 @@ static int run_start(dccl_learner* l, const dccl_measurement* m, int cell) {
  * machine the first call of each collective in a process took 1-25 ms (30-560x a 1-KiB call) and tree's
  * first call 4x its median (docs/results/gpu/10-leftover-learn-pairs-r6's traces); one such reading
  * among an arm's first few writes the action off. The agents skip it. DYNAMICCL_FIRST_CALLS=learn keeps
- * it. */
+ * it. Keyed per communicator by what the measurement holds: a second communicator of the process loses
+ * one reading per pair to it, and a later first call of another datatype or reduction (its own kernel) is
+ * learned. */
 static int first_call(dccl_learner* l, const dccl_measurement* m) {
   if (m->algo >= DCCL_NUM_ALGOS || m->proto >= DCCL_NUM_PROTOS) return 0;
   uint32_t bit = 1u << (m->algo * DCCL_NUM_PROTOS + m->proto);

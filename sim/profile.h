@@ -71,7 +71,8 @@ typedef struct dccl_truth_params {
   double drift_calls;                       /* calls per drift segment (the factor changes between them) */
   double tail_share;                        /* share of a call's latency that the next call's kernel waits for
                                                (the peers' last transfers), less the gap between them; it is
-                                               in that call's measured span only (the NCCL emulator) */
+                                               in the next kernel's measured span only, in no call's latency
+                                               (the NCCL emulator) */
 } dccl_truth_params;
 
 /* A measured latency of one action at one size on a real machine (a replay profile: `measured =` lines,

@@ -288,10 +288,11 @@ elif [ -z "$warm_policy" ] && wanted learn; then
   rm -rf "$DYNAMICCL_POLICY_DIR"; mkdir -p "$DYNAMICCL_POLICY_DIR"
 fi
 if wanted learn; then
+  rm -rf "$OUT/learn-trace" # a folder of an earlier run would be summarized as this one's
   trace_option=()
-  [ "$learn_trace" = 1 ] && rm -rf "$OUT/learn-trace" && trace_option=(--trace-dir "$OUT/learn-trace")
+  [ "$learn_trace" = 1 ] && trace_option=(--trace-dir "$OUT/learn-trace")
   NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING bench $((learn_seconds + 60)) --mode learn --max "$max" --rounds 500 \
-    --seconds "$learn_seconds" "${trace_option[@]}" --out "$OUT/learn.csv" > "$OUT/learn.log" 2>&1
+    --seconds "$learn_seconds" ${trace_option[@]+"${trace_option[@]}"} --out "$OUT/learn.csv" > "$OUT/learn.log" 2>&1
   # What the plugin itself said: a policy of another topology or NCCL ABI is not loaded.
   [ -n "$warm_policy" ] && say "- the plugin's word on the warm start: $(grep -m1 -oE 'warm start from .*|ignoring the saved policy.*|no saved policy at .*' "$OUT/learn.log" || echo 'no warm-start line: learned from scratch')"
   step "learning done: $(grep -m1 -o 'learner: .*' "$OUT/learn.log")"

@@ -986,9 +986,10 @@ def after_other_cell_table(out):
     heading("Calls right after another cell's", "From the learning run's rank-0 trace (`--learn-trace`): per "
             "cell and action with 20 calls or more right after a call of the same cell, their median span, and "
             "the median span of its calls right after a call of another cell with more bytes, or fewer, over "
-            "that median (with their counts). A call that NCCL launched while a larger one was still running "
-            "waits in its kernel for that call's work: the learner leaves such calls out (plugin/learner.c's "
-            "after_switch).")
+            "that median (with their counts), by call order alone. A call that NCCL launched while a larger one "
+            "was still running waits in its kernel for that call's tail: the learner leaves out a run's first call "
+            "launched within a larger call of another cell, where the cell's calls come in runs (plugin/learner.c's "
+            "run_start).")
     print("| collective | bytes | action | calls after its own cell | median us | after a larger call | "
           "after a smaller call |")
     print("|---|---|---|---|---|---|---|")
