@@ -253,8 +253,8 @@ static int after_switch(dccl_learner* l, const dccl_measurement* m, int cell) {
  * of each round, right after the round's 64 MiB call, read 8.3x its usual span, AllGather 1 KiB's 42x
  * (docs/results/gpu/14-warm-learn-trace-pairs-r6). Those readings fell on whichever action the round began
  * with, NCCL's choice most often: an arm that took one among a few readings was written off (tree/LL at
- * AllReduce 1 KiB, 1.22x faster than NCCL's choice, read 0.91x). The agents skip it, as a call right after
- * a switch of action (after_switch). A run's first call right after a smaller one reads 1.1-1.9x there, and
+ * AllReduce 1 KiB, 1.17-1.22x faster than NCCL's choice, read 0.58-0.91x). The agents skip it, as a call
+ * right after a switch of action (after_switch). A run's first call right after a smaller one reads 1.1-1.9x there, and
  * is kept: skipping every run's first call cost 0.3% of the simulated suite's total latency, as each cell
  * of a sweep loses a reading in 10-20 (docs/agents.md). Where a cell's calls are interleaved with others'
  * (a data-parallel job's last, smaller bucket after the others), all are kept: what they wait for is
