@@ -170,6 +170,13 @@ static void learn_from(dccl_learner* l, const dccl_learner_inputs* in, const dcc
   dccl_agent_observe(&l->agent, &o);
 }
 
+/* Whether `next` is the communicator's call right after `m` by the profiler's call order, launched before
+ * m's kernel end reached the profiler (both with host stamps): the stream was backlogged behind m. */
+static int launched_within(const dccl_measurement* m, const dccl_measurement* next) {
+  return next->call_order == m->call_order + 1 && m->host_done_ns != 0 && next->host_launch_ns != 0 &&
+         next->host_launch_ns <= m->host_done_ns;
+}
+
 /* What a call cost the communicator's stream, from its measurement and the next call's. Its kernel
  * span, unless the next call was already launched when this one's kernel ended (NCCL's launch of it
  * came before the proxy saw this kernel end: the stream was backlogged) and its kernel started only
@@ -185,15 +192,20 @@ static void learn_from(dccl_learner* l, const dccl_learner_inputs* in, const dcc
  * stream_times applies the same rule to traces. */
 static double stream_cost_us(const dccl_measurement* m, const dccl_measurement* next, int* stream_timed) {
   uint64_t end = m->gpu_start_ns + m->duration_ns;
-  *stream_timed = next != NULL && next->call_order == m->call_order + 1 && m->host_done_ns != 0 &&
-                  next->host_launch_ns != 0 && next->host_launch_ns <= m->host_done_ns && next->gpu_start_ns >= end;
+  *stream_timed = next != NULL && launched_within(m, next) && next->gpu_start_ns >= end;
   return *stream_timed ? (double)(next->gpu_start_ns - m->gpu_start_ns) / 1000.0 : span_us(m);
 }
 
 /* The agent cell slot's leftover estimates of a call's cell (NULL when the agent has no room). */
+/* The agent's slot of a cell, which indexes the learner's per-cell arrays (-1: the agent has no room). */
+static int slot_of(dccl_learner* l, int cell) {
+  const dccl_agent_cell* slot = dccl_agent_cell_slot(&l->agent, cell, 1);
+  return slot != NULL ? (int)(slot - l->agent.cells) : -1;
+}
+
 static dccl_leftover_cell* leftovers_of(dccl_learner* l, const dccl_call_record* call) {
-  const dccl_agent_cell* slot = dccl_agent_cell_slot(&l->agent, call->cell, 1);
-  return slot != NULL ? &l->leftovers[slot - l->agent.cells] : NULL;
+  int s = slot_of(l, call->cell);
+  return s >= 0 ? &l->leftovers[s] : NULL;
 }
 
 /* DCCL_COST_LEFTOVER: what a call is charged beyond its span for what its action leaves to the next call,
@@ -232,14 +244,10 @@ static void release_held(dccl_learner* l, const dccl_learner_inputs* in, const d
  * first call after it are skipped. "Right before" is by the profiler's call order where both have host
  * stamps, else by arrival (measurements arrive in call order). A workload that interleaves cells keeps
  * every measurement; DYNAMICCL_AFTER_SWITCH=learn keeps them all. */
-static int after_switch(dccl_learner* l, const dccl_measurement* m, int cell) {
+static int after_switch(const dccl_learner* l, const dccl_measurement* m, int cell) {
   const dccl_measurement* p = &l->previous;
   int stamped = m->host_launch_ns != 0 && p->host_launch_ns != 0;
-  int switched = l->previous_cell == cell && ran(p) != ran(m) &&
-                 (!stamped || m->call_order == p->call_order + 1);
-  l->previous_cell = cell;
-  l->previous = *m;
-  return switched;
+  return l->previous_cell == cell && ran(p) != ran(m) && (!stamped || m->call_order == p->call_order + 1);
 }
 
 #define RUNS_MIN_CALLS 16     /* calls right after another call before a cell's calls are known to come in runs */
@@ -254,18 +262,17 @@ static int after_switch(dccl_learner* l, const dccl_measurement* m, int cell) {
  * (docs/results/gpu/14-warm-learn-trace-pairs-r6). Those readings fell on whichever action the round began
  * with, NCCL's choice most often: an arm that took one among a few readings was written off (tree/LL at
  * AllReduce 1 KiB, 1.17-1.22x faster than NCCL's choice, read 0.58-0.91x). The agents skip it, as a call
- * right after a switch of action (after_switch). A run's first call right after a smaller one reads 1.1-1.9x there, and
- * is kept: skipping every run's first call cost 0.3% of the simulated suite's total latency, as each cell
- * of a sweep loses a reading in 10-20 (docs/agents.md). Where a cell's calls are interleaved with others'
+ * right after a switch of action (after_switch). A run's first call right after a smaller one reads
+ * 1.1-1.9x there, and is kept: skipping every run's first call cost 0.3% of the simulated suite's total
+ * latency, as each cell of a sweep loses a reading in 10-20 (docs/agents.md). Where a cell's calls are interleaved with others'
  * (a data-parallel job's last, smaller bucket after the others), all are kept: what they wait for is
  * common to every action of the cell. */
 static int run_start(dccl_learner* l, const dccl_measurement* m, int cell) {
   const dccl_measurement* p = &l->previous;
   if (l->previous_cell < 0 || m->host_launch_ns == 0 || p->host_launch_ns == 0 || m->call_order != p->call_order + 1)
     return 0;
-  const dccl_agent_cell* slot = dccl_agent_cell_slot(&l->agent, cell, 1);
-  if (slot == NULL) return 0;
-  size_t s = (size_t)(slot - l->agent.cells);
+  int s = slot_of(l, cell);
+  if (s < 0) return 0;
   int own_cell = l->previous_cell == cell;
   if (l->calls_after_a_call[s] >= RUNS_WINDOW_CALLS) {
     l->calls_after_a_call[s] /= 2;
@@ -273,8 +280,7 @@ static int run_start(dccl_learner* l, const dccl_measurement* m, int cell) {
   }
   l->calls_after_a_call[s]++;
   l->calls_after_own_cell[s] += (uint32_t)own_cell;
-  int waited = p->host_done_ns != 0 && m->host_launch_ns <= p->host_done_ns; /* launched before that call's end was seen */
-  return !own_cell && waited && p->bytes > m->bytes && l->calls_after_a_call[s] >= RUNS_MIN_CALLS &&
+  return !own_cell && launched_within(p, m) && p->bytes > m->bytes && l->calls_after_a_call[s] >= RUNS_MIN_CALLS &&
          4 * l->calls_after_own_cell[s] >= 3 * l->calls_after_a_call[s];
 }
 
@@ -307,8 +313,10 @@ static void observe(dccl_learner* l, const dccl_learner_inputs* in, const dccl_m
     return;
   }
   l->counters.joined++;
-  int starts_run = run_start(l, m, call.cell) && !l->options.learn_after_switch; /* before after_switch moves on */
+  int starts_run = run_start(l, m, call.cell) && !l->options.learn_after_switch;
   int skipped = after_switch(l, m, call.cell) && !l->options.learn_after_switch;
+  l->previous_cell = call.cell;
+  l->previous = *m;
   l->counters.after_switch += (uint64_t)skipped;
   l->counters.run_starts += (uint64_t)starts_run; /* never right after a switch: that is the same cell */
   skipped |= starts_run;

@@ -114,8 +114,8 @@ typedef struct dccl_learner {
   int held_valid;
   dccl_measurement held;
   dccl_call_record held_call;
-  /* The last joined measurement and its cell (-1: none, or a measurement joined no call since); see
-   * after_switch. */
+  /* The last joined measurement and its cell (-1: none, or a measurement joined no call since), which
+   * after_switch and run_start read before observe moves them on. */
   int previous_cell;
   dccl_measurement previous;
   /* Per collective, one bit per (algorithm, protocol) pair measured so far (see first_call). */

@@ -264,7 +264,6 @@ static void test_non_regular_file_not_replaced(void) {
   CHECK_EQ_INT(others_in_directory(""), 0);
 }
 
-/* A folder and its missing parents are made; a file in the way is reported. */
 /* What saves killed mid-write left beside a file (its link's target) is removed once it is older than
  * any save in progress; a save in progress (a fresh temporary file), another file's temporary files,
  * names that only look alike, and folders stay. */
@@ -316,6 +315,7 @@ static void test_stale_temporaries_removed(void) {
   unlink(target);
 }
 
+/* A folder and its missing parents are made; a file in the way is reported. */
 static void test_ensure_directory(void) {
   char nested[160], parent[128], file[128], error[256];
   path_in(parent, sizeof(parent), "a");

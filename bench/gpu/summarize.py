@@ -527,6 +527,12 @@ def by_call_order(rows):
     return {int(r["call_order"]): r for r in rows if r.get("call_order")}
 
 
+def in_call_order(rows):
+    """A trace's rows with host stamps, as a list in call order."""
+    ordered = by_call_order(rows)
+    return [ordered[k] for k in sorted(ordered)]
+
+
 def stream_time_us(r, following):
     """How long r kept the stream: its kernel start to the next call's (us)."""
     return (int(following["gpu_start_ns"]) - int(r["gpu_start_ns"])) / 1e3
@@ -915,7 +921,7 @@ def slow_calls(out):
     shares = {}
     for _, by_rank in pairs_traces(out):
         group, seen = {}, set()
-        for r in sorted((r for r in by_rank[0].values() if r.get("call_order")), key=lambda r: int(r["call_order"])):
+        for r in in_call_order(by_rank[0].values()):
             kernel = (r["collective"], r["algorithm"], r["protocol"])
             first = kernel not in seen
             seen.add(kernel)
@@ -956,8 +962,7 @@ def learn_trace_rows(out):
         path = os.path.join(out, "learn-trace", name)
         if os.path.exists(path):
             with opener(path, "rt") as f:
-                rows = [r for r in csv.DictReader(f) if r.get("call_order")]
-            return sorted(rows, key=lambda r: int(r["call_order"]))
+                return in_call_order(csv.DictReader(f))
     return []
 
 
@@ -1002,6 +1007,11 @@ def after_other_cell_table(out):
         cells = [f"{statistics.median(by[k]) / middle:.2f} ({len(by[k])})" if by.get(k) else "-"
                  for k in ("larger", "smaller")]
         print(f"| {key[0]} | {key[1]} | {key[2]} | {len(same)} | {middle:.1f} | {cells[0]} | {cells[1]} |")
+
+
+# The plugin's trace columns (DYNAMICCL_TRACE_FILE) with host stamps, as the self-test writes them.
+STAMPED_TRACE_HEADER = ("rank,seq,collective,bytes,algorithm,protocol,channels,channels_measured,gpu_start_ns,duration_ns,"
+                        "call_order,host_launch_ns,host_done_ns\n")
 
 
 def self_test():
@@ -1102,8 +1112,7 @@ def self_test():
         trace = os.path.join(folder, "pairs-trace", "ring-simple-ch=1")
         os.makedirs(trace)
         with open(os.path.join(trace, "trace-0.csv"), "w") as f:
-            f.write("rank,seq,collective,bytes,algorithm,protocol,channels,channels_measured,gpu_start_ns,duration_ns,"
-                    "call_order,host_launch_ns,host_done_ns\n")
+            f.write(STAMPED_TRACE_HEADER)
             order, start = 0, 0
             for coll, span, step in (("allreduce", 100000, 300000), ("allgather", 50000, 50000)):
                 for seq in range(4):
@@ -1128,8 +1137,7 @@ def self_test():
             trace = os.path.join(folder, "pairs-trace", "tree-simple-ch=2")
             os.makedirs(trace)
             with open(os.path.join(trace, "trace-0.csv"), "w") as f:
-                f.write("rank,seq,collective,bytes,algorithm,protocol,channels,channels_measured,gpu_start_ns,duration_ns,"
-                        "call_order,host_launch_ns,host_done_ns\n")
+                f.write(STAMPED_TRACE_HEADER)
                 start = 0
                 for seq in range(28):  # ends with a block of ring, so that tree's last call has a next
                     tree = seq % 8 >= 4
@@ -1275,8 +1283,7 @@ def self_test():
         trace = os.path.join(folder, "pairs-trace", "ring-ll-ch=1")
         os.makedirs(trace)
         with open(os.path.join(trace, "trace-0.csv"), "w") as f:
-            f.write("rank,seq,collective,bytes,algorithm,protocol,channels,channels_measured,gpu_start_ns,duration_ns,"
-                    "call_order,host_launch_ns,host_done_ns\n")
+            f.write(STAMPED_TRACE_HEADER)
             spans = [9000000] * 3 + [100000] * 8 + [250000, 1200000] + [400000] * 4 + [20000000] + [100000] * 5
             for order, span in enumerate(spans):
                 size, algorithm = (1024, "ring") if order < 13 else (4096, "tree") if order < 17 else (1024, "ring")
@@ -1291,8 +1298,7 @@ def self_test():
     with tempfile.TemporaryDirectory() as folder:
         os.makedirs(os.path.join(folder, "learn-trace"))
         with gzip.open(os.path.join(folder, "learn-trace", "trace-0.csv.gz"), "wt") as f:
-            f.write("rank,seq,collective,bytes,algorithm,protocol,channels,channels_measured,gpu_start_ns,duration_ns,"
-                    "call_order,host_launch_ns,host_done_ns\n")
+            f.write(STAMPED_TRACE_HEADER)
             calls = [(67108864, 20000)] + [(1024, 300)] + [(1024, 30)] * 3 + [(4096, 60)] + [(4096, 40)] * 3
             for order, (size, us) in enumerate(calls):
                 f.write(f"0,{order},allreduce,{size},ring,ll,1,1,{order * 10**8},{us * 1000},{order},0,0\n")
