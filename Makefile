@@ -84,7 +84,7 @@ endif
 
 .PHONY: all plugin test test-fast test-asan test-tsan test-coordination-long fuzz report demo bench bench-agents bench-replay bench-mixed bench-warm-start bench-graphs bench-learner clean
 .SECONDARY:
-all: plugin $(CLI) $(TESTS) $(BUILD)/tests/test_gpu_scripts $(BENCHES) $(addprefix $(BUILD)/,$(FUZZ_TARGETS)) $(GPU_TOOLS)
+all: plugin $(CLI) $(TESTS) $(BUILD)/tests/test_gpu_scripts $(BUILD)/tests/test_cli $(BENCHES) $(addprefix $(BUILD)/,$(FUZZ_TARGETS)) $(GPU_TOOLS)
 plugin: $(TUNER_SO) $(PROFILER_SO)
 
 # The neural nets' elementwise loops (backward passes, Adam, ReLU, the LSTM's cell updates) vectorized: without
@@ -234,6 +234,13 @@ $(BUILD)/tests/test_gpu_scripts: tests/test_gpu_scripts.sh Makefile
 	@mkdir -p $(dir $@)
 	$(Q)printf '#!/bin/sh\n# Made by the Makefile: tests/test_gpu_scripts.sh on this build.\nexec "%s" "%s" "%s"\n' \
 	  '$(CURDIR)/tests/test_gpu_scripts.sh' '$(abspath $(BUILD))' '$(HAVE_CUDA)' > $@
+	$(Q)chmod +x $@
+
+# The dccl command's readable outputs and bench_replay.sh (tests/test_cli.sh), on this build's dccl.
+$(BUILD)/tests/test_cli: tests/test_cli.sh Makefile
+	@mkdir -p $(dir $@)
+	$(Q)printf '#!/bin/sh\n# Made by the Makefile: tests/test_cli.sh on this build.\nexec "%s" "%s"\n' \
+	  '$(CURDIR)/tests/test_cli.sh' '$(abspath $(BUILD))' > $@
 	$(Q)chmod +x $@
 
 # Fuzz targets (tests/fuzz/): the coordination message parser (fuzz_wire), the policy file loader with

@@ -12,7 +12,8 @@
 # `leftover` it learns under that DYNAMICCL_COST with each call launched before the last kernel's end
 # reached the profiler (`dccl run --host-ahead`, as in collbench's loop on the GPU).
 # Usage: bench/bench_replay.sh [build-folder] [seeds] [nccl release] [workload] [span|stream|leftover]
-#        (defaults: build, 10, 2.28 as on the GPU machine, gpu-sweep-long, span; about 1 minute on 2 cores)
+#        (defaults: build, 10, 2.28 as on the GPU machine, gpu-sweep-long, span; about 1 minute on 2 cores;
+#        workload gpu-learn plays the GPU runs' learning step as collbench does, every fourth size)
 set -euo pipefail
 build=${1:-build}
 seeds=${2:-10}
@@ -25,6 +26,10 @@ case "$cost" in
   *) echo "bench_replay.sh: cost must be span, stream or leftover, not '$cost'" >&2; exit 2 ;;
 esac
 export DYNAMICCL_COST=$cost
+# The frozen policy runs every size the learning run could have met: every power of two, or every
+# fourth (the sizes the GPU runs play) after gpu-learn, which plays only those.
+frozen_workload=gpu-sweep
+[[ $workload == gpu-learn ]] && frozen_workload=gpu-pairs
 dccl="$build/dccl"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -34,7 +39,7 @@ one_seed() {
   local seed=$1
   "$dccl" run --profile $profile --workload "$workload" --policy learn --ranks 1 --steady 0.25 --by-stream \
     --seed "$seed" --nccl "$nccl" --policy-file "$work/policy-$seed.bin" "${ahead[@]}" >"$work/learn-$seed.txt" 2>&1
-  "$dccl" run --profile $profile --workload gpu-sweep --policy frozen --ranks 1 --steady 1.0 --by-stream \
+  "$dccl" run --profile $profile --workload "$frozen_workload" --policy frozen --ranks 1 --steady 1.0 --by-stream \
     --seed "$seed" --nccl "$nccl" --policy-file "$work/policy-$seed.bin" >"$work/frozen-$seed.txt" 2>&1
 }
 for seed in $(seq 1 "$seeds"); do

@@ -127,9 +127,9 @@ static double span_us(const dccl_measurement* m) { return (double)m->duration_ns
 /* What ran (algorithm, protocol, channels), as the leftover estimates key it. */
 static uint32_t ran(const dccl_measurement* m) { return dccl_leftover_key(m->algo, m->proto, m->channels); }
 
-/* Feeds both agents one measured call of `latency_us` (its span, or its stream time). */
-static void learn_from(dccl_learner* l, const dccl_learner_inputs* in, const dccl_measurement* m,
-                       const dccl_call_record* call, double latency_us, double charge_us) {
+/* The running averages of kernel spans and of the GPU's idle gaps between kernels (the compute-intensity
+ * estimate), from every measured kernel, whether learned or not: a skipped call's span is not a gap. */
+static void note_timing(dccl_learner* l, const dccl_measurement* m) {
   uint64_t end = m->gpu_start_ns + m->duration_ns;
   if (l->last_end_ns != 0 && m->gpu_start_ns > l->last_end_ns) {
     double gap_us = (double)(m->gpu_start_ns - l->last_end_ns) / 1000.0;
@@ -139,7 +139,11 @@ static void learn_from(dccl_learner* l, const dccl_learner_inputs* in, const dcc
   }
   l->duration_average_us += (span_us(m) - l->duration_average_us) / 64;
   if (end > l->last_end_ns) l->last_end_ns = end;
+}
 
+/* Feeds both agents one measured call of `latency_us` (its span, or its stream time). */
+static void learn_from(dccl_learner* l, const dccl_learner_inputs* in, const dccl_measurement* m,
+                       const dccl_call_record* call, double latency_us, double charge_us) {
   dccl_action decided = call->decided;
   /* Agent-1 keys residuals by the action that ran: for NCCL's own choice, by what NCCL ran. */
   dccl_action key = dccl_action_is_nccl(decided) ? dccl_action_make(m->algo, m->proto, 0, 0) : decided;
@@ -303,6 +307,7 @@ static int first_call(dccl_learner* l, const dccl_measurement* m) {
 
 static void observe(dccl_learner* l, const dccl_learner_inputs* in, const dccl_measurement* m) {
   l->counters.measurements++;
+  note_timing(l, m);
   dccl_call_record call;
   int joined = join(l, m, &call);
   release_held(l, in, m);

@@ -101,7 +101,7 @@ typedef struct dccl_learner {
   dccl_trigger trigger;
   int trigger_ready;
   dccl_join_stream streams[DCCL_NUM_COLLS]; /* calls waiting for their measurement, per collective */
-  /* gaps between collectives, for the compute-intensity estimate */
+  /* idle gaps between kernels and kernel spans, of every measured call, for the compute-intensity estimate */
   uint64_t last_end_ns;
   double gap_average_us, duration_average_us;
   dccl_table* unpublished; /* a filled slot no epoch has taken yet */

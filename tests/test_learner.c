@@ -552,6 +552,20 @@ static void test_first_call_of_a_run_after_a_larger_call_is_not_learned(void) {
   fixture_free(&f);
 }
 
+static void test_skipped_calls_keep_their_place_in_the_gap_estimate(void) {
+  /* Kernels start every 1,000 us and run 100 or 300 us (blocks of 3 of each action): the GPU idles 800
+   * us between kernels on average, for 200 us of kernel, a compute intensity of 4. The first call of each
+   * block, right after the other action, is not learned; its span must not count as idle time (the gap
+   * average read 1,294 us when only learned calls moved it: an intensity of 6.5). */
+  fixture f;
+  fixture_init(&f);
+  run_calls(&f, 600, NULL);
+  CHECK(f.learner->counters.after_switch >= 190);
+  CHECK_NEAR(f.learner->gap_average_us, 800.0, 40.0);
+  CHECK_NEAR(f.learner->duration_average_us, 200.0, 40.0);
+  fixture_free(&f);
+}
+
 int main(void) {
   RUN(test_lost_measurements_skip_their_calls);
   RUN(test_lagging_learner_drops_what_it_lost);
@@ -564,5 +578,6 @@ int main(void) {
   RUN(test_overlapping_calls_cost_their_spans);
   RUN(test_leftover_charges_work_left_behind_not_the_applications_waits);
   RUN(test_work_left_to_the_next_call_is_not_learned_as_its_own);
+  RUN(test_skipped_calls_keep_their_place_in_the_gap_estimate);
   TEST_SUMMARY();
 }

@@ -102,11 +102,13 @@ static void inspect_usage(FILE* out) {
           "Checks a saved policy and prints, per collective and message size, the action it would pick\n"
           "(frozen mode: no exploration) with the evidence behind it: samples and the measured speed-up\n"
           "over NCCL's own choice. --all also lists cells where it keeps NCCL's choice; --arms lists every\n"
-          "action measured in the cells of one collective and size (e.g. --arms allreduce:1M).\n");
+          "action measured in the cells of one collective and size (e.g. --arms allreduce:1M); with --all\n"
+          "also the runnable actions never measured there, with the DQN's prediction.\n");
 }
 
-/* Every measured action of the cells of one collective and size. */
-static void print_arms(dccl_config_agent* agent, const char* which) {
+/* Every measured action of the cells of one collective and size (`untried`: also the runnable actions
+ * never measured there, with the DQN's prediction). */
+static void print_arms(dccl_config_agent* agent, const char* which, int untried) {
   char name[64];
   snprintf(name, sizeof(name), "%s", which);
   char* colon = strchr(name, ':');
@@ -140,12 +142,19 @@ static void print_arms(dccl_config_agent* agent, const char* which) {
         dccl_q_evaluate(&agent->q, state, agent->action_features[coll], n, predicted);
         for (int i = 0; i < agent->n_actions[coll]; i++) {
           const dccl_arm* a = &c->arms[(size_t)context * agent->max_actions + i];
-          if (a->count < 0.5f && !a->invalid) continue;
+          int measured = a->count >= 0.5f;
+          if (!measured && !a->invalid && !(untried && dccl_agent_arm_runnable(agent, a, coll, i))) continue;
           char text[96];
           dccl_action_format(agent->actions[coll][i], text, sizeof(text));
+          const char* note = a->invalid ? " (invalid)" : measured ? "" : " (untried)";
+          if (!measured) {
+            printf("    %-32s %8s %10s %8s %10s %9.3fx%s\n", text, "-", "-", "-", "-", i < n ? exp(predicted[i]) : 0.0,
+                   note);
+            continue;
+          }
           double sd = a->count >= 2 ? sqrt(a->m2 / (a->count - 1)) : 0;
           printf("    %-32s %8.1f %10.2f %8.2f %9.3fx %9.3fx%s\n", text, a->count, exp(a->mean), 100 * sd,
-                 exp(nccl->mean - a->mean), i < n ? exp(predicted[i]) : 0.0, a->invalid ? " (invalid)" : "");
+                 exp(nccl->mean - a->mean), i < n ? exp(predicted[i]) : 0.0, note);
         }
       }
     }
@@ -225,7 +234,7 @@ int dccl_cli_inspect(int argc, char** argv) {
     shown++;
   }
   if (shown == 0) printf("  (no cell where the policy departs from NCCL's choice)\n");
-  if (arms != NULL) print_arms(&agent, arms);
+  if (arms != NULL) print_arms(&agent, arms, all);
   printf("\n  'vs NCCL' = NCCL's measured latency / the action's (> 1: faster than NCCL), geometric means;\n"
          "  'tried' = actions measured in that cell.\n");
   dccl_agent_free(&agent);

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# tests/test_cli.sh: the dccl command's outputs that people read: the GPU runs' workloads as the simulator
+# plays them, `dccl inspect --arms` (measured, untried and invalid actions), its refusal of a truncated
+# policy, and bench/bench_replay.sh's frozen sizes after gpu-learn.
+# Usage: tests/test_cli.sh BUILD_DIR (the Makefile installs BUILD_DIR/tests/test_cli, which runs this).
+set -u
+export LC_ALL=C
+build=$(cd "$1" && pwd)
+source_dir=$(cd "$(dirname "$0")/.." && pwd)
+source "$source_dir/tests/shell_harness.sh"
+dccl=$build/dccl
+work=$(mktemp -d "${TMPDIR:-/tmp}/test_cli.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$source_dir" # dccl finds scenarios/ from here
+
+# One pass of gpu-learn is what collbench's learning step plays a round: every fourth size from 1 KiB to
+# 64 MiB, 13 calls each (64 MiB: 6), AllReduce, then AllGather, then ReduceScatter; gpu-pairs the same
+# sizes, 13 calls each.
+begin workloads_play_the_gpu_runs_sizes
+for workload in gpu-learn:330 gpu-pairs:351; do
+  calls=${workload#*:} workload=${workload%:*}
+  "$dccl" run --profile h100-sockets-2ranks-replay --workload $workload --policy default --plugin none --ranks 1 \
+    --calls "$calls" --call-log "$work/$workload.csv" --quiet > "$work/$workload.log" 2>&1 ||
+    { fail "$workload: dccl run exit status $?"; show "$work/$workload.log"; }
+  awk -F, 'NR > 1 { print $2, $3 }' "$work/$workload.csv" | uniq -c > "$work/$workload.runs"
+  runs=$(wc -l < "$work/$workload.runs")
+  [ "$runs" = 27 ] || fail "$workload: $runs runs of one size in a pass, not 27"
+  sizes=$(awk '{ print $3 }' "$work/$workload.runs" | sort -nu | tr '\n' ' ')
+  [ "$sizes" = "1024 4096 16384 65536 262144 1048576 4194304 16777216 67108864 " ] || fail "$workload: sizes $sizes"
+  first=$(head -n 1 "$work/$workload.runs" | awk '{ print $1, $2, $3 }')
+  [ "$first" = "13 allreduce 1024" ] || fail "$workload: the pass begins with '$first'"
+done
+big=$(awk '$3 == 67108864 { print $1 }' "$work/gpu-learn.runs" | sort -u | tr '\n' ' ')
+[ "$big" = "6 " ] || fail "gpu-learn: 64 MiB runs of $big calls, not 6"
+big=$(awk '$3 == 67108864 { print $1 }' "$work/gpu-pairs.runs" | sort -u | tr '\n' ' ')
+[ "$big" = "13 " ] || fail "gpu-pairs: 64 MiB runs of $big calls, not 13"
+end
+
+# A policy learned briefly on the replay: --arms lists what was measured; --all adds the actions never
+# measured (no samples, the DQN's prediction) without changing the measured rows.
+begin inspect_lists_measured_and_untried_actions
+DYNAMICCL_COST=leftover "$dccl" run --profile h100-sockets-2ranks-replay --workload gpu-learn --policy learn --ranks 1 \
+  --calls 8000 --host-ahead --policy-file "$work/policy.bin" --quiet > "$work/learn.log" 2>&1 ||
+  { fail "learning run: exit status $?"; show "$work/learn.log"; }
+"$dccl" inspect "$work/policy.bin" --arms allreduce:1M > "$work/arms.txt" 2>&1 || fail "inspect --arms: exit status $?"
+"$dccl" inspect "$work/policy.bin" --arms allreduce:1M --all > "$work/all.txt" 2>&1 || fail "inspect --arms --all: exit status $?"
+calm() { sed -n '/allreduce 1M pipe 0 reg 0, calm context/,/^$/p' "$1"; }
+calm "$work/arms.txt" > "$work/arms.calm"
+calm "$work/all.txt" > "$work/all.calm"
+grep -q "NCCL's choice [0-9]* samples" "$work/arms.calm" || { fail "no calm context of AllReduce 1 MiB"; show "$work/arms.txt"; }
+grep -q "(untried)" "$work/arms.calm" && fail "--arms without --all lists untried actions"
+measured=$(grep -Ec '^ +[a-z_]+/[a-z0-9]+(/[a-z0-9=]+)* +[0-9]+\.[0-9] +[0-9]+\.[0-9]{2} ' "$work/arms.calm")
+[ "$measured" -ge 2 ] || { fail "$measured measured actions listed (NCCL's own and another at least)"; show "$work/arms.txt" 30; }
+grep -v "(untried)" "$work/all.calm" | cmp -s - "$work/arms.calm" || fail "--all changed the measured rows"
+untried=$(grep -Ec '^ +[a-z_]+/[a-z0-9]+(/[a-z0-9=]+)* +- +- +- +- +[0-9]+\.[0-9]{3}x \(untried\)$' "$work/all.calm")
+[ "$untried" -ge 10 ] || { fail "$untried untried actions listed with the DQN's prediction"; show "$work/all.txt" 40; }
+grep "(invalid)" "$work/all.calm" | grep -Ev ' +- +- +- +- ' && fail "an invalid action shows measurements"
+end
+
+begin inspect_refuses_a_truncated_policy
+head -c 200 "$work/policy.bin" > "$work/truncated.bin"
+if "$dccl" inspect "$work/truncated.bin" > "$work/truncated.txt" 2>&1; then fail "a truncated policy was read"; fi
+grep -qi "truncated\|short\|corrupt" "$work/truncated.txt" || { fail "no reason given"; show "$work/truncated.txt"; }
+end
+
+# After gpu-learn the frozen policy runs gpu-pairs: no interpolated size, 27 sizes a seed.
+begin bench_replay_freezes_on_the_sizes_learned
+bench/bench_replay.sh "$build" 1 2.28 gpu-learn leftover > "$work/replay.txt" 2>&1 ||
+  { fail "bench_replay.sh: exit status $?"; show "$work/replay.txt"; }
+grep -q "over 1 seeds x 27 sizes" "$work/replay.txt" || { fail "not 27 sizes"; show "$work/replay.txt"; }
+grep -q "at interpolated sizes: 0$" "$work/replay.txt" || { fail "interpolated sizes counted"; show "$work/replay.txt"; }
+end
+
+finish
