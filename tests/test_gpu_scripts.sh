@@ -292,6 +292,10 @@ for line in "NCCL headers and library: $mock (nccl.h says 2.28" "NCCL version 2.
             "^total: [0-9]* s"; do
   grep -q -- "$line" "$summary" 2> /dev/null || fail "summary.md has no line '$line'"
 done
+# The header names the tree by its sources' digest, the one tools/source_digest.sh gives here.
+digest=$("$source_dir/tools/source_digest.sh" "$source_dir")
+head -n 1 "$summary" | grep -q "^# DynamICCL GPU run (.*, sources $digest)$" ||
+  fail "the summary's header does not name the sources $digest: $(head -n 1 "$summary")"
 [ "$torch" = 1 ] || grep -q "DDP runs skipped: PyTorch not found" "$summary" || fail "no word that DDP was skipped"
 [ "$torch" = 1 ] || grep -q "CUDA graph check skipped: PyTorch not found" "$summary" ||
   fail "no word that the CUDA graph check was skipped"
