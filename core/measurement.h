@@ -20,7 +20,8 @@ typedef struct dccl_measurement {
   uint8_t coll, algo, proto;
   uint8_t channels;      /* channels NCCL ran it on */
   uint8_t channels_measured;
-  uint8_t reserved[3];
+  uint8_t datatype;      /* dccl_datatype_index of the profiler's name */
+  uint8_t reserved[2];
 } dccl_measurement;
 
 #endif

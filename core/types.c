@@ -35,30 +35,39 @@ int dccl_algo_parse(const char* name) {
   return find_name(name, compact, DCCL_NUM_ALGOS);
 }
 
-size_t dccl_datatype_size(const char* name) {
+int dccl_datatype_index(const char* name) {
   /* NCCL's names are ncclInt8, ncclUint8, ncclInt32, ncclUint32, ncclInt64, ncclUint64, ncclFloat16,
    * ncclFloat32, ncclFloat64, ncclBfloat16, ncclFloat8e4m3, ncclFloat8e5m2: the first number is the
-   * width in bits. This runs on the profiler's hot path, hence no table scan. */
-  if (name == NULL || strncmp(name, "ncclFloat", 9) != 0) {
-    if (name == NULL || (strncmp(name, "ncclInt", 7) != 0 && strncmp(name, "ncclUint", 8) != 0 &&
-                         strncmp(name, "ncclBfloat", 10) != 0))
-      return 0;
-  }
+   * width in bits. The index is the kind (Int, Uint, Float, Bfloat, Float8e5m2) times 4 plus log2 of
+   * the width in bytes. This runs on the profiler's hot path, hence no table scan. */
+  if (name == NULL || strncmp(name, "nccl", 4) != 0) return -1;
+  int kind = strncmp(name, "ncclInt", 7) == 0      ? 0
+             : strncmp(name, "ncclUint", 8) == 0   ? 1
+             : strncmp(name, "ncclFloat", 9) == 0  ? 2
+             : strncmp(name, "ncclBfloat", 10) == 0 ? 3
+                                                    : -1;
+  if (kind < 0) return -1;
   const char* digits = name + 4;
   while (*digits != '\0' && (*digits < '0' || *digits > '9')) digits++;
   int bits = 0;
   while (*digits >= '0' && *digits <= '9' && bits < 1000) bits = bits * 10 + (*digits++ - '0');
-  int bfloat = strncmp(name, "ncclBfloat", 10) == 0, fp8 = bits == 8 && strncmp(name, "ncclFloat", 9) == 0;
-  if (fp8 && strcmp(digits, "e4m3") != 0 && strcmp(digits, "e5m2") != 0) return 0;
-  if (!fp8 && *digits != '\0') return 0;
-  if (bfloat && bits != 16) return 0;
+  int fp8 = bits == 8 && kind == 2;
+  if (fp8 && strcmp(digits, "e4m3") != 0 && strcmp(digits, "e5m2") != 0) return -1;
+  if (!fp8 && *digits != '\0') return -1;
+  if (kind == 3 && bits != 16) return -1;
+  if (fp8 && strcmp(digits, "e5m2") == 0) kind = 4;
   switch (bits) {
-  case 8: return 1;
-  case 16: return 2;
-  case 32: return 4;
-  case 64: return 8;
-  default: return 0;
+  case 8: return kind * 4;
+  case 16: return kind * 4 + 1;
+  case 32: return kind * 4 + 2;
+  case 64: return kind * 4 + 3;
+  default: return -1;
   }
+}
+
+size_t dccl_datatype_size(const char* name) {
+  int index = dccl_datatype_index(name);
+  return index < 0 ? 0 : (size_t)1 << (index % 4);
 }
 
 size_t dccl_coll_bytes(int coll, size_t count, size_t element_size, int n_ranks) {

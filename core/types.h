@@ -41,8 +41,10 @@ int dccl_coll_parse(const char* name);
 int dccl_algo_parse(const char* name);
 int dccl_proto_parse(const char* name);
 
-/* Byte size of an NCCL datatype given by its profiler name ("ncclFloat32", "ncclBfloat16"...);
- * 0 when unknown. */
+/* NCCL's datatypes as the profiler names them ("ncclFloat32", "ncclBfloat16", "ncclFloat8e4m3"...): an
+ * index below DCCL_NUM_DATATYPES, each name its own (-1 when unknown), and the byte size (0 when unknown). */
+#define DCCL_NUM_DATATYPES 20
+int dccl_datatype_index(const char* name);
 size_t dccl_datatype_size(const char* name);
 
 /* Bytes NCCL passes to getCollInfo for a collective: element size x count, times nRanks for

@@ -9,6 +9,7 @@
 #include "../core/types.h"
 
 _Static_assert(sizeof(void*) == 8, "event handles pack 64 bits into a pointer");
+_Static_assert(sizeof(dccl_event_record) == 64, "a record is one cache line");
 
 /* A record's life: free -> busy (Coll start) -> completing (last part seen, measurement being pushed)
  * -> free; or busy -> abandoned (a full round passed without completion) -> reused next round. Each
@@ -135,8 +136,8 @@ void dccl_event_other_call(dccl_event_pool* pool) {
 void* dccl_event_coll_start(dccl_event_pool* pool, const dccl_coll_event* event) {
   uint64_t call_order = pool->stamps != NULL ? atomic_fetch_add_explicit(&pool->calls_started, 1, memory_order_relaxed) : 0;
   int coll = parse_func(event->func), algo = parse_algo(event->algo), proto = parse_proto(event->proto);
-  size_t element = dccl_datatype_size(event->datatype);
-  if (coll < 0 || algo < 0 || proto < 0 || element == 0 || event->channels == 0) {
+  int datatype = dccl_datatype_index(event->datatype);
+  if (coll < 0 || algo < 0 || proto < 0 || datatype < 0 || event->channels == 0) {
     atomic_fetch_add_explicit(&pool->counters.unknown_events, 1, memory_order_relaxed);
     if (!atomic_exchange_explicit(&pool->unknown_claimed, 1, memory_order_relaxed)) {
       snprintf(pool->unknown_description, sizeof(pool->unknown_description),
@@ -182,12 +183,13 @@ void* dccl_event_coll_start(dccl_event_pool* pool, const dccl_coll_event* event)
     stamps->call_order = call_order;
     stamps->host_launch_ns = dccl_monotonic_ns();
   }
-  record->bytes = dccl_coll_bytes(coll, event->count, element, pool->n_ranks);
+  record->bytes = dccl_coll_bytes(coll, event->count, (size_t)1 << (datatype % 4), pool->n_ranks);
+  record->datatype = (uint8_t)datatype;
   record->coll = (uint8_t)coll;
   record->algo = (uint8_t)algo;
   record->proto = (uint8_t)proto;
   record->channels = event->channels;
-  atomic_store_explicit(&record->parts_left, 1u + event->channels, memory_order_relaxed);
+  atomic_store_explicit(&record->parts_left, (uint64_t)generation << 32 | (1u + event->channels), memory_order_relaxed);
   atomic_store_explicit(&record->channels_measured, 0, memory_order_relaxed);
   atomic_store_explicit(&record->first_start, UINT64_MAX, memory_order_relaxed);
   atomic_store_explicit(&record->last_stop, 0, memory_order_relaxed);
@@ -234,6 +236,7 @@ static void complete(dccl_event_pool* pool, dccl_event_record* record, uint32_t 
                           .algo = record->algo,
                           .proto = record->proto,
                           .channels = record->channels,
+                          .datatype = record->datatype,
                           .channels_measured = (uint8_t)(measured > 255 ? 255 : measured)};
     if (pool->stamps != NULL) {
       dccl_event_stamps* stamps = &pool->stamps[record - pool->records];
@@ -249,14 +252,16 @@ static void complete(dccl_event_pool* pool, dccl_event_record* record, uint32_t 
 void dccl_event_stop(void* handle) {
   decoded_handle h;
   if (!decode_handle(handle, &h)) return;
-  uint32_t left = atomic_load_explicit(&h.record->parts_left, memory_order_relaxed);
+  uint64_t parts = atomic_load_explicit(&h.record->parts_left, memory_order_relaxed);
   for (;;) {
-    if (left == 0) return; /* more stops than expected parts: ignore the extra ones */
-    if (atomic_compare_exchange_weak_explicit(&h.record->parts_left, &left, left - 1, memory_order_acq_rel,
+    /* Another collective's parts (the record was recycled since decode_handle checked it), or more stops
+     * than expected parts: ignore it. */
+    if ((uint32_t)(parts >> 32) != h.generation || (uint32_t)parts == 0) return;
+    if (atomic_compare_exchange_weak_explicit(&h.record->parts_left, &parts, parts - 1, memory_order_acq_rel,
                                               memory_order_relaxed))
       break;
   }
-  if (left == 1) {
+  if ((uint32_t)parts == 1) {
     /* Last part: claim completion exclusively (an abandonment may race with us), then publish. */
     uint64_t expected = make_tag(h.generation, record_busy);
     if (atomic_compare_exchange_strong_explicit(&h.record->tag, &expected, make_tag(h.generation, record_completing),

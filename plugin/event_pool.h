@@ -33,12 +33,14 @@
 
 typedef struct dccl_event_record {
   _Atomic uint64_t tag;        /* generation << 32 | state: every transition checks both at once */
-  _Atomic uint32_t parts_left; /* Coll stop + one per expected channel */
+  _Atomic uint64_t parts_left; /* generation << 32 | parts left (Coll stop + one per expected channel): a
+                                  stop that passed its generation check just before the record was recycled
+                                  cannot count against the next collective's parts */
   _Atomic uint32_t channels_measured;
   _Atomic uint64_t first_start;
   _Atomic uint64_t last_stop;
   uint64_t seq, bytes;
-  uint8_t coll, algo, proto, channels;
+  uint8_t coll, algo, proto, channels, datatype;
 } __attribute__((aligned(64))) dccl_event_record;
 
 /* A record's host-side stamps, in an array beside the records that only a pool with host stamps has

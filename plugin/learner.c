@@ -288,20 +288,22 @@ static int run_start(dccl_learner* l, const dccl_measurement* m, int cell) {
          4 * l->calls_after_own_cell[s] >= 3 * l->calls_after_a_call[s];
 }
 
-/* Whether this is the communicator's first measured call of its collective, algorithm and protocol.
- * Such a call holds NCCL's one-time work: the first launch of the collective's kernel in the process
- * and, since NCCL 2.22, the connection of the algorithm's channels at its first use. On the GPU test
- * machine the first call of each collective in a process took 1-25 ms (30-560x a 1-KiB call) and tree's
- * first call 4x its median (docs/results/gpu/10-leftover-learn-pairs-r6's traces); one such reading
- * among an arm's first few writes the action off. The agents skip it. DYNAMICCL_FIRST_CALLS=learn keeps
- * it. Keyed per communicator by what the measurement holds: a second communicator of the process loses
- * one reading per pair to it, and a later first call of another datatype or reduction (its own kernel) is
- * learned. */
+/* Whether this is the communicator's first measured call of its collective, datatype, algorithm and
+ * protocol. Such a call holds NCCL's one-time work: the first launch of its kernel in the process (each
+ * collective, datatype, reduction, algorithm and protocol has its own, loaded at its first launch) and,
+ * since NCCL 2.22, the connection of the algorithm's channels at its first use. On the GPU test machine
+ * the first call of each collective in a process took 1-25 ms (30-560x a 1-KiB call) and tree's first
+ * call 4x its median (docs/results/gpu/10-leftover-learn-pairs-r6's traces); one such reading among an
+ * arm's first few writes the action off. The agents skip it. DYNAMICCL_FIRST_CALLS=learn keeps it. Keyed
+ * per communicator by what the measurement holds: a second communicator of the process loses one reading
+ * per kernel to it, and the profiler does not tell the reduction (a later first call of another
+ * reduction on the same datatype is learned). */
 static int first_call(dccl_learner* l, const dccl_measurement* m) {
-  if (m->algo >= DCCL_NUM_ALGOS || m->proto >= DCCL_NUM_PROTOS) return 0;
+  if (m->algo >= DCCL_NUM_ALGOS || m->proto >= DCCL_NUM_PROTOS || m->datatype >= DCCL_NUM_DATATYPES) return 0;
   uint32_t bit = 1u << (m->algo * DCCL_NUM_PROTOS + m->proto);
-  int first = (l->measured_pairs[m->coll] & bit) == 0;
-  l->measured_pairs[m->coll] |= bit;
+  uint32_t* measured = &l->measured_pairs[m->coll][m->datatype];
+  int first = (*measured & bit) == 0;
+  *measured |= bit;
   return first;
 }
 

@@ -61,7 +61,7 @@ typedef struct dccl_learner_options {
   dccl_cost_mode cost;       /* what a call is charged (core/settings.h) */
   int learn_after_switch;    /* 1: also learn a call right after the cell's call of another action (after_switch)
                                 and a run's first call launched within a larger call of another cell (run_start) */
-  int learn_first_calls;     /* 1: also learn the first call of each collective, algorithm and protocol (first_call) */
+  int learn_first_calls;     /* 1: also learn the first call of each collective, datatype, algorithm and protocol (first_call) */
   dccl_agent_options agent;  /* agent.learning: 1 learn mode, 0 frozen; agent.model_intensity < 0: from gaps */
   dccl_trigger_options trigger_options;
 } dccl_learner_options;
@@ -90,7 +90,7 @@ typedef struct dccl_learner_counters {
   uint64_t stream_timed; /* measurements whose next call was waiting (costed by stream time with DCCL_COST_STREAM) */
   uint64_t leftover_charged; /* DCCL_COST_LEFTOVER: measurements charged a leftover beyond their span */
   uint64_t after_switch; /* measurements not learned: the cell's call right before ran another action */
-  uint64_t first_calls;  /* measurements not learned: the communicator's first of their collective, algorithm and protocol */
+  uint64_t first_calls;  /* measurements not learned: the communicator's first of their collective, datatype, algorithm and protocol */
   uint64_t run_starts;   /* measurements not learned: the first of a run of their cell's calls, where its calls come in runs */
   uint64_t cpu_ns; /* thread CPU time spent in dccl_learner_step */
 } dccl_learner_counters;
@@ -118,8 +118,8 @@ typedef struct dccl_learner {
    * after_switch and run_start read before observe moves them on. */
   int previous_cell;
   dccl_measurement previous;
-  /* Per collective, one bit per (algorithm, protocol) pair measured so far (see first_call). */
-  uint32_t measured_pairs[DCCL_NUM_COLLS];
+  /* Per collective and datatype, one bit per (algorithm, protocol) pair measured so far (see first_call). */
+  uint32_t measured_pairs[DCCL_NUM_COLLS][DCCL_NUM_DATATYPES];
   /* Per agent cell slot, of its calls right after another call by call order: how many, and how many of
    * them right after a call of the same cell (see run_start). */
   uint32_t calls_after_a_call[DCCL_AGENT_MAX_CELLS], calls_after_own_cell[DCCL_AGENT_MAX_CELLS];

@@ -191,6 +191,24 @@ static void test_names(void) {
   CHECK_EQ_INT((int)dccl_datatype_size("ncclFloat8e9m9"), 0);
   CHECK_EQ_INT((int)dccl_datatype_size("float"), 0);
   CHECK_EQ_INT((int)dccl_datatype_size(NULL), 0);
+  /* Each of NCCL's names its own index, below DCCL_NUM_DATATYPES, of its size. */
+  static const char* const names[] = {"ncclInt8",    "ncclUint8",   "ncclInt32",      "ncclUint32",
+                                      "ncclInt64",   "ncclUint64",  "ncclFloat16",    "ncclFloat32",
+                                      "ncclFloat64", "ncclBfloat16", "ncclFloat8e4m3", "ncclFloat8e5m2"};
+  static const int sizes[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
+  int seen = 0;
+  for (int i = 0; i < 12; i++) {
+    int index = dccl_datatype_index(names[i]);
+    CHECK(index >= 0 && index < DCCL_NUM_DATATYPES);
+    if (index < 0 || index >= DCCL_NUM_DATATYPES) continue;
+    CHECK((seen & (1 << index)) == 0);
+    seen |= 1 << index;
+    CHECK_EQ_INT((int)dccl_datatype_size(names[i]), sizes[i]);
+  }
+  CHECK_EQ_INT(dccl_datatype_index("ncclBfloat32"), -1);
+  CHECK_EQ_INT(dccl_datatype_index("ncclFloat8"), -1);
+  CHECK_EQ_INT(dccl_datatype_index("ncclInt12"), -1);
+  CHECK_EQ_INT(dccl_datatype_index("ncclFloat32x"), -1);
   CHECK_EQ_INT((int)dccl_coll_bytes(DCCL_COLL_ALLGATHER, 256, 4, 8), 8192);
   CHECK_EQ_INT((int)dccl_coll_bytes(DCCL_COLL_ALLREDUCE, 256, 4, 8), 1024);
 }

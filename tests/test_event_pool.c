@@ -52,6 +52,7 @@ static void test_one_collective(void) {
   CHECK_EQ_INT(m.proto, DCCL_PROTO_LL128);
   CHECK_EQ_INT(m.channels, 3);
   CHECK_EQ_INT(m.channels_measured, 3);
+  CHECK_EQ_INT(m.datatype, dccl_datatype_index("ncclFloat32"));
   CHECK(!dccl_queue_pop(&queue, &m));
   /* Events after completion (late duplicates) are ignored and counted. */
   dccl_event_stop(ch[0]);
@@ -319,6 +320,36 @@ static void test_accounting_when_host_runs_ahead(void) {
   teardown();
 }
 
+/* A stop checks its record's generation (decode_handle), then counts down its parts: if the record was
+ * abandoned and taken by another collective in between, the stop must not count against the new one's
+ * parts (it would complete it before its last channel). Here the window is forced by handing the record's
+ * parts to the next generation after the check's state, as a Coll start would. */
+static void test_stop_of_a_recycled_record_does_not_count(void) {
+  setup(4);
+  dccl_coll_event e = allreduce(5, 1);
+  void* coll = dccl_event_coll_start(&pool, &e);
+  CHECK(coll != NULL);
+  void* channel = dccl_event_channel_start(&pool, coll, 1000);
+  dccl_event_channel_stop_time(channel, 2000);
+  dccl_event_record* record = &pool.records[0];
+  uint64_t parts = atomic_load(&record->parts_left);
+  CHECK_EQ_INT((int)(uint32_t)parts, 2);
+  uint64_t next_generation = ((parts >> 32) + 1) << 32;
+  atomic_store(&record->parts_left, next_generation | 2u);
+  dccl_event_stop(channel);
+  dccl_event_stop(coll);
+  CHECK(atomic_load(&record->parts_left) == (next_generation | 2u));
+  dccl_measurement m;
+  CHECK(!dccl_queue_pop(&queue, &m));
+  /* Its own parts back, the same stops complete it. */
+  atomic_store(&record->parts_left, parts);
+  dccl_event_stop(channel);
+  dccl_event_stop(coll);
+  CHECK(dccl_queue_pop(&queue, &m));
+  CHECK_EQ_INT((int)m.duration_ns, 1000);
+  teardown();
+}
+
 int main(void) {
   RUN(test_one_collective);
   RUN(test_call_order_and_host_stamps);
@@ -329,5 +360,6 @@ int main(void) {
   RUN(test_wraparound_abandons_stuck_records);
   RUN(test_host_and_proxy_threads);
   RUN(test_accounting_when_host_runs_ahead);
+  RUN(test_stop_of_a_recycled_record_does_not_count);
   TEST_SUMMARY();
 }

@@ -438,7 +438,8 @@ static void test_first_call_of_a_kernel_is_not_learned(void) {
    * (loading the kernel, connecting the algorithm's channels): here the first fast call takes 5 ms, 50x
    * its 100 us. Left in, that one reading puts the fast action's mean of 21 readings 1.2x above its
    * truth (and the slow one's 2% off, by the drift it reads into later calls); skipped, both are exact. The slow action's first call is right after a switch, so
-   * skipped either way and counted there. Another collective's first call is its own first. */
+   * skipped either way and counted there. Another collective's first call is its own first, and so is
+   * the first call on another datatype. */
   for (int learn_first = 1; learn_first >= 0; learn_first--) {
     fixture f;
     fixture_init(&f);
@@ -474,6 +475,16 @@ static void test_first_call_of_a_kernel_is_not_learned(void) {
     take(&f, &m);
     CHECK_EQ_INT(f.learner->counters.joined, 61);
     CHECK_EQ_INT(f.learner->counters.first_calls, learn_first ? 0 : 2);
+    /* AllReduce on bfloat16 after 60 calls on int8: another kernel, whose first call is a first too;
+     * its second is not. */
+    log_calls(&f, 2, BYTES);
+    for (uint64_t c = 60; c < 62; c++) {
+      m = measurement_of(&f, c, BYTES, decided_for(&f, c));
+      m.datatype = (uint8_t)dccl_datatype_index("ncclBfloat16");
+      take(&f, &m);
+    }
+    CHECK_EQ_INT(f.learner->counters.joined, 63);
+    CHECK_EQ_INT(f.learner->counters.first_calls, learn_first ? 0 : 3);
     fixture_free(&f);
   }
 }
