@@ -167,8 +167,9 @@ test-asan:
 
 # ThreadSanitizer runs the tests whose threads share state: the registry and its drain thread, the
 # coordination service, the learner beside the hot path, ranks as threads and processes, the decision
-# table's publisher and bell racing the hot path.
-TSAN_TESTS := test_plugin test_coord test_coordination test_emulator test_decision_table
+# table's publisher and bell racing the hot path, the profiler's event records between NCCL's host and
+# proxy threads, and the measurement queue's producers.
+TSAN_TESTS := test_plugin test_coord test_coordination test_emulator test_decision_table test_event_pool test_queue
 TSAN_ENV := TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 
 TSAN_BUILD := $(MAKE) --no-print-directory BUILD=build-tsan SANITIZE=thread plugin $(addprefix build-tsan/tests/,$(TSAN_TESTS))
