@@ -40,11 +40,11 @@ int dccl_datatype_index(const char* name) {
    * ncclFloat32, ncclFloat64, ncclBfloat16, ncclFloat8e4m3, ncclFloat8e5m2: the first number is the
    * width in bits. The index is the kind (Int, Uint, Float, Bfloat, Float8e5m2) times 4 plus log2 of
    * the width in bytes. This runs on the profiler's hot path, hence no table scan. */
-  if (name == NULL || strncmp(name, "nccl", 4) != 0) return -1;
-  int kind = strncmp(name, "ncclInt", 7) == 0      ? 0
-             : strncmp(name, "ncclUint", 8) == 0   ? 1
-             : strncmp(name, "ncclFloat", 9) == 0  ? 2
+  if (name == NULL) return -1;
+  int kind = strncmp(name, "ncclFloat", 9) == 0    ? 2 /* the likeliest first */
              : strncmp(name, "ncclBfloat", 10) == 0 ? 3
+             : strncmp(name, "ncclInt", 7) == 0     ? 0
+             : strncmp(name, "ncclUint", 8) == 0    ? 1
                                                     : -1;
   if (kind < 0) return -1;
   const char* digits = name + 4;
