@@ -6,14 +6,14 @@
 # side by side on the GPU) and compare every (collective, size) with the best action (the oracle) and
 # with NCCL's own choice. The targets: >= 0.97 of the best and of NCCL's bandwidth at every size, i.e.
 # a latency ratio <= 1/0.97 = 1.031.
-# The replay measured every fourth size; misses at the sizes between (interpolated) are counted apart.
+# The replay measured every other power of two; misses at the sizes between (interpolated) are counted apart.
 # The replay holds the work each action leaves behind its kernel over sockets, by size (the profile's
 # `leftover` lines): with cost `span` the learner is given kernel spans, which miss it; with `stream` or
 # `leftover` it learns under that DYNAMICCL_COST with each call launched before the last kernel's end
 # reached the profiler (`dccl run --host-ahead`, as in collbench's loop on the GPU).
 # Usage: bench/bench_replay.sh [build-folder] [seeds] [nccl release] [workload] [span|stream|leftover]
 #        (defaults: build, 10, 2.28 as on the GPU machine, gpu-sweep-long, span; about 1 minute on 2 cores;
-#        workload gpu-learn plays the GPU runs' learning step as collbench does, every fourth size)
+#        workload gpu-learn plays the GPU runs' learning step as collbench does, every other power of two)
 set -euo pipefail
 build=${1:-build}
 seeds=${2:-10}
@@ -27,7 +27,7 @@ case "$cost" in
 esac
 export DYNAMICCL_COST=$cost
 # The frozen policy runs every size the learning run could have met: every power of two, or every
-# fourth (the sizes the GPU runs play) after gpu-learn, which plays only those.
+# other one (the sizes the GPU runs play) after gpu-learn, which plays only those.
 frozen_workload=gpu-sweep
 [[ $workload == gpu-learn ]] && frozen_workload=gpu-pairs
 dccl="$build/dccl"
@@ -72,7 +72,7 @@ sizes=$(awk 'NF == 8 && $1 ~ /^(allgather|reducescatter|allreduce)$/' "$work/fro
 awk -v sizes="$sizes" '{ n++; over += $5; short_best += $10; short_nccl += $11; if ($6 > w) w = $6; if ($12 > wb) wb = $12 }
      END { printf "total | %d streams > 2%% slower than NCCL while learning (worst %.3f); frozen: %d sizes below 0.97 of the best, %d below 0.97 of NCCL (worst %.3f x best), over %d seeds x %d sizes\n",
                   over, w, short_best, short_nccl, wb, n, sizes }' "$work/rows.txt"
-# The replay measured every fourth size (1 KiB, 4 KiB, ... 64 MiB: what bench/gpu/run.sh compares on
+# The replay measured every other power of two (1 KiB, 4 KiB, ... 64 MiB: what bench/gpu/run.sh compares on
 # the GPU); the sizes between are interpolated from their neighbours, so their best action is a model's.
 measured_sizes=$(awk '$1 == "measured" { print $4 }' "scenarios/profiles/$profile.profile" | sort -nu | tr '\n' ' ')
 interpolated() { # reads "collective size ..." lines, appends 1 when the size was not measured, else 0

@@ -8,7 +8,10 @@
  *
  * Handles given to NCCL are not pointers but integers: (generation, communicator slot, record index,
  * kind). An event whose generation no longer matches its record (late, duplicated, or after the
- * record was recycled) is counted and ignored, so it can never corrupt another collective. A record
+ * record was recycled) is counted and ignored. A stop that passed that check just before its record was
+ * recycled cannot count against the next collective's parts (the count carries the generation); a
+ * channel event in that window could still move the next collective's stamps (it takes a whole round of
+ * the pool inside it: not seen, not guarded). A record
  * still busy when the allocator comes round to it again (its kernel never reported) is abandoned:
  * its generation moves on, and it is reused only on the following round.
  *

@@ -8,5 +8,6 @@ set -euo pipefail
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root"
 export LC_ALL=C
-find Makefile abi agents bench coord core emu nn persist plugin scenarios sim tests tools -type f \
-  ! -name '*.pyc' ! -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16
+digest=$(find Makefile abi agents bench coord core emu nn persist plugin scenarios sim tests tools -type f \
+  ! -name '*.pyc' ! -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)
+echo "$digest" # only once every file was read (set -e: no digest of part of the tree)

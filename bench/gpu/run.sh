@@ -113,7 +113,8 @@ nccl_lib=$nccl_home/lib
 # its files (runs 13-14 named the checkout's base commit): the sources' digest names the tree itself.
 tree_state=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 git diff --quiet HEAD -- 2>/dev/null || tree_state="$tree_state plus uncommitted changes"
-say "# DynamICCL GPU run ($(date -u +%Y-%m-%dT%H:%MZ), commit $tree_state, sources $(tools/source_digest.sh 2>/dev/null || echo unknown))"
+sources=$(tools/source_digest.sh 2>/dev/null) || sources=unknown
+say "# DynamICCL GPU run ($(date -u +%Y-%m-%dT%H:%MZ), commit $tree_state, sources $sources)"
 say ""
 say "- NCCL headers and library: $nccl_home (nccl.h says $(grep -E '^#define NCCL_(MAJOR|MINOR|PATCH)' "$nccl_home/include/nccl.h" | awk '{printf "%s%s", sep, $3; sep="."}'))"
 if [ $dry -eq 0 ]; then
