@@ -353,8 +353,8 @@ void dccl_settings_load(dccl_settings* settings, const dccl_logger* logger) {
   static const char* const costs[] = {"leftover", "span", "stream"}; /* the first is the default */
   static const int cost_values[] = {DCCL_COST_LEFTOVER, DCCL_COST_SPAN, DCCL_COST_STREAM};
   settings->cost = (dccl_cost_mode)read_keyword("DYNAMICCL_COST", costs, cost_values, 3, logger);
-  static const char* const after_switch[] = {"skip", "learn"};
-  static const int after_switch_values[] = {0, 1};
-  settings->learn_after_switch = read_keyword("DYNAMICCL_AFTER_SWITCH", after_switch, after_switch_values, 2, logger);
-  settings->learn_first_calls = read_keyword("DYNAMICCL_FIRST_CALLS", after_switch, after_switch_values, 2, logger);
+  static const char* const skip_or_learn[] = {"skip", "learn"};
+  static const int skip_or_learn_values[] = {0, 1};
+  settings->learn_after_switch = read_keyword("DYNAMICCL_AFTER_SWITCH", skip_or_learn, skip_or_learn_values, 2, logger);
+  settings->learn_first_calls = read_keyword("DYNAMICCL_FIRST_CALLS", skip_or_learn, skip_or_learn_values, 2, logger);
 }

@@ -67,7 +67,7 @@ int dccl_datatype_index(const char* name) {
 
 size_t dccl_datatype_size(const char* name) {
   int index = dccl_datatype_index(name);
-  return index < 0 ? 0 : (size_t)1 << (index % 4);
+  return index < 0 ? 0 : dccl_datatype_bytes(index);
 }
 
 size_t dccl_coll_bytes(int coll, size_t count, size_t element_size, int n_ranks) {

@@ -46,6 +46,8 @@ int dccl_proto_parse(const char* name);
 #define DCCL_NUM_DATATYPES 20
 int dccl_datatype_index(const char* name);
 size_t dccl_datatype_size(const char* name);
+/* The byte size of a datatype by its index (>= 0). */
+static inline size_t dccl_datatype_bytes(int index) { return (size_t)1 << (index % 4); }
 
 /* Bytes NCCL passes to getCollInfo for a collective: element size x count, times nRanks for
  * AllGather and ReduceScatter (whose count is per rank). */

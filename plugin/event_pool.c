@@ -183,7 +183,7 @@ void* dccl_event_coll_start(dccl_event_pool* pool, const dccl_coll_event* event)
     stamps->call_order = call_order;
     stamps->host_launch_ns = dccl_monotonic_ns();
   }
-  record->bytes = dccl_coll_bytes(coll, event->count, (size_t)1 << (datatype % 4), pool->n_ranks);
+  record->bytes = dccl_coll_bytes(coll, event->count, dccl_datatype_bytes(datatype), pool->n_ranks);
   record->datatype = (uint8_t)datatype;
   record->coll = (uint8_t)coll;
   record->algo = (uint8_t)algo;

@@ -200,13 +200,13 @@ static double stream_cost_us(const dccl_measurement* m, const dccl_measurement* 
   return *stream_timed ? (double)(next->gpu_start_ns - m->gpu_start_ns) / 1000.0 : span_us(m);
 }
 
-/* The agent cell slot's leftover estimates of a call's cell (NULL when the agent has no room). */
 /* The agent's slot of a cell, which indexes the learner's per-cell arrays (-1: the agent has no room). */
 static int slot_of(dccl_learner* l, int cell) {
   const dccl_agent_cell* slot = dccl_agent_cell_slot(&l->agent, cell, 1);
   return slot != NULL ? (int)(slot - l->agent.cells) : -1;
 }
 
+/* The agent cell slot's leftover estimates of a call's cell (NULL when the agent has no room). */
 static dccl_leftover_cell* leftovers_of(dccl_learner* l, const dccl_call_record* call) {
   int s = slot_of(l, call->cell);
   return s >= 0 ? &l->leftovers[s] : NULL;

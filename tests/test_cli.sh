@@ -17,8 +17,8 @@ cd "$source_dir" # dccl finds scenarios/ from here
 # 64 MiB, 13 calls each (64 MiB: 6), AllReduce, then AllGather, then ReduceScatter; gpu-pairs the same
 # sizes, 13 calls each.
 begin workloads_play_the_gpu_runs_sizes
-for workload in gpu-learn:330 gpu-pairs:351; do
-  calls=${workload#*:} workload=${workload%:*}
+for spec in gpu-learn:330:6 gpu-pairs:351:13; do
+  IFS=: read -r workload calls big_calls <<< "$spec"
   "$dccl" run --profile h100-sockets-2ranks-replay --workload $workload --policy default --plugin none --ranks 1 \
     --calls "$calls" --call-log "$work/$workload.csv" --quiet > "$work/$workload.log" 2>&1 ||
     { fail "$workload: dccl run exit status $?"; show "$work/$workload.log"; }
@@ -29,11 +29,9 @@ for workload in gpu-learn:330 gpu-pairs:351; do
   [ "$sizes" = "1024 4096 16384 65536 262144 1048576 4194304 16777216 67108864 " ] || fail "$workload: sizes $sizes"
   first=$(head -n 1 "$work/$workload.runs" | awk '{ print $1, $2, $3 }')
   [ "$first" = "13 allreduce 1024" ] || fail "$workload: the pass begins with '$first'"
+  big=$(awk '$3 == 67108864 { print $1 }' "$work/$workload.runs" | sort -u | tr '\n' ' ')
+  [ "$big" = "$big_calls " ] || fail "$workload: 64 MiB runs of $big calls, not $big_calls"
 done
-big=$(awk '$3 == 67108864 { print $1 }' "$work/gpu-learn.runs" | sort -u | tr '\n' ' ')
-[ "$big" = "6 " ] || fail "gpu-learn: 64 MiB runs of $big calls, not 6"
-big=$(awk '$3 == 67108864 { print $1 }' "$work/gpu-pairs.runs" | sort -u | tr '\n' ' ')
-[ "$big" = "13 " ] || fail "gpu-pairs: 64 MiB runs of $big calls, not 13"
 end
 
 # A policy learned briefly on the replay: --arms lists what was measured; --all adds the actions never

@@ -257,11 +257,13 @@ static void measure_stream(fixture* f, uint64_t first, int n, uint64_t fast_tail
   measure_stream_waits(f, first, n, fast_tail_us, waiting, order_step, 0);
 }
 
-static dccl_arm* arm_of(fixture* f, dccl_action action) {
+/* The calm arm of `action` in the cell of `bytes` (NULL: no such cell yet). */
+static dccl_arm* arm_at(fixture* f, uint64_t bytes, dccl_action action) {
   dccl_config_agent* agent = &f->learner->agent;
-  dccl_agent_cell* c = dccl_agent_cell_slot(agent, dccl_cell_for_call(COLL, BYTES, 1, 0), 0);
+  dccl_agent_cell* c = dccl_agent_cell_slot(agent, dccl_cell_for_call(COLL, bytes, 1, 0), 0);
   return c != NULL ? dccl_agent_arm(agent, c, 0, dccl_agent_action_index(agent, COLL, action)) : NULL;
 }
+static dccl_arm* arm_of(fixture* f, dccl_action action) { return arm_at(f, BYTES, action); }
 
 static void test_stream_time_charges_work_left_behind_the_kernel(void) {
   /* The fast action's kernel spans 100 us but holds the next kernel back 200 us more. While NCCL had
@@ -492,12 +494,12 @@ static void test_first_call_of_a_kernel_is_not_learned(void) {
 /* Plays `rounds` rounds of one 16 MiB call and then `small_calls` calls of BYTES (both AllReduce, the fast
  * action, back to back with host stamps): a small call right after the large one waits for its work and
  * spans 1,000 us, the others 100. Returns the small cell's arm. */
+#define LARGE_BYTES ((uint64_t)16 << 20)
 static dccl_arm* play_rounds(fixture* f, int rounds, int small_calls) {
-  const uint64_t large = (uint64_t)16 << 20;
   uint64_t order = 0;
   for (int round = 0; round < rounds; round++)
     for (int k = 0; k <= small_calls; k++, order++) {
-      uint64_t bytes = k == 0 ? large : BYTES;
+      uint64_t bytes = k == 0 ? LARGE_BYTES : BYTES;
       dccl_call_record r = {bytes, order, order, f->fast, (uint16_t)dccl_cell_for_call(COLL, bytes, 1, 0), COLL, 0};
       dccl_call_log_push(&call_log, &r);
       dccl_measurement m = measurement_of(f, order, bytes, f->fast);
@@ -552,9 +554,7 @@ static void test_first_call_of_a_run_after_a_larger_call_is_not_learned(void) {
   dccl_learner_flush(f.learner, &f.inputs);
   CHECK_EQ_INT(f.learner->counters.run_starts, 22);
   CHECK_EQ_INT(f.learner->counters.first_calls, 1);
-  dccl_config_agent* agent = &f.learner->agent;
-  dccl_agent_cell* large_cell = dccl_agent_cell_slot(agent, dccl_cell_for_call(COLL, (uint64_t)16 << 20, 1, 0), 0);
-  dccl_arm* large = large_cell != NULL ? dccl_agent_arm(agent, large_cell, 0, dccl_agent_action_index(agent, COLL, f.fast)) : NULL;
+  dccl_arm* large = arm_at(&f, LARGE_BYTES, f.fast);
   CHECK(small != NULL && large != NULL);
   if (small != NULL && large != NULL) {
     CHECK_NEAR(small->count, 24 * 11 - 22, 1e-3);

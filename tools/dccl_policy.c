@@ -147,14 +147,14 @@ static void print_arms(dccl_config_agent* agent, const char* which, int untried)
           char text[96];
           dccl_action_format(agent->actions[coll][i], text, sizeof(text));
           const char* note = a->invalid ? " (invalid)" : measured ? "" : " (untried)";
+          double dqn = i < n ? exp(predicted[i]) : 0.0;
           if (!measured) {
-            printf("    %-32s %8s %10s %8s %10s %9.3fx%s\n", text, "-", "-", "-", "-", i < n ? exp(predicted[i]) : 0.0,
-                   note);
+            printf("    %-32s %8s %10s %8s %10s %9.3fx%s\n", text, "-", "-", "-", "-", dqn, note);
             continue;
           }
           double sd = a->count >= 2 ? sqrt(a->m2 / (a->count - 1)) : 0;
           printf("    %-32s %8.1f %10.2f %8.2f %9.3fx %9.3fx%s\n", text, a->count, exp(a->mean), 100 * sd,
-                 exp(nccl->mean - a->mean), i < n ? exp(predicted[i]) : 0.0, note);
+                 exp(nccl->mean - a->mean), dqn, note);
         }
       }
     }
