@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
       size_t hint = 0;
       double start = dccl_monotonic_seconds();
       for (long i = 0; i < calls; i++) {
-        dccl_call call = {(uint64_t)i, (int)(i % 5), (size_t)1 << (10 + i % 21), 0, 1, 0};
+        dccl_call call = {.index = (uint64_t)i, .coll = (int)(i % 5), .bytes = (size_t)1 << (10 + i % 21), .pipe_ops = 1};
         dccl_conditions c;
         dccl_sim_conditions(&sim, call.index, &hint, &c);
         dccl_execution e;
@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
     double start = dccl_monotonic_seconds();
     long queries = calls / 10;
     for (long i = 0; i < queries; i++) {
-      dccl_call call = {(uint64_t)i, (int)(i % 5), (size_t)1 << (10 + i % 21), 0, 1, 0};
+      dccl_call call = {.index = (uint64_t)i, .coll = (int)(i % 5), .bytes = (size_t)1 << (10 + i % 21), .pipe_ops = 1};
       dccl_conditions c;
       dccl_sim_conditions(&sim, call.index * 10, &hint, &c);
       dccl_oracle_answer a;

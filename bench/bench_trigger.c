@@ -139,7 +139,7 @@ static double min_ratio(const stream_setup* st, const dccl_action* actions, cons
 static int setup_stream(stream_setup* st, const dccl_sim* sim, const stream_spec* spec) {
   memset(st, 0, sizeof(*st));
   st->sim = sim;
-  st->call = (dccl_call){0, spec->coll, spec->bytes, 0, 1, 0};
+  st->call = (dccl_call){.coll = spec->coll, .bytes = spec->bytes, .pipe_ops = 1};
   st->size_bin = dccl_size_bin(spec->bytes);
   dccl_action actions[N_ACTIONS];
   dccl_execution nccl;

@@ -57,6 +57,7 @@ typedef struct kernel_queue {
   size_t capacity;
   _Alignas(64) _Atomic size_t head;
   _Alignas(64) _Atomic size_t tail;
+  _Atomic size_t reported; /* kernels whose events the proxy has delivered */
   _Atomic int closed;
 } kernel_queue;
 
@@ -181,6 +182,7 @@ static void* proxy_main(void* argument) {
     kernel k = q->items[tail % q->capacity];
     atomic_store_explicit(&q->tail, tail + 1, memory_order_release);
     report_kernel(r, &k);
+    atomic_store_explicit(&q->reported, tail + 1, memory_order_release);
   }
   return NULL;
 }
@@ -214,19 +216,42 @@ typedef struct gpu_timeline {
   int kernel_events;   /* the plugin asked for KernelCh events */
 } gpu_timeline;
 
+/* The workload's `pause` before a call: the application waits for its stream (every kernel's end
+ * reaches the profiler before the call is launched), then works on the host. */
+static void drain_stream(rank_context* r, gpu_timeline* g) {
+  if (g->pending_kernel) {
+    report_kernel(r, &g->pending);
+    g->pending_kernel = 0;
+  }
+  kernel_queue* q = &r->queue;
+  if (q->items == NULL) return;
+  size_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
+  for (int spin = 0; atomic_load_explicit(&q->reported, memory_order_acquire) < head; spin++)
+    if (spin > 32) sched_yield();
+}
+
 /* Runs one call on the rank's GPU as NCCL launches it: the Coll event (its parent the call's CollApi
  * handle, `seq` its seqNumber), then its kernel's channel events, now or later. The kernel's span is
  * the call's work less what it leaves to the next kernel, plus what the previous one left it to run
- * (the profile's `leftover` lines), plus what is left of the previous call's tail after the gap before
- * this one (noise.tail_share: a measurement effect, not in the call's accounted latency). */
+ * (the profile's `leftover` lines), plus the previous call's tail (noise.tail_share: a measurement
+ * effect, not in the call's accounted latency): less the gap before this call, or all of it after a
+ * pause, which the ranks leave apart (on the GPU test machine the first call after collbench's check of
+ * a larger size's results waits for the peer that left it later: docs/simulator.md). A pause's idle GPU
+ * runs what the last kernel left. */
 static void launch(rank_context* r, gpu_timeline* g, const dccl_call* call, const dccl_execution* e, double measured_us,
                    void* parent, uint64_t seq) {
   const dccl_emu_config* cfg = r->config;
   uint64_t duration_ns = (uint64_t)llround(measured_us * 1000.0);
   if (duration_ns == 0) duration_ns = 1;
   uint64_t gap_ns = (uint64_t)llround(call->gap_us * 1000.0);
-  g->clock_ns += gap_ns;
+  uint64_t pause_ns = (uint64_t)llround(call->pause_us * 1000.0);
   uint64_t waited_ns = g->tail_ns > gap_ns ? g->tail_ns - gap_ns : 0;
+  if (pause_ns > 0) {
+    if (r->profiling) drain_stream(r, g);
+    g->carried_ns = g->carried_ns > pause_ns ? g->carried_ns - pause_ns : 0;
+    waited_ns = g->tail_ns;
+  }
+  g->clock_ns += pause_ns + gap_ns;
   g->tail_ns = (uint64_t)llround((double)duration_ns * r->sim->profile.truth.tail_share);
   double later_share, longer_share;
   dccl_sim_leftover(r->sim, call, e, &later_share, &longer_share);

@@ -258,19 +258,24 @@ static int after_switch(const dccl_learner* l, const dccl_measurement* m, int ce
 #define RUNS_WINDOW_CALLS 4096 /* the counts halve here, so that they follow the workload as it changes */
 
 /* Whether this call is the first of a run of its cell's calls, right after a larger call (more bytes) of
- * another cell that it was launched within (NCCL launched it before that call's end was seen: back to
- * back), in a cell whose calls mostly come in runs (3 in 4 or more of them right after a call of the
- * same cell, by the profiler's call order). Such a call waits in its kernel for the larger call's work: in
- * the GPU test machine's learning run (collbench's rounds of 12 calls a size) AllReduce 1 KiB's first call
- * of each round, right after the round's 64 MiB call, read 8.3x its usual span, AllGather 1 KiB's 42x
- * (docs/results/gpu/14-warm-learn-trace-pairs-r6). Those readings fell on whichever action the round began
- * with, NCCL's choice most often: an arm that took one among a few readings was written off (tree/LL at
- * AllReduce 1 KiB, 1.17-1.22x faster than NCCL's choice, read 0.58-0.91x). The agents skip it, as a call
- * right after a switch of action (after_switch). A run's first call right after a smaller one reads
- * 1.1-1.9x there, and is kept: skipping every run's first call cost 0.3% of the simulated suite's total
- * latency, as each cell of a sweep loses a reading in 10-20 (docs/agents.md). Where a cell's calls are interleaved with others'
- * (a data-parallel job's last, smaller bucket after the others), all are kept: what they wait for is
- * common to every action of the cell. */
+ * another cell, in a cell whose calls mostly come in runs (3 in 4 or more of them right after a call of
+ * the same cell, by the profiler's call order). Such a call waits in its kernel for what the larger call
+ * left: on the GPU test machine collbench's learning run plays each size in rounds of 13 calls, and
+ * waits for the stream and checks the results between sizes, so a round's first call was launched 15-140
+ * ms after the larger call's end was seen (run 15's learning trace, docs/results/gpu), and still
+ * AllReduce 1 KiB's first call of a round, right after a 64 MiB call, read 4.4-6.4x its usual span,
+ * AllGather and ReduceScatter 1 KiB's 4.9-44x. The ranks leave the check apart: at AllGather 1 KiB rank 1
+ * launched 0.8 ms before rank 0 (median) and its kernel spanned 0.94 ms, waiting for rank 0's; at
+ * AllReduce 1 KiB both ranks' spans (155-226 us against a usual 35) exceed their 58 us skew. Launched
+ * back to back, the same call waits for the larger call's last transfers. Either way the reading falls
+ * on whichever action the run began with, NCCL's choice most often: an arm that took one among a few
+ * readings was written off (tree/LL at AllReduce 1 KiB, 1.17-1.24x faster than NCCL's choice, read 0.60x
+ * over 2 readings in run 15, where this rule still asked for a launch within the larger call). The
+ * agents skip it, as a call right after a switch of action (after_switch). A run's first call right after
+ * a smaller one reads 1.1-1.9x there, and is kept: skipping every run's first call cost 0.3% of the
+ * simulated suite's total latency, as each cell of a sweep loses a reading in 10-20 (docs/agents.md).
+ * Where a cell's calls are interleaved with others' (a data-parallel job's last, smaller bucket after the
+ * others), all are kept: what they wait for is common to every action of the cell. */
 static int run_start(dccl_learner* l, const dccl_measurement* m, int cell) {
   const dccl_measurement* p = &l->previous;
   if (l->previous_cell < 0 || m->host_launch_ns == 0 || p->host_launch_ns == 0 || m->call_order != p->call_order + 1)
@@ -284,7 +289,7 @@ static int run_start(dccl_learner* l, const dccl_measurement* m, int cell) {
   }
   l->calls_after_a_call[s]++;
   l->calls_after_own_cell[s] += (uint32_t)own_cell;
-  return !own_cell && launched_within(p, m) && p->bytes > m->bytes && l->calls_after_a_call[s] >= RUNS_MIN_CALLS &&
+  return !own_cell && p->bytes > m->bytes && l->calls_after_a_call[s] >= RUNS_MIN_CALLS &&
          4 * l->calls_after_own_cell[s] >= 3 * l->calls_after_a_call[s];
 }
 

@@ -60,7 +60,7 @@ typedef struct dccl_learner_options {
   int trigger;               /* 0: no Agent-1; 1: plain CUSUM; 2: LSTM + CUSUM */
   dccl_cost_mode cost;       /* what a call is charged (core/settings.h) */
   int learn_after_switch;    /* 1: also learn a call right after the cell's call of another action (after_switch)
-                                and a run's first call launched within a larger call of another cell (run_start) */
+                                and a run's first call right after a larger call of another cell (run_start) */
   int learn_first_calls;     /* 1: also learn the first call of each collective, datatype, algorithm and protocol (first_call) */
   dccl_agent_options agent;  /* agent.learning: 1 learn mode, 0 frozen; agent.model_intensity < 0: from gaps */
   dccl_trigger_options trigger_options;

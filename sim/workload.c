@@ -16,7 +16,7 @@ static int add_op(dccl_workload* w, const dccl_workload_op* op) {
   return 0;
 }
 
-/* Parses the options after the sizes: x<count>, gap=, pipeops=, regbuff=. */
+/* Parses the options after the sizes: x<count>, gap=, pause=, pipeops=, regbuff=. */
 static int parse_options(char** tokens, int n, dccl_workload_op* op, char* why, size_t why_size) {
   for (int i = 0; i < n; i++) {
     const char* t = tokens[i];
@@ -30,6 +30,11 @@ static int parse_options(char** tokens, int n, dccl_workload_op* op, char* why, 
     } else if (strncmp(t, "gap=", 4) == 0) {
       if (dccl_parse_duration_us(t + 4, &op->gap_us) != 0) {
         snprintf(why, why_size, "bad gap '%s' (e.g. gap=50us, gap=1.5ms; at most an hour)", t + 4);
+        return -1;
+      }
+    } else if (strncmp(t, "pause=", 6) == 0) {
+      if (dccl_parse_duration_us(t + 6, &op->pause_us) != 0) {
+        snprintf(why, why_size, "bad pause '%s' (e.g. pause=20ms; at most an hour)", t + 6);
         return -1;
       }
     } else if (strncmp(t, "pipeops=", 8) == 0) {
@@ -122,7 +127,7 @@ int dccl_workload_parse(const char* text, const char* source, dccl_workload* w, 
     } else {
       unsigned long long size;
       if (n < 2 || (op.coll = dccl_coll_parse(tokens[0])) < 0 || dccl_parse_bytes(tokens[1], &size) != 0 || size == 0) {
-        snprintf(why, sizeof(why), "expected '<collective> <size> [x<count>] [gap=..] [pipeops=..] [regbuff=..]'");
+        snprintf(why, sizeof(why), "expected '<collective> <size> [x<count>] [gap=..] [pause=..] [pipeops=..] [regbuff=..]'");
         rc = -1;
       } else if ((rc = parse_options(tokens + 2, n - 2, &op, why, sizeof(why))) == 0) {
         op.bytes = size;
@@ -184,6 +189,7 @@ int dccl_workload_next(dccl_workload_cursor* c, dccl_call* out) {
       out->coll = op->coll;
       out->bytes = op->bytes;
       out->gap_us = op->gap_us;
+      out->pause_us = c->within_op == 0 ? op->pause_us : 0;
       out->pipe_ops = op->pipe_ops;
       out->reg_buff = op->reg_buff;
       c->within_op++;

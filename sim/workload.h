@@ -1,10 +1,12 @@
 /* sim/workload.h: a workload is the sequence of collectives a job issues, read from a file under
  * scenarios/workloads/ (format in scenarios/README.md):
- *   <collective> <size> [x<count>] [gap=<duration>] [pipeops=<n>] [regbuff=0|1]
- *   sweep <collective> <min> <max> [x<count>] [gap=<duration>] [pipeops=<n>] [regbuff=0|1]
+ *   <collective> <size> [x<count>] [gap=<duration>] [pause=<duration>] [pipeops=<n>] [regbuff=0|1]
+ *   sweep <collective> <min> <max> [x<count>] [gap=<duration>] [pause=<duration>] [pipeops=<n>] [regbuff=0|1]
  *   repeat <iterations>
  * Sizes take K/M/G suffixes; a sweep issues every power of two from min to max; `gap` is the compute
- * time before each call; `repeat` runs the whole list that many times. */
+ * time before each call; `pause` is the application's wait for its stream before the line's first call
+ * (each size's, in a sweep) and the host work after it (collbench's check of the last size's results);
+ * `repeat` runs the whole list that many times. */
 #ifndef DYNAMICCL_SIM_WORKLOAD_H
 #define DYNAMICCL_SIM_WORKLOAD_H
 
@@ -18,6 +20,7 @@ typedef struct dccl_workload_op {
   size_t bytes;
   uint64_t count;
   double gap_us;
+  double pause_us;
   int pipe_ops;
   int reg_buff;
 } dccl_workload_op;
@@ -38,6 +41,7 @@ typedef struct dccl_call {
   double gap_us;
   int pipe_ops;
   int reg_buff;
+  double pause_us; /* > 0: the stream drained and the host paused this long before the call (`pause`) */
 } dccl_call;
 
 typedef struct dccl_workload_cursor {

@@ -69,7 +69,7 @@ static void oracle_table(dccl_table* table, int tune_chunk) {
   dccl_conditions calm = {0, 0};
   for (int coll = 0; coll < DCCL_NUM_COLLS; coll++)
     for (int bin = 10; bin <= 28; bin++) {
-      dccl_call call = {0, coll, (size_t)1 << bin, 0, 1, 0};
+      dccl_call call = {.coll = coll, .bytes = (size_t)1 << bin, .pipe_ops = 1};
       dccl_oracle_answer a;
       dccl_oracle_query(&oracle, &call, &calm, &a);
       dccl_table_set_range(table, coll, bin, bin, a.best);
@@ -263,11 +263,16 @@ static void test_trace_matches_gpu_durations_processes(void) { run_with_trace(1)
  * The calls alternate with ring/Simple in blocks of four (a fixed `A||B` table); rank 0's trace holds
  * each kernel's start and span, its call log each call's own latency. The profile's noise.tail_share adds
  * that share of each call's latency, less the 5-us gap, to the next kernel's span (a measurement effect:
- * the calls' own latencies do not hold it): 1 MiB's first call waits 3% of a 4 MiB call. Also with
- * host_ahead, where each kernel's end reaches the profiler after the next call's launch. */
+ * the calls' own latencies do not hold it): 64 KiB's first call waits 3% of a 1 MiB call. 1 MiB's and
+ * 64 KiB's first calls come after a 2-ms pause: the stream drained (the last kernel's end reached the
+ * profiler before the launch), what the last kernel left to the next one ran meanwhile, and the tail is
+ * waited in full. Also with host_ahead, where each other kernel's end reaches the profiler after the
+ * next call's launch. */
+static int paused(int call) { return call % 16 == 0 && call / 16 % 3 != 0; }
+
 static void check_leftovers(int synchronous) {
-  load_scenario("h100-sockets-2ranks",
-                "allreduce 4M x16 gap=5us\nallreduce 1M x16 gap=5us\nallreduce 64K x16 gap=5us\nrepeat 2\n");
+  load_scenario("h100-sockets-2ranks", "allreduce 4M x16 gap=5us\nallreduce 1M x16 gap=5us pause=2ms\n"
+                                       "allreduce 64K x16 gap=5us pause=2ms\nrepeat 2\n");
   clear_environment();
   char table[300], trace[300], calls[300], error[512];
   snprintf(table, sizeof(table), "%s/leftover.table", temp_dir);
@@ -331,24 +336,31 @@ static void check_leftovers(int synchronous) {
             later_calls, longer_calls, both_calls);
   double carried = 0, tail = 0, tail_share = sim.profile.truth.tail_share, most_waited = 0;
   CHECK(tail_share > 0.01);
-  int wrong_spans = 0, wrong_starts = 0, waiting = 0;
+  int wrong_spans = 0, wrong_starts = 0, waiting = 0, drained = 0;
   for (int i = 0; i < n_calls && i < n_traced; i++) {
-    double waited = tail > 5.0 ? tail - 5.0 : 0;
+    double waited = paused(i) ? tail : tail > 5.0 ? tail - 5.0 : 0;
+    if (paused(i)) carried = carried > 2000.0 ? carried - 2000.0 : 0;
     if (waited > most_waited) most_waited = waited;
     double expected_span = own_us[i] * (1 - later[i] - longer[i]) + carried + waited;
     if (fabs((double)span[i] / 1000.0 - expected_span) > 0.01) wrong_spans++;
     carried = own_us[i] * longer[i];
     tail = own_us[i] * tail_share;
     if (i + 1 < n_traced) {
-      if (fabs((double)(start[i + 1] - start[i]) / 1000.0 - (expected_span + own_us[i] * later[i] + 5.0)) > 0.01) wrong_starts++;
-      waiting += launch[i + 1] != 0 && launch[i + 1] <= done[i];
+      double pause = paused(i + 1) ? 2000.0 : 0;
+      if (fabs((double)(start[i + 1] - start[i]) / 1000.0 - (expected_span + own_us[i] * later[i] + 5.0 + pause)) > 0.01)
+        wrong_starts++;
+      int launched_within = launch[i + 1] != 0 && launch[i + 1] <= done[i];
+      waiting += launched_within;
+      drained += paused(i + 1) && launch[i + 1] > done[i];
     }
   }
   CHECK_MSG(wrong_spans == 0, "%d kernel spans differ from the call's work less its leftover plus the last one's", wrong_spans);
   CHECK_MSG(most_waited > 20, "the longest wait for a call's tail: %.1f us", most_waited);
   CHECK_MSG(wrong_starts == 0, "%d next kernels start off their expected time", wrong_starts);
-  /* Host stamps are in the trace; with host_ahead every next call was launched before this one's end. */
-  if (synchronous) CHECK_EQ_INT(waiting, n_traced - 1);
+  /* Host stamps are in the trace; with host_ahead every next call was launched before this one's end,
+   * but after a pause. */
+  CHECK_EQ_INT(drained, 4);
+  if (synchronous) CHECK_EQ_INT(waiting, n_traced - 1 - 4);
   unload_scenario();
 }
 

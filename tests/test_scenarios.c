@@ -82,7 +82,8 @@ static void test_profile_errors(void) {
 static void test_workloads(void) {
   char error[512];
   dccl_workload w;
-  const char* text = "name = w\nallreduce 1K x3 gap=10us pipeops=2\nsweep allgather 1K 8K x2 gap=1ms regbuff=1\nrepeat 4\n";
+  const char* text = "name = w\nallreduce 1K x3 gap=10us pipeops=2\nsweep allgather 1K 8K x2 gap=1ms pause=2ms regbuff=1\n"
+                     "repeat 4\n";
   CHECK(dccl_workload_parse(text, "w", &w, error, sizeof(error)) == 0);
   CHECK_EQ_INT(w.n_ops, 5);
   CHECK_EQ_INT((int)w.calls_per_iteration, 3 + 4 * 2);
@@ -96,9 +97,11 @@ static void test_workloads(void) {
     int in_iteration = n % 11;
     if (in_iteration < 3) {
       CHECK(call.coll == DCCL_COLL_ALLREDUCE && call.bytes == 1024 && call.pipe_ops == 2 && call.gap_us == 10);
-    } else {
+      CHECK(call.pause_us == 0);
+    } else { /* a sweep's pause comes before each size's first call */
       CHECK(call.coll == DCCL_COLL_ALLGATHER && call.reg_buff == 1 && call.gap_us == 1000);
       CHECK_EQ_INT((int)call.bytes, 1024 << ((in_iteration - 3) / 2));
+      CHECK(call.pause_us == ((in_iteration - 3) % 2 == 0 ? 2000 : 0));
     }
     n++;
   }
@@ -109,7 +112,7 @@ static void test_workloads(void) {
   CHECK_EQ_INT(n, 7);
   dccl_workload_free(&w);
 
-  const char* bad[] = {"allreduce\n", "allreduce 1K x0\n", "allreduce 1K gap=soon\n", "frobnicate 1K\n",
+  const char* bad[] = {"allreduce\n", "allreduce 1K x0\n", "allreduce 1K gap=soon\n", "allreduce 1K pause=-1ms\n", "frobnicate 1K\n",
                        "sweep allgather 8K 1K\n", "repeat 0\n", "allreduce 1K colour=red\n", "# nothing\n"};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     CHECK_MSG(dccl_workload_parse(bad[i], "bad", &w, error, sizeof(error)) != 0, "accepted: %s", bad[i]);

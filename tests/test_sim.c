@@ -24,7 +24,7 @@ static void load(const char* name) {
 }
 
 static double latency_of(int coll, size_t bytes, dccl_action action, const dccl_conditions* c) {
-  dccl_call call = {0, coll, bytes, 0, 1, 0};
+  dccl_call call = {.coll = coll, .bytes = bytes, .pipe_ops = 1};
   dccl_execution e;
   if (dccl_sim_execute(&sim, &call, action, &e) != 0) return INFINITY;
   return dccl_sim_true_us(&sim, &call, &e, c);
@@ -56,8 +56,9 @@ static void test_oracle_never_beaten(void) {
     dccl_oracle oracle;
     CHECK(dccl_oracle_init(&oracle, &sim, &options) == 0);
     for (int q = 0; q < 150; q++) {
-      dccl_call call = {0, (int)dccl_rng_below(&rng, 5), (size_t)1 << (8 + dccl_rng_below(&rng, 23)), 0,
-                        1 + (int)dccl_rng_below(&rng, 3), 0};
+      dccl_call call = {.coll = (int)dccl_rng_below(&rng, 5),
+                        .bytes = (size_t)1 << (8 + dccl_rng_below(&rng, 23)),
+                        .pipe_ops = 1 + (int)dccl_rng_below(&rng, 3)};
       dccl_conditions c = {dccl_rng_below(&rng, 3) * 0.45, dccl_rng_below(&rng, 3) * 0.5};
       dccl_oracle_answer answer;
       dccl_oracle_query(&oracle, &call, &c, &answer);
@@ -126,7 +127,7 @@ static void test_pcie_allgather_gap(void) {
   dccl_oracle oracle;
   dccl_oracle_init(&oracle, &sim, &options);
   dccl_conditions calm = {0, 0};
-  dccl_call call = {0, DCCL_COLL_ALLGATHER, 64u << 20, 0, 1, 0};
+  dccl_call call = {.coll = DCCL_COLL_ALLGATHER, .bytes = 64u << 20, .pipe_ops = 1};
   dccl_oracle_answer a;
   dccl_oracle_query(&oracle, &call, &calm, &a);
   double fraction = a.best_us / a.default_us;
@@ -144,7 +145,7 @@ static void test_pcie_tree_beats_ring_somewhere(void) {
     double tree = best_of_pair(DCCL_COLL_ALLREDUCE, bytes, DCCL_ALGO_TREE, DCCL_PROTO_SIMPLE, 0, &calm);
     double ring = best_of_pair(DCCL_COLL_ALLREDUCE, bytes, DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 0, &calm);
     dccl_execution nccl;
-    dccl_call call = {0, DCCL_COLL_ALLREDUCE, bytes, 0, 1, 0};
+    dccl_call call = {.coll = DCCL_COLL_ALLREDUCE, .bytes = bytes, .pipe_ops = 1};
     dccl_sim_execute(&sim, &call, DCCL_ACTION_NCCL, &nccl);
     if (tree < ring && nccl.algo == DCCL_ALGO_RING) tree_wins++;
     if (ring < tree) ring_wins++;
@@ -168,7 +169,7 @@ static void test_internode_protocol_crossover(void) {
     if (simple < ll && simple < ll128) crossover = bytes;
   }
   CHECK_MSG(crossover >= 32768 && crossover <= 262144, "crossover at %zu bytes", crossover);
-  dccl_call call = {0, DCCL_COLL_ALLREDUCE, 1 << 20, 0, 1, 0};
+  dccl_call call = {.coll = DCCL_COLL_ALLREDUCE, .bytes = 1 << 20, .pipe_ops = 1};
   dccl_execution nccl;
   dccl_sim_execute(&sim, &call, DCCL_ACTION_NCCL, &nccl);
   CHECK(nccl.proto != DCCL_PROTO_SIMPLE);
@@ -182,7 +183,7 @@ static void test_interference(void) {
   dccl_action_space_options options = {.max_channels = 32, .tune_chunk = 1};
   dccl_oracle oracle;
   dccl_oracle_init(&oracle, &sim, &options);
-  dccl_call call = {0, DCCL_COLL_ALLGATHER, 64u << 20, 0, 1, 0};
+  dccl_call call = {.coll = DCCL_COLL_ALLGATHER, .bytes = 64u << 20, .pipe_ops = 1};
   dccl_conditions calm = {0, 0}, heavy = {0, 1.0};
   dccl_oracle_answer a_calm, a_heavy;
   dccl_oracle_query(&oracle, &call, &calm, &a_calm);
@@ -202,7 +203,7 @@ static void test_congestion_moves_the_best_action(void) {
   dccl_oracle_init(&oracle, &sim, &options);
   int changed = 0;
   for (size_t bytes = 1024; bytes <= (1u << 30); bytes *= 2) {
-    dccl_call call = {0, DCCL_COLL_ALLREDUCE, bytes, 0, 1, 0};
+    dccl_call call = {.coll = DCCL_COLL_ALLREDUCE, .bytes = bytes, .pipe_ops = 1};
     dccl_conditions calm = {0, 0}, congested = {0.7, 0};
     dccl_oracle_answer a, b;
     dccl_oracle_query(&oracle, &call, &calm, &a);
@@ -495,7 +496,7 @@ static void test_replay_of_gpu_runs(void) {
   for (int k = 0; k < 3; k++) {
     int c = colls[k];
     for (size_t i = 0; i < sizeof(real) / sizeof(real[0]); i++) {
-      dccl_call call = {0, c, real[i].bytes, 0, 1, 0};
+      dccl_call call = {.coll = c, .bytes = real[i].bytes, .pipe_ops = 1};
       dccl_execution e;
       CHECK(dccl_sim_execute(&sim, &call, DCCL_ACTION_NCCL, &e) == 0);
       CHECK_MSG(e.algo == DCCL_ALGO_RING && e.proto == real[i].proto && e.channels == real[i].channels,

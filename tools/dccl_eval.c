@@ -236,7 +236,7 @@ static int write_rules(const dccl_sim* sim, const char* path) {
   fprintf(f, "# collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks\n");
   for (int i = 0; i < 3; i++)
     for (int bin = 10; bin <= 31; bin++) {
-      dccl_call call = {0, colls[i], (size_t)1 << bin, 0, 1, 0};
+      dccl_call call = {.coll = colls[i], .bytes = (size_t)1 << bin, .pipe_ops = 1};
       dccl_oracle_answer answer;
       dccl_oracle_query(&oracle, &call, &calm, &answer);
       if (dccl_action_is_nccl(answer.best)) continue;

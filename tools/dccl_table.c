@@ -153,7 +153,7 @@ int dccl_cli_table(int argc, char** argv) {
     printf("\n%s\n%8s  %-28s %10s  %-28s %10s  %9s\n", dccl_coll_name(coll), "size", "NCCL's choice", "NCCL us",
            "best action", "best us", "NCCL/best");
     for (unsigned long long bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
-      dccl_call call = {0, coll, (size_t)bytes, 0, (int)pipe_ops, 0};
+      dccl_call call = {.coll = coll, .bytes = (size_t)bytes, .pipe_ops = (int)pipe_ops};
       dccl_oracle_answer answer;
       dccl_oracle_query(&oracle, &call, &conditions, &answer);
       char size[32], nccl_text[64], best_text[96];

@@ -19,6 +19,7 @@ import collections
 import csv
 import glob
 import gzip
+import io
 import math
 import os
 import re
@@ -54,10 +55,9 @@ def traced_counts(folder):
     """How often NCCL ran each action per (collective, bytes) in a plugin trace (its ranks' files)."""
     seen = collections.defaultdict(collections.Counter)
     for path in glob.glob(os.path.join(folder, "trace-*.csv")):
-        with open(path) as f:
-            for r in csv.DictReader(f):
-                key = (r["collective"].lower(), int(r["bytes"]))
-                seen[key][ran(r)] += 1
+        for r in read_trace(path):
+            key = (r["collective"].lower(), int(r["bytes"]))
+            seen[key][ran(r)] += 1
     return seen
 
 
@@ -446,8 +446,7 @@ def pairs_traces(out):
     for folder in sorted(glob.glob(os.path.join(out, "pairs-trace", "*"))):
         by_rank = {}
         for path in glob.glob(os.path.join(folder, "trace-*.csv")):
-            with open(path) as f:
-                rows = list(csv.DictReader(f))
+            rows = read_trace(path)
             if rows:
                 by_rank[int(rows[0]["rank"])] = {(r["collective"], int(r["seq"])): r for r in rows}
         if 0 in by_rank:
@@ -525,6 +524,16 @@ class LeftoverCell:
 def by_call_order(rows):
     """A trace's rows with host stamps, by call order (none in traces before run 9)."""
     return {int(r["call_order"]): r for r in rows if r.get("call_order")}
+
+
+def read_trace(path, opener=open):
+    """A plugin trace's rows (DYNAMICCL_TRACE_FILE), less a last line cut short: a process that the run's
+    budget stopped leaves its trace ending mid-line."""
+    with opener(path, "rt") as f:
+        text = f.read()
+    if text and not text.endswith("\n"):
+        text = text[:text.rfind("\n") + 1]
+    return [r for r in csv.DictReader(io.StringIO(text)) if None not in r.values()]
 
 
 def in_call_order(rows):
@@ -961,8 +970,7 @@ def learn_trace_rows(out):
     for name, opener in (("trace-0.csv", open), ("trace-0.csv.gz", gzip.open)):
         path = os.path.join(out, "learn-trace", name)
         if os.path.exists(path):
-            with opener(path, "rt") as f:
-                return in_call_order(csv.DictReader(f))
+            return in_call_order(read_trace(path, opener))
     return []
 
 
@@ -983,6 +991,26 @@ def after_other_cells(rows):
     return groups
 
 
+def launches_after_other_cells(rows):
+    """For the calls right after a call of another cell (by call order), per relation (`larger`, `smaller`):
+    how many, how many were launched before that call's end reached the profiler (both host stamps set,
+    the launch no later than the end seen), and the GPU's idle time before each (us: its kernel's start
+    less the previous kernel's end). {relation: (calls, launched within, [idle us])}"""
+    found = {}
+    for previous, r in zip(rows, rows[1:]):
+        if int(r["call_order"]) != int(previous["call_order"]) + 1:
+            continue
+        before, now = int(previous["bytes"]), int(r["bytes"])
+        if (previous["collective"], before) == (r["collective"], now) or before == now:
+            continue
+        relation = "larger" if before > now else "smaller"
+        launch, done = int(r.get("host_launch_ns") or 0), int(previous.get("host_done_ns") or 0)
+        idle = (int(r["gpu_start_ns"]) - int(previous["gpu_start_ns"]) - int(previous["duration_ns"])) / 1e3
+        calls, within, idles = found.get(relation, (0, 0, []))
+        found[relation] = (calls + 1, within + (launch != 0 and done != 0 and launch <= done), idles + [idle])
+    return found
+
+
 def after_other_cell_table(out):
     rows = learn_trace_rows(out)
     if not rows:
@@ -991,10 +1019,11 @@ def after_other_cell_table(out):
     heading("Calls right after another cell's", "From the learning run's rank-0 trace (`--learn-trace`): per "
             "cell and action with 20 calls or more right after a call of the same cell, their median span, and "
             "the median span of its calls right after a call of another cell with more bytes, or fewer, over "
-            "that median (with their counts), by call order alone. A call that NCCL launched while a larger one "
-            "was still running waits in its kernel for that call's tail: the learner leaves out a run's first call "
-            "launched within a larger call of another cell, where the cell's calls come in runs (plugin/learner.c's "
-            "run_start).")
+            "that median (with their counts), by call order alone; then how many of them NCCL launched before the "
+            "call before's end reached the profiler, and the GPU's idle time before them. collbench waits for its "
+            "stream and checks the results between sizes, and still a call right after a larger one waits in its "
+            "kernel (for the rank that left the check later): the learner leaves out a run's first call right after "
+            "a larger call of another cell, where the cell's calls come in runs (plugin/learner.c's run_start).")
     print("| collective | bytes | action | calls after its own cell | median us | after a larger call | "
           "after a smaller call |")
     print("|---|---|---|---|---|---|---|")
@@ -1007,6 +1036,15 @@ def after_other_cell_table(out):
         cells = [f"{statistics.median(by[k]) / middle:.2f} ({len(by[k])})" if by.get(k) else "-"
                  for k in ("larger", "smaller")]
         print(f"| {key[0]} | {key[1]} | {key[2]} | {len(same)} | {middle:.1f} | {cells[0]} | {cells[1]} |")
+    launches = launches_after_other_cells(rows)
+    if launches:
+        print()
+        for relation in ("larger", "smaller"):
+            if relation in launches:
+                calls, within, idles = launches[relation]
+                print(f"- right after a {relation} call of another cell: {calls} calls, {within} of them launched before "
+                      f"that call's end reached the profiler; the GPU idle before them: median "
+                      f"{statistics.median(idles):.0f} us")
 
 
 # The plugin's trace columns (DYNAMICCL_TRACE_FILE) with host stamps, as the self-test writes them.
@@ -1300,12 +1338,26 @@ def self_test():
         with gzip.open(os.path.join(folder, "learn-trace", "trace-0.csv.gz"), "wt") as f:
             f.write(STAMPED_TRACE_HEADER)
             calls = [(67108864, 20000)] + [(1024, 300)] + [(1024, 30)] * 3 + [(4096, 60)] + [(4096, 40)] * 3
-            for order, (size, us) in enumerate(calls):
-                f.write(f"0,{order},allreduce,{size},ring,ll,1,1,{order * 10**8},{us * 1000},{order},0,0\n")
+            for order, (size, us) in enumerate(calls):  # the 64 MiB call's end seen before the next launch
+                launch = order * 1000 + 1
+                done = launch + (500 if order == 0 else 5000)
+                f.write(f"0,{order},allreduce,{size},ring,ll,1,1,{order * 10**8},{us * 1000},{order},{launch},{done}\n")
         got = after_other_cells(learn_trace_rows(folder))
         check("after other cells: relations", {k[1]: sorted((r, len(v)) for r, v in by.items()) for k, by in got.items()},
               {1024: [("larger", 1), ("same", 3)], 4096: [("same", 3), ("smaller", 1)]})
         check("after other cells: spans", got[("allreduce", 1024, "ring/ll/ch=1")]["larger"], [300.0])
+        launches = launches_after_other_cells(learn_trace_rows(folder))
+        check("after other cells: launches", {k: v[:2] for k, v in launches.items()}, {"larger": (1, 0), "smaller": (1, 1)})
+        check("after other cells: idle before", launches["larger"][2], [(10**8 - 20000 * 1000) / 1e3])
+    # A trace whose process was stopped mid-line: the cut line is left out, the others kept.
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "trace-0.csv")
+        with open(path, "w") as f:
+            f.write(STAMPED_TRACE_HEADER + "0,0,allreduce,1024,ring,ll,1,1,5,6,0,7,8\n0,1,reducescatter,1677721")
+        check("a trace cut mid-line", [r["seq"] for r in read_trace(path)], ["0"])
+        with open(path, "a") as f:
+            f.write("6,ring,simple,2\n")
+        check("a trace's short line", [r["seq"] for r in read_trace(path)], ["0"])
     for failure in failures:
         print("summarize.py self-test:", failure, file=sys.stderr)
     print(f"summarize.py self-test: {checks[0] - len(failures)} passed, {len(failures)} failed")
@@ -1446,9 +1498,8 @@ def profiler_check(out):
     if events and traces:
         measured = {}
         for trace in traces:
-            with open(trace) as f:
-                for r in csv.DictReader(f):
-                    measured.setdefault((r["collective"].lower(), int(r["bytes"])), []).append(int(r["duration_ns"]) / 1000.0)
+            for r in read_trace(trace):
+                measured.setdefault((r["collective"].lower(), int(r["bytes"])), []).append(int(r["duration_ns"]) / 1000.0)
         print("\n## Profiler check: the plugin's GPU durations against CUDA events (median us)\n")
         print("| collective | bytes | CUDA events | profiler | ratio |")
         print("|---|---|---|---|---|")
