@@ -391,6 +391,7 @@ static void test_late_leader_is_waited_for(void) {
 typedef struct shared_hashes {
   uint64_t hash[2][PROCESSES][EPOCHS]; /* [communicator][rank][epoch] */
   uint64_t changes[2];
+  int finished; /* processes through all their calls (__atomic builtins: shared between processes) */
 } shared_hashes;
 
 typedef struct comm_run {
@@ -468,6 +469,16 @@ static void process_main(int process, shared_hashes* shared) {
   }
   for (int k = 0; k < 2; k++) pthread_create(&threads[k], NULL, run_comm, &runs[k]);
   for (int k = 0; k < 2; k++) pthread_join(threads[k], NULL);
+  /* Leave once every process is through its calls, as NCCL's ranks are: none passes its last collective
+   * before the others have launched it. Unjoined, a leader could finish and leave with a worker 160
+   * calls behind, and a leaving leader waits at most 2 s for its workers (coord/service.c's LEAVE_NS):
+   * under ThreadSanitizer a worker once waited for its last epochs for ever (process 1 at call 15,836
+   * of 16,000, its leader process gone). */
+  __atomic_add_fetch(&shared->finished, 1, __ATOMIC_SEQ_CST);
+  while (__atomic_load_n(&shared->finished, __ATOMIC_SEQ_CST) < PROCESSES) {
+    struct timespec pause = {0, 1000000};
+    nanosleep(&pause, NULL);
+  }
   for (int k = 0; k < 2; k++) {
     if (runs[k].leader) shared->changes[k] = runs[k].changes;
     dccl_coord_leave(runs[k].session, NULL);
