@@ -56,8 +56,7 @@ typedef struct kernel_queue {
   kernel* items;
   size_t capacity;
   _Alignas(64) _Atomic size_t head;
-  _Alignas(64) _Atomic size_t tail;
-  _Atomic size_t reported; /* kernels whose events the proxy has delivered */
+  _Alignas(64) _Atomic size_t tail; /* moves once a kernel's events are delivered */
   _Atomic int closed;
 } kernel_queue;
 
@@ -179,10 +178,8 @@ static void* proxy_main(void* argument) {
       sched_yield();
       continue;
     }
-    kernel k = q->items[tail % q->capacity];
+    report_kernel(r, &q->items[tail % q->capacity]); /* its slot stays taken until then */
     atomic_store_explicit(&q->tail, tail + 1, memory_order_release);
-    report_kernel(r, &k);
-    atomic_store_explicit(&q->reported, tail + 1, memory_order_release);
   }
   return NULL;
 }
@@ -226,7 +223,7 @@ static void drain_stream(rank_context* r, gpu_timeline* g) {
   kernel_queue* q = &r->queue;
   if (q->items == NULL) return;
   size_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
-  for (int spin = 0; atomic_load_explicit(&q->reported, memory_order_acquire) < head; spin++)
+  for (int spin = 0; atomic_load_explicit(&q->tail, memory_order_acquire) < head; spin++)
     if (spin > 32) sched_yield();
 }
 

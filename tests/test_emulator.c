@@ -268,6 +268,8 @@ static void test_trace_matches_gpu_durations_processes(void) { run_with_trace(1)
  * profiler before the launch), what the last kernel left to the next one ran meanwhile, and the tail is
  * waited in full. Also with host_ahead, where each other kernel's end reaches the profiler after the
  * next call's launch. */
+/* Whether call `call` of check_leftovers' workload comes after a pause: the first of each 1 MiB and 64 KiB
+ * line (lines of 16 calls, 4 MiB, 1 MiB, 64 KiB, twice). */
 static int paused(int call) { return call % 16 == 0 && call / 16 % 3 != 0; }
 
 static void check_leftovers(int synchronous) {

@@ -498,7 +498,7 @@ static void test_first_call_of_a_kernel_is_not_learned(void) {
  * after a larger one waits all the same, for the peer that left the check later). Returns the small
  * cell's arm. */
 #define LARGE_BYTES ((uint64_t)16 << 20)
-static dccl_arm* play_rounds_paused(fixture* f, int rounds, int small_calls, int paused) {
+static dccl_arm* play_rounds(fixture* f, int rounds, int small_calls, int paused) {
   uint64_t order = 0;
   for (int round = 0; round < rounds; round++)
     for (int k = 0; k <= small_calls; k++, order++) {
@@ -515,10 +515,6 @@ static dccl_arm* play_rounds_paused(fixture* f, int rounds, int small_calls, int
   return arm_of(f, f->fast);
 }
 
-static dccl_arm* play_rounds(fixture* f, int rounds, int small_calls) {
-  return play_rounds_paused(f, rounds, small_calls, 0);
-}
-
 static void test_first_call_of_a_run_after_a_larger_call_is_not_learned(void) {
   /* Rounds of one large call and 11 small ones, as collbench's learning run plays sizes: the small cell's
    * calls come in runs (10 of 11 right after one of its own), so a run's first call, right after the
@@ -529,7 +525,7 @@ static void test_first_call_of_a_run_after_a_larger_call_is_not_learned(void) {
    * no cell comes in runs: nothing is skipped. */
   fixture f;
   fixture_init(&f);
-  dccl_arm* small = play_rounds(&f, 24, 11);
+  dccl_arm* small = play_rounds(&f, 24, 11, 0);
   CHECK_EQ_INT(f.learner->counters.run_starts, 22);
   CHECK_EQ_INT(f.learner->counters.after_switch, 0);
   CHECK(small != NULL);
@@ -540,14 +536,14 @@ static void test_first_call_of_a_run_after_a_larger_call_is_not_learned(void) {
    * 347 such calls launched within the larger call, and this rule, which then asked for that, skipped
    * none). */
   fixture_init(&f);
-  small = play_rounds_paused(&f, 24, 11, 1);
+  small = play_rounds(&f, 24, 11, 1);
   CHECK_EQ_INT(f.learner->counters.run_starts, 22);
   CHECK(small != NULL);
   if (small != NULL) CHECK_NEAR(small->count, 24 * 11 - 22, 1e-3);
   fixture_free(&f);
   fixture_init(&f);
   f.learner->options.learn_after_switch = 1; /* DYNAMICCL_AFTER_SWITCH=learn: every call learned */
-  small = play_rounds(&f, 24, 11);
+  small = play_rounds(&f, 24, 11, 0);
   CHECK_EQ_INT(f.learner->counters.run_starts, 0);
   CHECK(small != NULL);
   if (small != NULL) {
@@ -557,7 +553,7 @@ static void test_first_call_of_a_run_after_a_larger_call_is_not_learned(void) {
   }
   fixture_free(&f);
   fixture_init(&f);
-  small = play_rounds(&f, 100, 1);
+  small = play_rounds(&f, 100, 1, 0);
   CHECK_EQ_INT(f.learner->counters.run_starts, 0);
   CHECK(small != NULL && small->count > 99.5);
   fixture_free(&f);
@@ -566,7 +562,7 @@ static void test_first_call_of_a_run_after_a_larger_call_is_not_learned(void) {
    * first (call 0, the first of AllReduce ring/Simple). */
   fixture_init_costing(&f, DCCL_COST_STREAM);
   f.learner->options.learn_first_calls = 0;
-  small = play_rounds(&f, 24, 11);
+  small = play_rounds(&f, 24, 11, 0);
   dccl_learner_flush(f.learner, &f.inputs);
   CHECK_EQ_INT(f.learner->counters.run_starts, 22);
   CHECK_EQ_INT(f.learner->counters.first_calls, 1);

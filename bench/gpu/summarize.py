@@ -974,36 +974,37 @@ def learn_trace_rows(out):
     return []
 
 
-def after_other_cells(rows):
-    """Spans (us) of the calls in a trace, each right after the call before it by call order, grouped by the
-    call's cell (collective, bytes) and action, and by what that call before was: `same` (the same cell),
-    `larger` or `smaller` (another cell of more or fewer bytes), `other` (another cell of as many bytes).
-    {(collective, bytes, action): {relation: [us]}}"""
-    groups = {}
+def calls_after_calls(rows):
+    """Each call of a trace in call order with the call right before it, and what that one was: `same` (the
+    same cell: collective, bytes), `larger` or `smaller` (another cell of more or fewer bytes), `other`
+    (another cell of as many bytes). Yields (previous, call, relation)."""
     for previous, r in zip(rows, rows[1:]):
         if int(r["call_order"]) != int(previous["call_order"]) + 1:
             continue
         cell, before = (r["collective"], int(r["bytes"])), (previous["collective"], int(previous["bytes"]))
-        relation = ("same" if before == cell else "larger" if before[1] > cell[1] else
-                    "smaller" if before[1] < cell[1] else "other")
-        key = cell + (f"{r['algorithm']}/{r['protocol']}/ch={r['channels']}",)
+        yield previous, r, ("same" if before == cell else "larger" if before[1] > cell[1] else
+                            "smaller" if before[1] < cell[1] else "other")
+
+
+def after_other_cells(rows):
+    """Spans (us) of the calls in a trace, grouped by the call's cell (collective, bytes) and action, and by
+    what the call right before it was (calls_after_calls). {(collective, bytes, action): {relation: [us]}}"""
+    groups = {}
+    for _, r, relation in calls_after_calls(rows):
+        key = (r["collective"], int(r["bytes"]), f"{r['algorithm']}/{r['protocol']}/ch={r['channels']}")
         groups.setdefault(key, {}).setdefault(relation, []).append(int(r["duration_ns"]) / 1e3)
     return groups
 
 
 def launches_after_other_cells(rows):
-    """For the calls right after a call of another cell (by call order), per relation (`larger`, `smaller`):
+    """For the calls right after a larger or smaller call of another cell (calls_after_calls), per relation:
     how many, how many were launched before that call's end reached the profiler (both host stamps set,
     the launch no later than the end seen), and the GPU's idle time before each (us: its kernel's start
     less the previous kernel's end). {relation: (calls, launched within, [idle us])}"""
     found = {}
-    for previous, r in zip(rows, rows[1:]):
-        if int(r["call_order"]) != int(previous["call_order"]) + 1:
+    for previous, r, relation in calls_after_calls(rows):
+        if relation not in ("larger", "smaller"):
             continue
-        before, now = int(previous["bytes"]), int(r["bytes"])
-        if (previous["collective"], before) == (r["collective"], now) or before == now:
-            continue
-        relation = "larger" if before > now else "smaller"
         launch, done = int(r.get("host_launch_ns") or 0), int(previous.get("host_done_ns") or 0)
         idle = (int(r["gpu_start_ns"]) - int(previous["gpu_start_ns"]) - int(previous["duration_ns"])) / 1e3
         calls, within, idles = found.get(relation, (0, 0, []))
