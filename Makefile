@@ -194,6 +194,7 @@ bench: all
 	@$(BUILD)/bench/bench_hotpath
 	@$(BUILD)/bench/bench_sim
 	@$(BUILD)/bench/bench_trigger
+	@zcat docs/results/gpu/15-cold-learn-trace-pairs-r6/learn-trace/trace-0.csv.gz | $(BUILD)/bench/bench_trigger_trace -
 	@$(BUILD)/bench/bench_nn
 
 # The agents' evaluation on the simulator (static and dynamic scenarios, warm start; ~4 minutes).

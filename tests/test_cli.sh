@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/test_cli.sh: the dccl command's outputs that people read: the GPU runs' workloads as the simulator
 # plays them, `dccl inspect --arms` (measured, untried and invalid actions), its refusal of a truncated
-# policy, and bench/bench_replay.sh's frozen sizes after gpu-learn.
+# policy, bench/bench_replay.sh's frozen sizes after gpu-learn, and bench/bench_trigger_trace's replay of a GPU
+# learning trace.
 # Usage: tests/test_cli.sh BUILD_DIR (the Makefile installs BUILD_DIR/tests/test_cli, which runs this).
 set -u
 export LC_ALL=C
@@ -67,6 +68,37 @@ bench/bench_replay.sh "$build" 1 2.28 gpu-learn leftover > "$work/replay.txt" 2>
   { fail "bench_replay.sh: exit status $?"; show "$work/replay.txt"; }
 grep -q "over 1 seeds x 27 sizes" "$work/replay.txt" || { fail "not 27 sizes"; show "$work/replay.txt"; }
 grep -q "at interpolated sizes: 0$" "$work/replay.txt" || { fail "interpolated sizes counted"; show "$work/replay.txt"; }
+end
+
+# bench_trigger_trace feeds Agent-1 the calls the learner fed it. Under the run-start rule run 15 ran (a run's first
+# call left out only where launched within the larger call), it leaves out what the plugin left out on the GPU:
+# the finalize line of docs/results/gpu/15-cold-learn-trace-pairs-r6/summary.md counts 6 first calls of their
+# collective, datatype, algorithm and protocol, 1,605 calls right after a switch of action and 0 run starts.
+begin bench_trigger_trace_leaves_out_what_the_learner_left_out
+trace15=docs/results/gpu/15-cold-learn-trace-pairs-r6/learn-trace/trace-0.csv.gz
+zcat "$trace15" > "$work/trace.csv" || fail "zcat $trace15: exit status $?"
+"$build/bench/bench_trigger_trace" --seeds 1 --trials 0 --run-starts within "$work/trace.csv" > "$work/within.txt" 2>&1 ||
+  { fail "bench_trigger_trace: exit status $?"; show "$work/within.txt"; }
+grep -q "^fed 36669 calls to 27 streams; left out 6 first calls of a collective, algorithm and protocol, 1605 right after a switch of action, 0 first of a run$" \
+  "$work/within.txt" || { fail "not the plugin's counts"; show "$work/within.txt"; }
+# The learner's rule now: the first call of each round of 13 after a larger size (126 rounds x 27 sizes, less
+# the first size of each round and the first rounds, while the cells' runs are not known yet).
+"$build/bench/bench_trigger_trace" --seeds 1 --trials 0 "$work/trace.csv" > "$work/learn.txt" 2>&1 ||
+  { fail "bench_trigger_trace: exit status $?"; show "$work/learn.txt"; }
+starts=$(sed -n 's/.* \([0-9]*\) first of a run$/\1/p' "$work/learn.txt")
+[ "${starts:-0}" -ge 300 ] && [ "${starts:-0}" -le 378 ] || { fail "${starts:-no} run starts left out"; show "$work/learn.txt"; }
+grep -Eq "^lstm\+cusum onsets +[0-9]+ " "$work/learn.txt" || { fail "no onset count"; show "$work/learn.txt"; }
+end
+
+begin bench_trigger_trace_refuses_what_is_not_a_trace
+head -n 2000 "$work/trace.csv" | head -c -7 > "$work/cut.csv" # the last line cut mid-line, as a stopped run leaves it
+"$build/bench/bench_trigger_trace" --seeds 1 --trials 0 "$work/cut.csv" > "$work/cut.txt" 2>&1 ||
+  { fail "a trace cut mid-line: exit status $?"; show "$work/cut.txt"; }
+grep -q "1 lines left out (cut short or unreadable)" "$work/cut.txt" || { fail "the cut line not reported"; show "$work/cut.txt"; }
+grep -q ", rank 0, 1998 calls over" "$work/cut.txt" || { fail "not the 1998 whole lines"; show "$work/cut.txt"; }
+printf 'seq,bytes\n1,1024\n' > "$work/other.csv"
+if "$build/bench/bench_trigger_trace" "$work/other.csv" > "$work/other.txt" 2>&1; then fail "a file without a trace's columns was read"; fi
+grep -q 'no column "rank" in the header: not a DynamICCL trace' "$work/other.txt" || { fail "no reason given"; show "$work/other.txt"; }
 end
 
 finish

@@ -161,6 +161,15 @@ EOF
     echo "Runs 15-17 (cold, warm from 15, and 15's policy measured again): no size below NCCL, 23 of 27 each (19, 18, 19 as"
     echo "measured); AllReduce 1 KiB missed again, as that skip never fired: it asked for a launch within the larger call,"
     echo "and collbench checks results between sizes (the learner now skips such calls without it; not yet run on the GPU)."
+    trace=docs/results/gpu/15-cold-learn-trace-pairs-r6/learn-trace/trace-0.csv.gz
+    if [ -f "$trace" ]; then
+      # Agent-1 on the GPU's own calls, by this build: every onset of that quiet run is a false alarm.
+      onsets=$(zcat "$trace" | "$build/bench/bench_trigger_trace" --seeds 8 --trials 0 - |
+        awk '$1 == "lstm+cusum" { print $3, $4 }')
+      echo "Agent-1 fed run 15's learning trace as the learner fed it (\`build/bench/bench_trigger_trace\`, 8 seeds of its"
+      echo "generator; docs/agents.md): $onsets congestion onsets (median, range) in those 121 s without load, all false"
+      echo "alarms (the plugin raised 45 there, with the clip of 4 it then had)."
+    fi
     echo "The side-by-side table of run 4 (10"
     echo "repetitions, bus bandwidth medians; regenerate it with \`python3 bench/gpu/summarize.py $(dirname "$gpu")\`):"
     echo
