@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
         dccl_execution e;
         dccl_sim_execute(&sim, &call, DCCL_ACTION_NCCL, &e);
         double us = dccl_sim_true_us(&sim, &call, &e, &c);
-        checksum += dccl_sim_measure(&sim, us, &c, call.index, 0);
+        checksum += dccl_sim_measure(&sim, call.coll, (double)call.bytes, us, &c, call.index, 0);
       }
       rates[round] = calls / (dccl_monotonic_seconds() - start);
     }

@@ -202,9 +202,9 @@ static int feed(dccl_trigger* t, const stream_setup* st, action_schedule* sched,
   int a = schedule_next(sched);
   double us;
   if (slowed && slow_kind == KIND_COND) {
-    us = dccl_sim_measure(st->sim, st->slow_us[a], &st->slow, call_index, 0);
+    us = dccl_sim_measure(st->sim, st->call.coll, (double)st->call.bytes, st->slow_us[a], &st->slow, call_index, 0);
   } else {
-    us = dccl_sim_measure(st->sim, st->calm_us[a], &st->calm, call_index, 0);
+    us = dccl_sim_measure(st->sim, st->call.coll, (double)st->call.bytes, st->calm_us[a], &st->calm, call_index, 0);
     if (slowed) us *= slow_kind == KIND_X12 ? 1.2 : 1.5;
   }
   dccl_trigger_result r;

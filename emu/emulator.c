@@ -322,7 +322,8 @@ static void replay_graph(rank_context* r, gpu_timeline* g, const graph_call* gra
   for (uint64_t i = 0; i < size; i++) {
     const graph_call* c = &graph[i];
     double true_us = dccl_sim_true_us(r->sim, &c->call, &c->execution, conditions);
-    double measured_us = dccl_sim_measure(r->sim, true_us, conditions, index, r->rank);
+    double measured_us =
+      dccl_sim_measure(r->sim, c->call.coll, (double)c->call.bytes, true_us, conditions, index, r->rank);
     uint64_t number = seq[c->call.coll];
     if (c->api_handle != NULL && g->kernel_events) seq[c->call.coll]++;
     launch(r, g, &c->call, &c->execution, measured_us, c->api_handle, number);
@@ -474,7 +475,7 @@ static int run_rank(rank_context* r) {
 
   executed:;
     double true_us = dccl_sim_true_us(sim, &call, &e, &conditions);
-    double measured_us = dccl_sim_measure(sim, true_us, &conditions, call.index, r->rank);
+    double measured_us = dccl_sim_measure(sim, call.coll, (double)call.bytes, true_us, &conditions, call.index, r->rank);
     if (captured) {
       /* Recorded into the graph, not run: with kernel events on, NCCL runs the plan's proxy work (and
        * so its profiler events) from a host node of the graph, at every replay. */

@@ -360,6 +360,56 @@ usage:
   return -1;
 }
 
+/* `noise.sigma_at = <collective> <bytes> <sigma>` */
+static int parse_noise_point(dccl_profile* p, const char* value, char* why, size_t why_size) {
+  char coll_name[32], extra[2];
+  double bytes, sigma;
+  if (sscanf(value, "%31s %lf %lf %1s", coll_name, &bytes, &sigma, extra) != 3) {
+    snprintf(why, why_size, "expected '<collective> <bytes> <sigma>'");
+    return -1;
+  }
+  int coll = dccl_coll_parse(coll_name);
+  if (coll < 0) {
+    snprintf(why, why_size, "'%s': unknown collective", coll_name);
+    return -1;
+  }
+  if (!(bytes >= 1 && bytes <= PROFILE_BYTES_MAX) || !(sigma >= 0 && sigma <= 2)) {
+    snprintf(why, why_size, "bytes must be in [1, %g] and sigma in [0, 2]", PROFILE_BYTES_MAX);
+    return -1;
+  }
+  for (int i = 0; i < p->n_noise_points; i++)
+    if (p->noise_points[i].coll == coll && p->noise_points[i].bytes == bytes) {
+      snprintf(why, why_size, "'%s %.0f' has a sigma already", coll_name, bytes);
+      return -1;
+    }
+  if (p->n_noise_points >= DCCL_NOISE_POINTS_MAX) {
+    snprintf(why, why_size, "more than %d noise.sigma_at lines", DCCL_NOISE_POINTS_MAX);
+    return -1;
+  }
+  p->noise_points[p->n_noise_points++] = (dccl_noise_point){.coll = (unsigned char)coll, .bytes = bytes, .sigma = sigma};
+  return 0;
+}
+
+static int compare_noise_points(const void* a, const void* b) {
+  const dccl_noise_point *x = a, *y = b;
+  if (x->coll != y->coll) return x->coll < y->coll ? -1 : 1;
+  return (x->bytes > y->bytes) - (x->bytes < y->bytes);
+}
+
+double dccl_profile_noise_sigma(const dccl_profile* p, int coll, double bytes) {
+  const dccl_noise_point *below = NULL, *above = NULL;
+  for (int i = 0; i < p->n_noise_points; i++) { /* sorted: the last point at or below, the first above */
+    const dccl_noise_point* n = &p->noise_points[i];
+    if (n->coll != coll) continue;
+    if (n->bytes <= bytes) below = n;
+    else if (above == NULL) above = n;
+  }
+  if (below == NULL && above == NULL) return p->truth.noise_sigma;
+  if (below == NULL || above == NULL) return (below != NULL ? below : above)->sigma;
+  double t = (log2(bytes) - log2(below->bytes)) / (log2(above->bytes) - log2(below->bytes));
+  return below->sigma + t * (above->sigma - below->sigma);
+}
+
 /* Measured points by collective, algorithm, protocol, channels, then size: each group is contiguous. */
 static int compare_points(const void* a, const void* b) {
   const dccl_measured_point *x = a, *y = b;
@@ -403,6 +453,8 @@ int dccl_profile_parse(const char* text, const char* source, dccl_profile* out, 
       rc = parse_measured(out, value, why, sizeof(why));
     } else if (strcmp(key, "leftover") == 0) {
       rc = parse_leftover(out, value, why, sizeof(why));
+    } else if (strcmp(key, "noise.sigma_at") == 0) {
+      rc = parse_noise_point(out, value, why, sizeof(why));
     } else if (strcmp(key, "tree_pattern") == 0) {
       rc = strcasecmp(value, "balanced") == 0 ? (out->tree_pattern = DCCL_TREE_PATTERN_BALANCED, 0)
            : strcasecmp(value, "split") == 0  ? (out->tree_pattern = DCCL_TREE_PATTERN_SPLIT, 0)
@@ -448,6 +500,7 @@ int dccl_profile_parse(const char* text, const char* source, dccl_profile* out, 
       }
   out->n_ranks = out->n_nodes * out->ranks_per_node;
   qsort(out->measured, (size_t)out->n_measured, sizeof(out->measured[0]), compare_points);
+  qsort(out->noise_points, (size_t)out->n_noise_points, sizeof(out->noise_points[0]), compare_noise_points);
   return 0;
 }
 

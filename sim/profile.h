@@ -106,6 +106,17 @@ typedef struct dccl_leftover {
   double spread;      /* in [0, DCCL_LEFTOVER_SPREAD_MAX]; 0: the same share on every call */
 } dccl_leftover;
 
+/* The per-call noise of one collective at one size (`noise.sigma_at = <collective> <bytes> <sigma>` lines,
+ * written by bench/gpu/replay_profile.py from a GPU run's learning trace): on the GPU test machine the calls of
+ * AllGather and ReduceScatter up to 16 KiB spread 0.4-0.9 in log span (a rank's span holds its wait for the
+ * other rank), those from 1 MiB up 0.04-0.10. A collective's points are interpolated in log2(bytes), the end
+ * points' values beyond the ends; a collective without points has `noise.sigma`. */
+#define DCCL_NOISE_POINTS_MAX 128
+typedef struct dccl_noise_point {
+  unsigned char coll;
+  double bytes, sigma;
+} dccl_noise_point;
+
 typedef struct dccl_profile {
   char name[64];
   char description[256];
@@ -123,6 +134,8 @@ typedef struct dccl_profile {
   dccl_measured_point measured[DCCL_MEASURED_MAX];
   int n_leftovers;
   dccl_leftover leftovers[DCCL_LEFTOVER_MAX];
+  int n_noise_points;
+  dccl_noise_point noise_points[DCCL_NOISE_POINTS_MAX]; /* sorted by collective, then size */
 } dccl_profile;
 
 /* Parses profile text. Unknown keys, bad values and missing required keys are errors, reported with
@@ -135,6 +148,10 @@ int dccl_profile_load(const char* path, dccl_profile* out, char* error, size_t e
  * point's values beyond the ends). 0 and spread 0 where the profile has neither. */
 double dccl_profile_leftover(const dccl_profile* profile, int form, int coll, int algo, int proto, int channels,
                              double bytes, double* spread);
+
+/* The log-normal sigma of a call's measurement noise for a collective and size, in calm conditions: its
+ * collective's `noise.sigma_at` points interpolated linearly in log2(bytes), or `noise.sigma` without any. */
+double dccl_profile_noise_sigma(const dccl_profile* profile, int coll, double bytes);
 
 /* Finds a profile by name in scenarios/profiles/ (or by path). */
 int dccl_profile_find(const char* name_or_path, dccl_profile* out, char* error, size_t error_size);

@@ -39,10 +39,12 @@ double dccl_sim_true_us(const dccl_sim* sim, const dccl_call* call, const dccl_e
   return dccl_truth_latency_us(&sim->profile, call->coll, call->bytes, call->pipe_ops, execution, conditions);
 }
 
-double dccl_sim_measure(const dccl_sim* sim, double true_us, const dccl_conditions* conditions, uint64_t call, int rank) {
+double dccl_sim_measure(const dccl_sim* sim, int coll, double bytes, double true_us, const dccl_conditions* conditions,
+                        uint64_t call, int rank) {
   dccl_rng rng;
   dccl_rng_seed(&rng, dccl_mix64(sim->seed ^ dccl_mix64(call)));
-  double shared = dccl_truth_measure(&sim->profile, true_us, conditions, &rng);
+  double sigma = dccl_profile_noise_sigma(&sim->profile, coll, bytes);
+  double shared = dccl_truth_measure(&sim->profile, sigma, true_us, conditions, &rng);
   const dccl_truth_params* t = &sim->profile.truth;
   if (t->drift_sigma > 0 && t->drift_calls >= 1) {
     /* The machine's slow drift (other processes, where threads land): one factor per segment of calls,
@@ -52,15 +54,16 @@ double dccl_sim_measure(const dccl_sim* sim, double true_us, const dccl_conditio
     shared *= exp(t->drift_sigma * dccl_rng_normal(&rng));
   }
   dccl_rng_seed(&rng, dccl_mix64(sim->seed ^ dccl_mix64(call) ^ dccl_mix64(0xA5A5u + (uint64_t)rank)));
-  return shared * exp(0.25 * sim->profile.truth.noise_sigma * dccl_rng_normal(&rng));
+  return shared * exp(0.25 * sigma * dccl_rng_normal(&rng));
 }
 
 /* One form's share for a call: the profile's, drawn per call with its spread (normal, clipped to [0, 0.9]),
  * the same for every rank of a call (it is the call's work); the tag, mixed with the call, keeps the draw
  * apart from the call's latency noise (seeded by the call) and from the other form's. */
-static double draw_share(const dccl_sim* sim, const dccl_call* call, const dccl_execution* e, int form, uint64_t tag) {
+static double draw_share(const dccl_sim* sim, const dccl_call* call, const dccl_execution* e, int channels, int form,
+                         uint64_t tag) {
   double spread;
-  double share = dccl_profile_leftover(&sim->profile, form, call->coll, e->algo, e->proto, e->channels,
+  double share = dccl_profile_leftover(&sim->profile, form, call->coll, e->algo, e->proto, channels,
                                        (double)call->bytes, &spread);
   if (share <= 0 || spread <= 0) return share;
   dccl_rng rng;
@@ -70,8 +73,10 @@ static double draw_share(const dccl_sim* sim, const dccl_call* call, const dccl_
 }
 
 void dccl_sim_leftover(const dccl_sim* sim, const dccl_call* call, const dccl_execution* e, double* later, double* longer) {
-  *later = draw_share(sim, call, e, DCCL_LEFTOVER_LATER, 0x1EF7E1EFull);
-  *longer = draw_share(sim, call, e, DCCL_LEFTOVER_LONGER, 0x10E6E410ull);
+  /* The work left behind is that of the measured group the call's latency comes from. */
+  int channels = dccl_truth_measured_channels(&sim->profile, call->coll, (double)call->bytes, e);
+  *later = draw_share(sim, call, e, channels, DCCL_LEFTOVER_LATER, 0x1EF7E1EFull);
+  *longer = draw_share(sim, call, e, channels, DCCL_LEFTOVER_LONGER, 0x10E6E410ull);
   if (*later + *longer > 0.9) *longer = 0.9 - *later; /* the kernel keeps a tenth of its call at least */
 }
 

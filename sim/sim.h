@@ -33,9 +33,11 @@ int dccl_sim_execute(const dccl_sim* sim, const dccl_call* call, dccl_action act
 /* Noise-free latency of an execution under conditions. */
 double dccl_sim_true_us(const dccl_sim* sim, const dccl_call* call, const dccl_execution* execution,
                         const dccl_conditions* conditions);
-/* The measured duration a rank observes: noise common to all ranks of the call (they finish the
- * collective together) and a small per-rank jitter; deterministic in (seed, call, rank). */
-double dccl_sim_measure(const dccl_sim* sim, double true_us, const dccl_conditions* conditions, uint64_t call, int rank);
+/* The measured duration a rank observes of call number `call` (a collective `coll` of `bytes`): noise common
+ * to all ranks of the call (they finish the collective together), of the profile's sigma for that collective
+ * and size, and a small per-rank jitter; deterministic in (seed, call, rank). */
+double dccl_sim_measure(const dccl_sim* sim, int coll, double bytes, double true_us, const dccl_conditions* conditions,
+                        uint64_t call, int rank);
 
 /* The shares of a call's latency that the execution's kernel leaves to the next one (the profile's
  * `leftover` lines, by collective and size; 0 where none): `later`, by which the next kernel starts later,

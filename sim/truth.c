@@ -140,9 +140,10 @@ static double model_latency_us(const dccl_profile* p, int coll, size_t bytes_in,
   }
 }
 
-double dccl_truth_measure(const dccl_profile* p, double latency_us, const dccl_conditions* c, dccl_rng* rng) {
+double dccl_truth_measure(const dccl_profile* p, double noise_sigma, double latency_us, const dccl_conditions* c,
+                          dccl_rng* rng) {
   const dccl_truth_params* t = &p->truth;
-  double sigma = t->noise_sigma * (1.0 + 2.0 * c->congestion);
+  double sigma = noise_sigma * (1.0 + 2.0 * c->congestion);
   double measured = latency_us * exp(sigma * dccl_rng_normal(rng));
   if (t->spike_probability > 0 && dccl_rng_uniform(rng) < t->spike_probability)
     measured *= 1.0 + (t->spike_scale - 1.0) * dccl_rng_uniform(rng);
@@ -181,10 +182,12 @@ static double size_gap(const dccl_measured_point* g, int n, double bytes) {
 /* A group's rank for a choice: nearer in size first (`gap`), then by `key`; smaller is better. */
 typedef struct group_rank {
   double gap, key, latency;
+  int channels;
 } group_rank;
 
-static void keep_better(group_rank* best, double gap, double key, double latency) {
-  if (gap < best->gap - 1e-9 || (gap < best->gap + 1e-9 && key < best->key - 1e-9)) *best = (group_rank){gap, key, latency};
+static void keep_better(group_rank* best, double gap, double key, double latency, int channels) {
+  if (gap < best->gap - 1e-9 || (gap < best->gap + 1e-9 && key < best->key - 1e-9))
+    *best = (group_rank){gap, key, latency, channels};
 }
 
 /* The measured latency of an execution: its (algorithm, protocol) from a group whose measured sizes
@@ -194,23 +197,32 @@ static void keep_better(group_rank* best, double gap, double key, double latency
  * channel count measured at 1-4 KiB only (because NCCL ran larger requests on more channels) says
  * nothing of 64 MiB. An (algorithm, protocol) never measured for this collective costs twice the
  * slowest one measured at that size: the agents learn to avoid it. -1 for a collective never measured. */
-static double measured_latency_us(const dccl_profile* p, int coll, double bytes, const dccl_execution* e) {
+static double measured_latency_us(const dccl_profile* p, int coll, double bytes, const dccl_execution* e,
+                                  int* channels) {
   double want = log2(e->channels > 0 ? e->channels : 1);
-  group_rank chosen = {1e9, 1e9, -1}, slowest = {1e9, 1e9, -1};
+  group_rank chosen = {1e9, 1e9, -1, 0}, slowest = {1e9, 1e9, -1, 0};
   for (int i = 0, n; i < p->n_measured; i += n) {
     const dccl_measured_point* g = &p->measured[i];
     n = group_length(p, i);
     if (g->coll != coll) continue;
     double latency = group_latency_us(g, n, bytes), gap = size_gap(g, n, bytes);
-    keep_better(&slowest, gap, -latency, latency);
-    if (g->algo == e->algo && g->proto == e->proto) keep_better(&chosen, gap, fabs(log2((double)g->channels) - want), latency);
+    keep_better(&slowest, gap, -latency, latency, g->channels);
+    if (g->algo == e->algo && g->proto == e->proto)
+      keep_better(&chosen, gap, fabs(log2((double)g->channels) - want), latency, g->channels);
   }
+  if (channels != NULL) *channels = chosen.latency > 0 ? chosen.channels : e->channels;
   return chosen.latency > 0 ? chosen.latency : slowest.latency > 0 ? 2.0 * slowest.latency : -1;
+}
+
+int dccl_truth_measured_channels(const dccl_profile* p, int coll, double bytes, const dccl_execution* e) {
+  int channels = e->channels;
+  if (p->n_measured > 0) measured_latency_us(p, coll, bytes > 0 ? bytes : 1.0, e, &channels);
+  return channels;
 }
 
 double dccl_truth_latency_us(const dccl_profile* p, int coll, size_t bytes, int num_pipe_ops, const dccl_execution* e,
                              const dccl_conditions* c) {
-  double measured = p->n_measured > 0 ? measured_latency_us(p, coll, bytes > 0 ? (double)bytes : 1.0, e) : -1;
+  double measured = p->n_measured > 0 ? measured_latency_us(p, coll, bytes > 0 ? (double)bytes : 1.0, e, NULL) : -1;
   if (measured <= 0) return model_latency_us(p, coll, bytes, num_pipe_ops, e, c); /* no measurement: the model */
   if (c->congestion <= 0 && c->interference <= 0) return measured;
   /* Congestion and interference act on the measurement as they act on the model. */

@@ -33,9 +33,17 @@ typedef struct dccl_conditions {
 double dccl_truth_latency_us(const dccl_profile* profile, int coll, size_t bytes, int num_pipe_ops,
                              const dccl_execution* execution, const dccl_conditions* conditions);
 
-/* A measurement of a collective whose true latency is `latency_us`: log-normal noise (wider under
- * congestion) and rare outliers. */
-double dccl_truth_measure(const dccl_profile* profile, double latency_us, const dccl_conditions* conditions,
-                          dccl_rng* rng);
+/* The channel count of the measured group whose latency a replay profile takes for an execution (the
+ * execution's own where the profile measured its algorithm and protocol at that count near this size, or
+ * measured none): NCCL may run a request on other channels than the machine that was measured ran it on
+ * (the GPU test machine ran tree/Simple on 1 channel at 4 KiB whatever was asked, the simulated NCCL on 2),
+ * and the work the execution leaves behind is that group's (sim.c). */
+int dccl_truth_measured_channels(const dccl_profile* profile, int coll, double bytes, const dccl_execution* execution);
+
+/* A measurement of a collective whose true latency is `latency_us`: log-normal noise of sigma `noise_sigma` in
+ * calm conditions (its collective and size's, dccl_profile_noise_sigma; wider under congestion) and rare
+ * outliers. */
+double dccl_truth_measure(const dccl_profile* profile, double noise_sigma, double latency_us,
+                          const dccl_conditions* conditions, dccl_rng* rng);
 
 #endif

@@ -40,14 +40,16 @@ done
 end
 
 # The replay profile is its base (NCCL's side and the leftover lines, pasted from summarize.py) plus run 4's
-# measurements, as bench/gpu/replay_profile.py writes it: an edit to one profile alone fails here.
+# measurements and run 15's per-call noise by size, as bench/gpu/replay_profile.py writes it: an edit to one
+# profile alone fails here.
 begin replay_profile_is_its_base_and_run_4
 replay_dir=$(mktemp -d "${TMPDIR:-/tmp}/test_gpu_scripts.replay.XXXXXX")
 (cd "$source_dir" && python3 bench/gpu/replay_profile.py docs/results/gpu/4-side-by-side-r10-warm \
-  scenarios/profiles/h100-sockets-2ranks.profile "$replay_dir/h100-sockets-2ranks-replay.profile") \
+  scenarios/profiles/h100-sockets-2ranks.profile "$replay_dir/h100-sockets-2ranks-replay.profile" \
+  docs/results/gpu/15-cold-learn-trace-pairs-r6/learn-trace/trace-0.csv.gz) \
   > "$replay_dir/log" 2>&1 || { fail "replay_profile.py: exit status $?"; show "$replay_dir/log"; }
 cmp -s "$replay_dir/h100-sockets-2ranks-replay.profile" "$source_dir/scenarios/profiles/h100-sockets-2ranks-replay.profile" ||
-  { fail "scenarios/profiles/h100-sockets-2ranks-replay.profile is not what replay_profile.py writes from its base and run 4"
+  { fail "scenarios/profiles/h100-sockets-2ranks-replay.profile is not what replay_profile.py writes from its base, run 4 and run 15"
     diff "$replay_dir/h100-sockets-2ranks-replay.profile" "$source_dir/scenarios/profiles/h100-sockets-2ranks-replay.profile" \
       > "$replay_dir/diff"; show "$replay_dir/diff"; }
 rm -rf "$replay_dir"

@@ -216,15 +216,21 @@ static void test_congestion_moves_the_best_action(void) {
   dccl_sim_free(&sim);
 }
 
+/* A measurement of an AllReduce of 1 KiB (the profiles below give every size the same noise). */
+static double measure_ar1k(const dccl_sim* simulator, double true_us, const dccl_conditions* c, uint64_t call,
+                           int rank) {
+  return dccl_sim_measure(simulator, DCCL_COLL_ALLREDUCE, 1024, true_us, c, call, rank);
+}
+
 static void test_noise_is_seeded_and_unbiased(void) {
   load("h100-2x8-ib");
   dccl_conditions calm = {0, 0};
   static double samples[20001];
   int n = 20001;
-  for (int i = 0; i < n; i++) samples[i] = dccl_sim_measure(&sim, 100.0, &calm, (uint64_t)i, 0);
-  CHECK(dccl_sim_measure(&sim, 100.0, &calm, 5, 0) == samples[5]); /* deterministic per call */
-  CHECK(dccl_sim_measure(&sim, 100.0, &calm, 5, 1) != samples[5]); /* per-rank jitter */
-  CHECK(fabs(dccl_sim_measure(&sim, 100.0, &calm, 5, 1) / samples[5] - 1) < 0.05);
+  for (int i = 0; i < n; i++) samples[i] = measure_ar1k(&sim, 100.0, &calm, (uint64_t)i, 0);
+  CHECK(measure_ar1k(&sim, 100.0, &calm, 5, 0) == samples[5]); /* deterministic per call */
+  CHECK(measure_ar1k(&sim, 100.0, &calm, 5, 1) != samples[5]); /* per-rank jitter */
+  CHECK(fabs(measure_ar1k(&sim, 100.0, &calm, 5, 1) / samples[5] - 1) < 0.05);
   int below = 0;
   double log_sum = 0, log_square = 0;
   for (int i = 0; i < n; i++) {
@@ -240,7 +246,7 @@ static void test_noise_is_seeded_and_unbiased(void) {
   dccl_sim other;
   char error[256];
   CHECK(dccl_sim_init(&other, &sim.profile, NULL, 2, 1, error, sizeof(error)) == 0);
-  CHECK(dccl_sim_measure(&other, 100.0, &calm, 5, 0) != samples[5]);
+  CHECK(measure_ar1k(&other, 100.0, &calm, 5, 0) != samples[5]);
   dccl_sim_free(&other);
   dccl_sim_free(&sim);
 }
@@ -441,6 +447,53 @@ static void test_leftover_lines(void) {
   check_refused(bad, sizeof(bad) / sizeof(bad[0]), "leftover");
 }
 
+/* A replay's leftover is the measured group's whose latency the call takes: where NCCL runs a request on a
+ * channel count measured only at other sizes, the truth takes the count measured at this size, and so does
+ * the work left behind (seed 9 of gpu-learn had tree/Simple on 2 channels at AllReduce 4 KiB take its
+ * latency from the 1-channel point and leave 0.46 of it, the 2-channel share of 16 KiB and up). */
+static void test_leftover_of_the_measured_group(void) {
+  static char text[8192];
+  char error[256];
+  static dccl_profile p;
+  static dccl_sim replay_sim;
+  snprintf(text, sizeof(text),
+           "%smeasured = allreduce 1024 tree/simple/ch=1 50\nmeasured = allreduce 4096 tree/simple/ch=1 56\n"
+           "measured = allreduce 16384 tree/simple/ch=1 60\nmeasured = allreduce 16384 tree/simple/ch=2 70\n"
+           "measured = allreduce 65536 tree/simple/ch=2 90\nmeasured = allreduce 1024 ring/ll/ch=1 40\n"
+           "leftover = tree/simple/ch=1 later 0.1\nleftover = tree/simple/ch=2 later 0.5\n",
+           replay_base);
+  CHECK_MSG(dccl_profile_parse(text, "test", &p, error, sizeof(error)) == 0, "%s", error);
+  CHECK(dccl_sim_init(&replay_sim, &p, NULL, 1, 100, error, sizeof(error)) == 0);
+  dccl_execution tree2 = {.algo = DCCL_ALGO_TREE, .proto = DCCL_PROTO_SIMPLE, .channels = 2};
+  dccl_execution tree1 = {.algo = DCCL_ALGO_TREE, .proto = DCCL_PROTO_SIMPLE, .channels = 1};
+  dccl_execution ring2 = {.algo = DCCL_ALGO_RING, .proto = DCCL_PROTO_SIMPLE, .channels = 2};
+  int AR = DCCL_COLL_ALLREDUCE;
+  dccl_conditions calm = {0, 0};
+  struct { const dccl_execution* e; size_t bytes; int channels; double latency, later; } cases[] = {
+    {&tree2, 4096, 1, 56, 0.1},   /* 2 channels measured only from 16 KiB: the 1-channel group's */
+    {&tree2, 65536, 2, 90, 0.5},  /* beyond the 1-channel group: the 2-channel one's */
+    {&tree2, 16384, 2, 70, 0.5},  /* both measured here: the nearer channel count */
+    {&tree1, 65536, 2, 90, 0.5},  /* 1 channel measured only up to 16 KiB */
+    {&tree1, 1024, 1, 50, 0.1},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    dccl_call call = {.index = 1, .coll = AR, .bytes = cases[i].bytes};
+    CHECK_EQ_INT(dccl_truth_measured_channels(&p, AR, (double)cases[i].bytes, cases[i].e), cases[i].channels);
+    CHECK(fabs(dccl_sim_true_us(&replay_sim, &call, cases[i].e, &calm) - cases[i].latency) < 1e-9);
+    CHECK_MSG(fabs(later_share(&replay_sim, cases[i].e, AR, cases[i].bytes, 1, NULL) - cases[i].later) < 1e-12,
+              "case %zu: later %.3f", i, later_share(&replay_sim, cases[i].e, AR, cases[i].bytes, 1, NULL));
+  }
+  /* An algorithm and protocol never measured: its own channel count (no leftover line here: 0). */
+  CHECK_EQ_INT(dccl_truth_measured_channels(&p, AR, 4096, &ring2), 2);
+  CHECK(later_share(&replay_sim, &ring2, AR, 4096, 1, NULL) == 0);
+  dccl_sim_free(&replay_sim);
+  /* A profile without measurements: the execution's own count, and its lines as they are. */
+  static dccl_profile model;
+  snprintf(text, sizeof(text), "%sleftover = tree/simple/ch=2 later 0.5\n", replay_base);
+  CHECK(dccl_profile_parse(text, "test", &model, error, sizeof(error)) == 0);
+  CHECK_EQ_INT(dccl_truth_measured_channels(&model, AR, 4096, &tree2), 2);
+}
+
 /* A drift: one factor per segment of calls, shared by every action; the true latency is untouched. */
 static void test_drift_is_shared_within_a_segment(void) {
   char text[4096], error[256];
@@ -450,21 +503,70 @@ static void test_drift_is_shared_within_a_segment(void) {
   CHECK(dccl_profile_parse(text, "test", &p, error, sizeof(error)) == 0);
   CHECK(dccl_sim_init(&sim, &p, NULL, 3, 1, error, sizeof(error)) == 0);
   dccl_conditions calm = {0, 0};
-  CHECK(dccl_sim_measure(&sim, 100.0, &calm, 0, 0) == dccl_sim_measure(&sim, 100.0, &calm, 99, 0));
-  CHECK(fabs(dccl_sim_measure(&sim, 50.0, &calm, 7, 0) / dccl_sim_measure(&sim, 100.0, &calm, 7, 0) - 0.5) < 1e-12);
+  CHECK(measure_ar1k(&sim, 100.0, &calm, 0, 0) == measure_ar1k(&sim, 100.0, &calm, 99, 0));
+  CHECK(fabs(measure_ar1k(&sim, 50.0, &calm, 7, 0) / measure_ar1k(&sim, 100.0, &calm, 7, 0) - 0.5) < 1e-12);
   double sum = 0, sum2 = 0;
   int segments = 400, changed = 0;
   for (int k = 0; k < segments; k++) {
-    double x = log(dccl_sim_measure(&sim, 100.0, &calm, (uint64_t)k * 100, 0) / 100.0);
+    double x = log(measure_ar1k(&sim, 100.0, &calm, (uint64_t)k * 100, 0) / 100.0);
     sum += x;
     sum2 += x * x;
-    changed += k > 0 && dccl_sim_measure(&sim, 100.0, &calm, (uint64_t)k * 100, 0) !=
-                          dccl_sim_measure(&sim, 100.0, &calm, (uint64_t)(k - 1) * 100, 0);
+    changed += k > 0 && measure_ar1k(&sim, 100.0, &calm, (uint64_t)k * 100, 0) !=
+                          measure_ar1k(&sim, 100.0, &calm, (uint64_t)(k - 1) * 100, 0);
   }
   double mean = sum / segments, sd = sqrt(sum2 / segments - mean * mean);
   CHECK_MSG(fabs(mean) < 0.04 && fabs(sd - 0.2) < 0.03, "drift: mean %.3f, sd %.3f", mean, sd);
   CHECK(changed == segments - 1);
   dccl_sim_free(&sim);
+}
+
+/* The spread of log(measured / true) over `n` calls of one collective and size (no spikes, no drift). */
+static double measured_spread(const dccl_sim* simulator, int coll, double bytes, int n) {
+  dccl_conditions calm = {0, 0};
+  double sum = 0, sum2 = 0;
+  for (int i = 0; i < n; i++) {
+    double x = log(dccl_sim_measure(simulator, coll, bytes, 100.0, &calm, (uint64_t)i, 0) / 100.0);
+    sum += x;
+    sum2 += x * x;
+  }
+  double mean = sum / n;
+  return sqrt(sum2 / n - mean * mean);
+}
+
+/* `noise.sigma_at` lines: a collective's per-call noise by size, interpolated in log2(bytes) between its
+ * points, flat beyond them; other collectives keep noise.sigma; bad lines are refused with the reason. */
+static void test_noise_by_collective_and_size(void) {
+  char text[4096], error[256];
+  snprintf(text, sizeof(text), "%s%s", replay_base,
+           "noise.sigma = 0.1\nnoise.spike_probability = 0\n"
+           "noise.sigma_at = allgather 16384 0.2\nnoise.sigma_at = allgather 1024 0.8\n"
+           "noise.sigma_at = allgather 1048576 0.05\n");
+  static dccl_profile p;
+  CHECK_MSG(dccl_profile_parse(text, "test", &p, error, sizeof(error)) == 0, "%s", error);
+  CHECK(p.n_noise_points == 3);
+  int AG = DCCL_COLL_ALLGATHER;
+  CHECK(fabs(dccl_profile_noise_sigma(&p, AG, 1024) - 0.8) < 1e-12);
+  CHECK(fabs(dccl_profile_noise_sigma(&p, AG, 4096) - 0.5) < 1e-12);    /* halfway in log2 between 1 KiB and 16 KiB */
+  CHECK(fabs(dccl_profile_noise_sigma(&p, AG, 16384) - 0.2) < 1e-12);
+  CHECK(fabs(dccl_profile_noise_sigma(&p, AG, 131072) - 0.125) < 1e-12); /* halfway between 16 KiB and 1 MiB */
+  CHECK(fabs(dccl_profile_noise_sigma(&p, AG, 256) - 0.8) < 1e-12);     /* flat beyond the ends */
+  CHECK(fabs(dccl_profile_noise_sigma(&p, AG, 1 << 30) - 0.05) < 1e-12);
+  CHECK(fabs(dccl_profile_noise_sigma(&p, DCCL_COLL_ALLREDUCE, 1024) - 0.1) < 1e-12);
+  static dccl_sim noisy;
+  CHECK(dccl_sim_init(&noisy, &p, NULL, 5, 1, error, sizeof(error)) == 0);
+  /* The calls' spread follows: the shared noise's sigma and a quarter of it per rank (sqrt(1 + 1/16) x). */
+  double small = measured_spread(&noisy, AG, 1024, 20000), large = measured_spread(&noisy, AG, 1048576, 20000),
+         other = measured_spread(&noisy, DCCL_COLL_ALLREDUCE, 1024, 20000);
+  CHECK_MSG(fabs(small / (0.8 * 1.0308) - 1) < 0.03 && fabs(large / (0.05 * 1.0308) - 1) < 0.03 &&
+              fabs(other / (0.1 * 1.0308) - 1) < 0.03,
+            "spreads %.4f %.4f %.4f", small, large, other);
+  dccl_sim_free(&noisy);
+  static const char* const bad[] = {"noise.sigma_at = allgather 1024\n", "noise.sigma_at = sideways 1024 0.2\n",
+                                    "noise.sigma_at = allgather 0 0.2\n", "noise.sigma_at = allgather 1024 -0.1\n",
+                                    "noise.sigma_at = allgather 1024 2.5\n", "noise.sigma_at = allgather 1024 nan\n",
+                                    "noise.sigma_at = allgather 1024 0.2 more\n",
+                                    "noise.sigma_at = allgather 1024 0.2\nnoise.sigma_at = allgather 1024 0.3\n"};
+  check_refused(bad, sizeof(bad) / sizeof(bad[0]), "noise.sigma_at");
 }
 
 /* The shipped replay of the GPU runs: the simulated NCCL chooses what the real NCCL 2.28.9 chose
@@ -527,7 +629,9 @@ int main(void) {
   RUN(test_noise_is_seeded_and_unbiased);
   RUN(test_replay_profile_truth);
   RUN(test_leftover_lines);
+  RUN(test_leftover_of_the_measured_group);
   RUN(test_drift_is_shared_within_a_segment);
+  RUN(test_noise_by_collective_and_size);
   RUN(test_replay_of_gpu_runs);
   TEST_SUMMARY();
 }

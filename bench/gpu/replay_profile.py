@@ -12,12 +12,21 @@ compare-trace/); `noise.drift_sigma` is what the spread of the repetitions' medi
 per-call noise explains over a median of `iterations` calls (the drift between moments and sets of
 processes); its segment length (`noise.drift_calls`, 1000: about a second of this testbed's calls) is
 not measured. Without traces, the repetitions' spread is all put in `noise.sigma` and no drift.
+With a learning run's trace (rank 0's, as `bench/gpu/run.sh --learn-trace` keeps it; gzipped or not), the
+per-call noise by collective and size becomes `noise.sigma_at` lines (the simulator interpolates them in
+log2 size; `noise.sigma` stays for collectives without): the robust spread of each call's log span from the
+median of its run (the calls of one action at one size back to back, a run's first call left out, runs of
+4 calls or more: the drift between runs left out; a little low for runs of a dozen calls). On the GPU test
+machine it is 0.04-0.10 from 1 MiB up and 0.4-0.9 for AllGather and ReduceScatter up to 16 KiB, where a
+rank's span holds its wait for the other rank: the median over run 4's traces alone, `noise.sigma`, says
+0.11 for every size.
 
-Usage: python3 bench/gpu/replay_profile.py RUN_DIR BASE.profile OUT.profile
+Usage: python3 bench/gpu/replay_profile.py RUN_DIR BASE.profile OUT.profile [LEARN_TRACE]
 """
 import collections
 import csv
 import glob
+import gzip
 import math
 import os
 import statistics
@@ -27,6 +36,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from summarize import executed_actions  # noqa: E402  (what NCCL really ran per swept entry and size)
 
 ITERATIONS = 10  # timed calls per size and pass in bench/gpu/run.sh: the repetitions' medians are over these
+RUN_CALLS_MIN = 4  # calls of a run (its first left out) for its median to center the others
+POINT_CALLS_MIN = 100  # deviations for a collective and size's noise.sigma_at line
 
 
 def robust_spread(logs):
@@ -35,11 +46,35 @@ def robust_spread(logs):
     return 1.4826 * statistics.median(abs(x - center) for x in logs)
 
 
+def noise_by_size(trace_path):
+    """{(collective, bytes): sigma} from a learning trace: each call's log span less its run's median."""
+    opener = gzip.open if trace_path.endswith(".gz") else open
+    runs = []  # [(key, [log span, ...])], a run being consecutive calls of one action at one size
+    with opener(trace_path, "rt") as f:
+        for r in csv.DictReader(f):
+            if r["rank"] != "0" or not r["duration_ns"].isdigit() or int(r["duration_ns"]) <= 0:
+                continue
+            key = (r["collective"], int(r["bytes"]), r["algorithm"], r["protocol"], r["channels"])
+            value = math.log(int(r["duration_ns"]))
+            if runs and runs[-1][0] == key:
+                runs[-1][1].append(value)
+            else:
+                runs.append((key, [value]))
+    deviations = collections.defaultdict(list)
+    for key, values in runs:
+        values = values[1:]  # right after another cell's call or another action: waits, left work
+        if len(values) >= RUN_CALLS_MIN:
+            center = statistics.median(values)
+            deviations[key[:2]] += [v - center for v in values]
+    return {size: robust_spread(d) for size, d in deviations.items() if len(d) >= POINT_CALLS_MIN}
+
+
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5):
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 2
-    run_dir, base_path, out_path = sys.argv[1:]
+    run_dir, base_path, out_path = sys.argv[1:4]
+    learn_trace = sys.argv[4] if len(sys.argv) == 5 else None
     times = collections.defaultdict(list)
     executed = executed_actions(run_dir)  # entries NCCL ran alike (capped channels) are one action
     with open(f"{run_dir}/compare.csv") as f:
@@ -68,7 +103,8 @@ def main():
     else:
         sigma, drift = between, 0.0
     with open(base_path) as f:
-        base = [line.rstrip("\n") for line in f if not line.startswith(("measured", "noise.sigma", "noise.drift", "# Replayed"))]
+        base = [line.rstrip("\n") for line in f
+                if not line.startswith(("measured", "noise.sigma", "noise.drift", "# Replayed", "# Per-call noise"))]
     name = os.path.basename(out_path).rsplit(".profile", 1)[0]  # a profile's name is its file's
     with open(out_path, "w") as out:
         for line in base:
@@ -79,6 +115,12 @@ def main():
             print(line, file=out)
         print(f"# Replayed measurements: {run_dir}/compare.csv, median over repetitions (bench/gpu/replay_profile.py).", file=out)
         print(f"noise.sigma = {sigma:.3f}", file=out)
+        if learn_trace is not None:
+            points = noise_by_size(learn_trace)
+            print(f"# Per-call noise by collective and size: {learn_trace} (rank 0; bench/gpu/replay_profile.py).",
+                  file=out)
+            for coll, size in sorted(points):
+                print(f"noise.sigma_at = {coll} {size} {points[(coll, size)]:.3f}", file=out)
         if drift > 0:
             print(f"noise.drift_sigma = {drift:.3f}", file=out)
             print("noise.drift_calls = 1000", file=out)

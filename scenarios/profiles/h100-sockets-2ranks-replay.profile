@@ -198,6 +198,34 @@ leftover = tree/ll/ch=1 longer 0.10
 leftover = tree/simple/ch=1 longer 0.20
 # Replayed measurements: docs/results/gpu/4-side-by-side-r10-warm/compare.csv, median over repetitions (bench/gpu/replay_profile.py).
 noise.sigma = 0.113
+# Per-call noise by collective and size: docs/results/gpu/15-cold-learn-trace-pairs-r6/learn-trace/trace-0.csv.gz (rank 0; bench/gpu/replay_profile.py).
+noise.sigma_at = allgather 1024 0.718
+noise.sigma_at = allgather 4096 0.841
+noise.sigma_at = allgather 16384 0.417
+noise.sigma_at = allgather 65536 0.137
+noise.sigma_at = allgather 262144 0.097
+noise.sigma_at = allgather 1048576 0.098
+noise.sigma_at = allgather 4194304 0.076
+noise.sigma_at = allgather 16777216 0.069
+noise.sigma_at = allgather 67108864 0.037
+noise.sigma_at = allreduce 1024 0.145
+noise.sigma_at = allreduce 4096 0.061
+noise.sigma_at = allreduce 16384 0.060
+noise.sigma_at = allreduce 65536 0.099
+noise.sigma_at = allreduce 262144 0.106
+noise.sigma_at = allreduce 1048576 0.063
+noise.sigma_at = allreduce 4194304 0.063
+noise.sigma_at = allreduce 16777216 0.050
+noise.sigma_at = allreduce 67108864 0.040
+noise.sigma_at = reducescatter 1024 0.646
+noise.sigma_at = reducescatter 4096 0.771
+noise.sigma_at = reducescatter 16384 0.340
+noise.sigma_at = reducescatter 65536 0.363
+noise.sigma_at = reducescatter 262144 0.136
+noise.sigma_at = reducescatter 1048576 0.083
+noise.sigma_at = reducescatter 4194304 0.084
+noise.sigma_at = reducescatter 16777216 0.067
+noise.sigma_at = reducescatter 67108864 0.044
 noise.drift_sigma = 0.060
 noise.drift_calls = 1000
 measured = allgather 1024 pat/simple/ch=1 40.96
