@@ -317,14 +317,16 @@ ratios=$(table_rows "$summary" "Profiler check" | awk -F'|' '{ print $6 }' | sor
 [ "$current_failed" = 0 ] || { show "$summary" 40; show "$scratch/run/runs.log" 40; } # runs.log: collbench's errors
 end
 
+# With --learn-trace, Agent-1 is also fed rank 0's trace offline (bench_trigger_trace) and its onsets reported.
 begin run_sh_warms_up_on_the_replay # --warm-from-replay: the simulator learns on the replayed GPU first
 (cd "$source_dir" && OUT=$scratch/run-replay NCCL_HOME=$mock timeout 120 bench/gpu/run.sh --quick --no-mps \
-   --steps learn --learn-seconds 1 --warm-from-replay --budget 100) > "$scratch/run-replay.log" 2>&1 ||
+   --steps learn --learn-seconds 1 --warm-from-replay --learn-trace --budget 100) > "$scratch/run-replay.log" 2>&1 ||
   { fail "exit status $?"; show "$scratch/run-replay.log"; }
 summary=$scratch/run-replay/summary.md
 for line in "policy learned on the replay (build/dccl run, NCCL 2.28's ABIs): steady state" \
             "policy from $scratch/run-replay/replay-policy: policy-[0-9a-f]\{16\}\.bin" \
-            "the plugin's word on the warm start: warm start from $scratch/run-replay/policy/policy-"; do
+            "the plugin's word on the warm start: warm start from $scratch/run-replay/policy/policy-" \
+            "Agent-1 replayed on rank 0's learning trace (build/bench/bench_trigger_trace, 8 seeds): lstm+cusum onsets [0-9]"; do
   grep -q -- "$line" "$summary" 2> /dev/null || fail "summary.md has no line '$line'"
 done
 [ "$current_failed" = 0 ] || { show "$summary" 20; show "$scratch/run-replay/learn.log" 20; }

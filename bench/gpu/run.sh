@@ -124,7 +124,7 @@ if [ $dry -eq 0 ]; then
     say "- WARNING: collbench uses $nccl_lib/libnccl.so.2, not the NCCL PyTorch loads: the DDP step and collbench run different NCCLs"
   fi
 fi
-if ! make -s -j"$(nproc)" plugin build/dccl >/dev/null; then
+if ! make -s -j"$(nproc)" plugin build/dccl build/bench/bench_trigger_trace >/dev/null; then
   [ -f build/libnccl-tuner-dynamiccl.so ] || { say "plugin build failed"; exit 1; }
   say "- make failed or is missing here: using the plugin in build/ (carried, or built before)"
 fi
@@ -298,6 +298,13 @@ if wanted learn; then
   # What the plugin itself said: a policy of another topology or NCCL ABI is not loaded.
   [ -n "$warm_policy" ] && say "- the plugin's word on the warm start: $(grep -m1 -oE 'warm start from .*|ignoring the saved policy.*|no saved policy at .*' "$OUT/learn.log" || echo 'no warm-start line: learned from scratch')"
   step "learning done: $(grep -m1 -o 'learner: .*' "$OUT/learn.log")"
+  # Agent-1 fed rank 0's trace offline as the learner fed it (docs/agents.md): its onsets beside the plugin's
+  # count above tell whether the bench still plays the learner (a warm run's plugin began from the saved LSTM).
+  if [ "$learn_trace" = 1 ] && [ -x build/bench/bench_trigger_trace ] && [ -f "$OUT/learn-trace/trace-0.csv" ]; then
+    replayed=$(build/bench/bench_trigger_trace --seeds 8 --trials 0 "$OUT/learn-trace/trace-0.csv" 2>&1 |
+      grep -m1 -E '^lstm\+cusum|too few|not a DynamICCL trace' | tr -s ' ')
+    say "- Agent-1 replayed on rank 0's learning trace (build/bench/bench_trigger_trace, 8 seeds): ${replayed:-no output}"
+  fi
 fi
 
 # ---- 4. side by side, each entry in its own set of processes, $repeat times in shuffled orders: NCCL
