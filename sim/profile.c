@@ -253,6 +253,11 @@ static int leftover_of(const dccl_leftover* l, int form, int algo, int proto, in
   return l->form == form && l->algo == algo && l->proto == proto && l->channels == channels;
 }
 
+/* Where `bytes` lies between two points' sizes, linearly in log2(bytes): 0 at `low`, 1 at `high`. */
+static double log2_weight(double bytes, double low, double high) {
+  return (log2(bytes) - log2(low)) / (log2(high) - log2(low));
+}
+
 double dccl_profile_leftover(const dccl_profile* p, int form, int coll, int algo, int proto, int channels,
                              double bytes, double* spread) {
   const dccl_leftover *below = NULL, *above = NULL;
@@ -274,7 +279,7 @@ double dccl_profile_leftover(const dccl_profile* p, int form, int coll, int algo
     *spread = end->spread;
     return end->fraction;
   }
-  double weight = (log2(bytes) - log2(below->bytes)) / (log2(above->bytes) - log2(below->bytes));
+  double weight = log2_weight(bytes, below->bytes, above->bytes);
   *spread = below->spread + weight * (above->spread - below->spread);
   return below->fraction + weight * (above->fraction - below->fraction);
 }
@@ -406,8 +411,7 @@ double dccl_profile_noise_sigma(const dccl_profile* p, int coll, double bytes) {
   }
   if (below == NULL && above == NULL) return p->truth.noise_sigma;
   if (below == NULL || above == NULL) return (below != NULL ? below : above)->sigma;
-  double t = (log2(bytes) - log2(below->bytes)) / (log2(above->bytes) - log2(below->bytes));
-  return below->sigma + t * (above->sigma - below->sigma);
+  return below->sigma + log2_weight(bytes, below->bytes, above->bytes) * (above->sigma - below->sigma);
 }
 
 /* Measured points by collective, algorithm, protocol, channels, then size: each group is contiguous. */

@@ -27,13 +27,14 @@ import collections
 import csv
 import glob
 import gzip
+import itertools
 import math
 import os
 import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from summarize import executed_actions  # noqa: E402  (what NCCL really ran per swept entry and size)
+from summarize import executed_actions, ran, read_trace  # noqa: E402  (what NCCL really ran per swept entry and size)
 
 ITERATIONS = 10  # timed calls per size and pass in bench/gpu/run.sh: the repetitions' medians are over these
 RUN_CALLS_MIN = 4  # calls of a run (its first left out) for its median to center the others
@@ -48,24 +49,15 @@ def robust_spread(logs):
 
 def noise_by_size(trace_path):
     """{(collective, bytes): sigma} from a learning trace: each call's log span less its run's median."""
-    opener = gzip.open if trace_path.endswith(".gz") else open
-    runs = []  # [(key, [log span, ...])], a run being consecutive calls of one action at one size
-    with opener(trace_path, "rt") as f:
-        for r in csv.DictReader(f):
-            if r["rank"] != "0" or not r["duration_ns"].isdigit() or int(r["duration_ns"]) <= 0:
-                continue
-            key = (r["collective"], int(r["bytes"]), r["algorithm"], r["protocol"], r["channels"])
-            value = math.log(int(r["duration_ns"]))
-            if runs and runs[-1][0] == key:
-                runs[-1][1].append(value)
-            else:
-                runs.append((key, [value]))
+    rows = read_trace(trace_path, gzip.open if trace_path.endswith(".gz") else open)
+    rows = [r for r in rows if r["rank"] == "0" and int(r["duration_ns"]) > 0]
     deviations = collections.defaultdict(list)
-    for key, values in runs:
-        values = values[1:]  # right after another cell's call or another action: waits, left work
+    # a run: consecutive calls of one action at one size
+    for (collective, size, _), run in itertools.groupby(rows, lambda r: (r["collective"], int(r["bytes"]), ran(r))):
+        values = [math.log(int(r["duration_ns"])) for r in run][1:]  # its first: waits, left work
         if len(values) >= RUN_CALLS_MIN:
             center = statistics.median(values)
-            deviations[key[:2]] += [v - center for v in values]
+            deviations[(collective, size)] += [v - center for v in values]
     return {size: robust_spread(d) for size, d in deviations.items() if len(d) >= POINT_CALLS_MIN}
 
 
