@@ -4,9 +4,10 @@
  * Input: a trace the plugin wrote (DYNAMICCL_TRACE_FILE; bench/gpu/run.sh --learn-trace keeps rank 0's, gzipped,
  * under docs/results/gpu/<run>/learn-trace/): one line per measured collective, in the order the profiler
  * delivered them. Its calls are fed to a fresh trigger as plugin/learner.c feeds its own: the same calls left
- * out (a communicator's first call of a collective, algorithm and protocol; a call right after its cell's
- * call of another action; a run's first call right after a larger call of another cell, in a cell whose
- * calls come in runs), the same running gap average, the span as the latency. Two things differ: a call is
+ * out, by the learner's own rules (plugin/call_skips.h: a communicator's first call of a collective, datatype,
+ * algorithm and protocol; a call right after its cell's call of another action; a run's first call right
+ * after a larger call of another cell, in a cell whose calls come in runs), the same running gap average, the
+ * span as the latency. Two things differ: a call is
  * keyed by what ran (algorithm, protocol, channels), where the learner keys NCCL's own choice apart from the
  * same action decided, and the leftover charge the learner adds to some spans is left out.
  *
@@ -35,21 +36,15 @@
 #include "../core/decision_table.h"
 #include "../core/rng.h"
 #include "../core/types.h"
+#include "../plugin/call_skips.h"
 
 #define MAX_LINE 1024
-#define RUNS_MIN_CALLS 16     /* as plugin/learner.c */
-#define RUNS_WINDOW_CALLS 4096 /* as plugin/learner.c */
 #define N_FACTORS 2
 
 static const double slowdown_factors[N_FACTORS] = {1.2, 1.5};
 
-typedef struct trace_call {
-  uint8_t coll, algo, proto, channels;
-  uint64_t bytes, gpu_start_ns, duration_ns, call_order, host_launch_ns, host_done_ns;
-} trace_call;
-
 typedef struct trace {
-  trace_call* calls;
+  dccl_measurement* calls; /* as the profiler delivered them to the learner */
   size_t n, capacity;
 } trace;
 
@@ -116,6 +111,7 @@ static int read_trace(FILE* f, const char* path, int rank, trace* t) {
     }
   int last_column = 0;
   for (int c = 0; c < N_COLUMNS; c++) last_column = columns[c] > last_column ? columns[c] : last_column;
+  int float32 = dccl_datatype_index("ncclFloat32"); /* a trace names no datatype: collbench's */
   size_t line_number = 1, skipped = 0;
   while (fgets(line, sizeof(line), f) != NULL) {
     line_number++;
@@ -126,7 +122,7 @@ static int read_trace(FILE* f, const char* path, int rank, trace* t) {
       continue;
     }
     if (atoi(fields[columns[C_RANK]]) != rank) continue;
-    trace_call call;
+    dccl_measurement call = {.datatype = (uint8_t)float32};
     int coll = dccl_coll_parse(fields[columns[C_COLL]]), algo = dccl_algo_parse(fields[columns[C_ALGO]]),
         proto = dccl_proto_parse(fields[columns[C_PROTO]]);
     long channels = atol(fields[columns[C_CHANNELS]]);
@@ -151,7 +147,7 @@ static int read_trace(FILE* f, const char* path, int rank, trace* t) {
     }
     if (t->n == t->capacity) {
       size_t capacity = t->capacity ? 2 * t->capacity : 4096;
-      trace_call* grown = realloc(t->calls, capacity * sizeof(*grown));
+      dccl_measurement* grown = realloc(t->calls, capacity * sizeof(*grown));
       if (grown == NULL) {
         fprintf(stderr, "out of memory\n");
         return -1;
@@ -165,9 +161,10 @@ static int read_trace(FILE* f, const char* path, int rank, trace* t) {
   return 0;
 }
 
-static int cell_of(const trace_call* c) { return c->coll * DCCL_SIZE_BINS + dccl_size_bin(c->bytes); }
+/* A call's Agent-1 stream (collective, log2 size bin), as agents/trigger.c indexes it. */
+static int stream_of(const dccl_measurement* m) { return m->coll * DCCL_SIZE_BINS + dccl_size_bin(m->bytes); }
 
-/* Replays the trace into a fresh trigger, leaving out the calls plugin/learner.c leaves out. */
+/* Replays the trace into a fresh trigger, leaving out the calls the learner leaves out (plugin/call_skips.h). */
 static int replay(const trace* t, const feed_options* o, replay_result* r) {
   memset(r, 0, sizeof(*r));
   dccl_trigger_options options;
@@ -179,59 +176,35 @@ static int replay(const trace* t, const feed_options* o, replay_result* r) {
   options.seed = o->seed;
   static dccl_trigger trigger;
   if (dccl_trigger_init(&trigger, &options) != 0) return -1;
-  static uint32_t after_a_call[DCCL_TRIGGER_STREAMS], after_own_cell[DCCL_TRIGGER_STREAMS];
-  memset(after_a_call, 0, sizeof(after_a_call));
-  memset(after_own_cell, 0, sizeof(after_own_cell));
-  uint32_t measured_pairs[DCCL_NUM_COLLS] = {0};
+  static dccl_call_skips skips;
+  dccl_call_skips_init(&skips);
   double gap_average_us = 0;
   uint64_t last_end_ns = 0;
   static float level[DCCL_TRIGGER_STREAMS]; /* each stream's recent standardised residual (weight 1/16) */
   memset(level, 0, sizeof(level));
-  const trace_call* previous = NULL;
+  const dccl_measurement* previous = NULL;
   for (size_t i = 0; i < t->n; i++) {
-    const trace_call* m = &t->calls[i];
+    const dccl_measurement* m = &t->calls[i];
     /* The gap average, from every kernel (learner.c note_timing). */
     uint64_t end = m->gpu_start_ns + m->duration_ns;
     if (last_end_ns != 0)
       gap_average_us += ((m->gpu_start_ns > last_end_ns ? (double)(m->gpu_start_ns - last_end_ns) / 1000.0 : 0) -
                          gap_average_us) / 64;
     if (end > last_end_ns) last_end_ns = end;
-    int cell = cell_of(m);
-    /* A run's first call right after a larger call of another cell (learner.c run_start). */
-    int starts_run = 0;
-    int consecutive = previous != NULL && m->host_launch_ns != 0 && previous->host_launch_ns != 0 &&
-                      m->call_order == previous->call_order + 1;
-    if (consecutive) {
-      int own_cell = cell_of(previous) == cell;
-      if (after_a_call[cell] >= RUNS_WINDOW_CALLS) {
-        after_a_call[cell] /= 2;
-        after_own_cell[cell] /= 2;
-      }
-      after_a_call[cell]++;
-      after_own_cell[cell] += (uint32_t)own_cell;
-      int within = previous->host_done_ns != 0 && m->host_launch_ns <= previous->host_done_ns;
-      starts_run = !own_cell && previous->bytes > m->bytes && after_a_call[cell] >= RUNS_MIN_CALLS &&
-                   4 * after_own_cell[cell] >= 3 * after_a_call[cell] && (!o->run_starts_within || within);
-    }
-    /* Right after its cell's call of another action (learner.c after_switch). */
-    int stamped = previous != NULL && m->host_launch_ns != 0 && previous->host_launch_ns != 0;
-    int switched = previous != NULL && cell_of(previous) == cell &&
-                   (previous->algo != m->algo || previous->proto != m->proto || previous->channels != m->channels) &&
-                   (!stamped || m->call_order == previous->call_order + 1);
+    /* The calls the learner leaves out (plugin/call_skips.h); run 15's rule asked for a launch within too. */
+    dccl_skip_reasons why;
+    dccl_call_skips_next(&skips, m, dccl_cell_for_call(m->coll, m->bytes, 1, 0), &why);
+    int starts_run = why.run_start && (!o->run_starts_within || dccl_launched_within(previous, m));
     previous = m;
-    /* The first call of its collective, algorithm and protocol (learner.c first_call; one datatype). */
-    uint32_t bit = 1u << (m->algo * DCCL_NUM_PROTOS + m->proto);
-    int first = (measured_pairs[m->coll] & bit) == 0;
-    measured_pairs[m->coll] |= bit;
-    if (switched || starts_run || first) {
-      r->after_switch += (size_t)switched;
+    if (why.after_switch || starts_run || why.first_call) {
+      r->after_switch += (size_t)why.after_switch;
       r->run_starts += (size_t)starts_run;
-      r->first_calls += (size_t)(first && !switched && !starts_run);
+      r->first_calls += (size_t)(why.first_call && !why.after_switch && !starts_run);
       continue;
     }
     int slowed = i >= o->slow_from;
     double latency_us = (double)m->duration_ns / 1000.0 * (slowed ? o->factor : 1.0);
-    int stream = cell;
+    int stream = stream_of(m);
     if (slowed && !r->seen[stream]) {
       r->seen[stream] = 1;
       r->busy[stream] = trigger.streams[stream].state >= DCCL_TRIGGER_CONGESTED;

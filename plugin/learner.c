@@ -11,7 +11,7 @@
 int dccl_learner_init(dccl_learner* l, const dccl_learner_options* options) {
   memset(l, 0, sizeof(*l));
   l->options = *options;
-  l->previous_cell = -1;
+  dccl_call_skips_init(&l->skips);
   if (dccl_agent_init(&l->agent, &l->options.agent) != 0) return -1;
   if (options->trigger > 0) {
     dccl_trigger_options t = options->trigger_options;
@@ -174,13 +174,6 @@ static void learn_from(dccl_learner* l, const dccl_learner_inputs* in, const dcc
   dccl_agent_observe(&l->agent, &o);
 }
 
-/* Whether `next` is the communicator's call right after `m` by the profiler's call order, launched before
- * m's kernel end reached the profiler (both with host stamps): the stream was backlogged behind m. */
-static int launched_within(const dccl_measurement* m, const dccl_measurement* next) {
-  return next->call_order == m->call_order + 1 && m->host_done_ns != 0 && next->host_launch_ns != 0 &&
-         next->host_launch_ns <= m->host_done_ns;
-}
-
 /* What a call cost the communicator's stream, from its measurement and the next call's. Its kernel
  * span, unless the next call was already launched when this one's kernel ended (NCCL's launch of it
  * came before the proxy saw this kernel end: the stream was backlogged) and its kernel started only
@@ -196,7 +189,7 @@ static int launched_within(const dccl_measurement* m, const dccl_measurement* ne
  * stream_times applies the same rule to traces. */
 static double stream_cost_us(const dccl_measurement* m, const dccl_measurement* next, int* stream_timed) {
   uint64_t end = m->gpu_start_ns + m->duration_ns;
-  *stream_timed = next != NULL && launched_within(m, next) && next->gpu_start_ns >= end;
+  *stream_timed = next != NULL && dccl_launched_within(m, next) && next->gpu_start_ns >= end;
   return *stream_timed ? (double)(next->gpu_start_ns - m->gpu_start_ns) / 1000.0 : span_us(m);
 }
 
@@ -240,77 +233,6 @@ static void release_held(dccl_learner* l, const dccl_learner_inputs* in, const d
   if (cell != NULL && timed) dccl_leftover_add(cell, ran(m), span_us(m), cost_us - span_us(m));
 }
 
-/* Whether the call right before this one was the same cell's and ran another action (what NCCL ran:
- * algorithm, protocol, channels). Such a call's span holds work that action left behind its kernel,
- * not this action's cost: on the GPU test machine a call right after tree on 1 channel runs longer by
- * 18-20% of tree's call (docs/results/gpu). The agents skip it. Exploration runs in contiguous calls
- * of a cell (config_agent.c), so that in a loop of one cell's calls only a run's first call and the
- * first call after it are skipped. "Right before" is by the profiler's call order where both have host
- * stamps, else by arrival (measurements arrive in call order). A workload that interleaves cells keeps
- * every measurement; DYNAMICCL_AFTER_SWITCH=learn keeps them all. */
-static int after_switch(const dccl_learner* l, const dccl_measurement* m, int cell) {
-  const dccl_measurement* p = &l->previous;
-  int stamped = m->host_launch_ns != 0 && p->host_launch_ns != 0;
-  return l->previous_cell == cell && ran(p) != ran(m) && (!stamped || m->call_order == p->call_order + 1);
-}
-
-#define RUNS_MIN_CALLS 16     /* calls right after another call before a cell's calls are known to come in runs */
-#define RUNS_WINDOW_CALLS 4096 /* the counts halve here, so that they follow the workload as it changes */
-
-/* Whether this call is the first of a run of its cell's calls, right after a larger call (more bytes) of
- * another cell, in a cell whose calls mostly come in runs (3 in 4 or more of them right after a call of
- * the same cell, by the profiler's call order). Such a call waits in its kernel for what the larger call
- * left: on the GPU test machine collbench's learning run plays each size in rounds of 13 calls, and
- * waits for the stream and checks the results between sizes, so a round's first call was launched 15-140
- * ms after the larger call's end was seen (run 15's learning trace, docs/results/gpu), and still
- * AllReduce 1 KiB's first call of a round, right after a 64 MiB call, read 4.4-6.4x its usual span,
- * AllGather and ReduceScatter 1 KiB's 4.9-44x. The ranks leave the check apart: at AllGather 1 KiB rank 1
- * launched 0.8 ms before rank 0 (median) and its kernel spanned 0.94 ms, waiting for rank 0's; at
- * AllReduce 1 KiB both ranks' spans (155-226 us against a usual 35) exceed their 58 us skew. Launched
- * back to back, the same call waits for the larger call's last transfers. Either way the reading falls
- * on whichever action the run began with, NCCL's choice most often: an arm that took one among a few
- * readings was written off (tree/LL at AllReduce 1 KiB, 1.17-1.24x faster than NCCL's choice, read 0.60x
- * over 2 readings in run 15, where this rule still asked for a launch within the larger call). The
- * agents skip it, as a call right after a switch of action (after_switch). A run's first call right after
- * a smaller one reads 1.1-1.9x there, and is kept: skipping every run's first call cost 0.3% of the
- * simulated suite's total latency, as each cell of a sweep loses a reading in 10-20 (docs/agents.md).
- * Where a cell's calls are interleaved with others' (a data-parallel job's last, smaller bucket after the
- * others), all are kept: what they wait for is common to every action of the cell. */
-static int run_start(dccl_learner* l, const dccl_measurement* m, int cell) {
-  const dccl_measurement* p = &l->previous;
-  if (l->previous_cell < 0 || m->host_launch_ns == 0 || p->host_launch_ns == 0 || m->call_order != p->call_order + 1)
-    return 0;
-  int s = slot_of(l, cell);
-  if (s < 0) return 0;
-  int own_cell = l->previous_cell == cell;
-  if (l->calls_after_a_call[s] >= RUNS_WINDOW_CALLS) {
-    l->calls_after_a_call[s] /= 2;
-    l->calls_after_own_cell[s] /= 2;
-  }
-  l->calls_after_a_call[s]++;
-  l->calls_after_own_cell[s] += (uint32_t)own_cell;
-  return !own_cell && p->bytes > m->bytes && l->calls_after_a_call[s] >= RUNS_MIN_CALLS &&
-         4 * l->calls_after_own_cell[s] >= 3 * l->calls_after_a_call[s];
-}
-
-/* Whether this is the communicator's first measured call of its collective, datatype, algorithm and
- * protocol. Such a call holds NCCL's one-time work: the first launch of its kernel in the process (each
- * collective, datatype, reduction, algorithm and protocol has its own, loaded at its first launch) and,
- * since NCCL 2.22, the connection of the algorithm's channels at its first use. On the GPU test machine
- * the first call of each collective in a process took 1-25 ms (30-560x a 1-KiB call) and tree's first
- * call 4x its median (docs/results/gpu/10-leftover-learn-pairs-r6's traces); one such reading among an
- * arm's first few writes the action off. The agents skip it. DYNAMICCL_FIRST_CALLS=learn keeps it. Keyed
- * per communicator by what the measurement holds: a second communicator of the process loses one reading
- * per kernel to it, and the profiler does not tell the reduction (a later first call of another
- * reduction on the same datatype is learned). */
-static int first_call(dccl_learner* l, const dccl_measurement* m) {
-  if (m->algo >= DCCL_NUM_ALGOS || m->proto >= DCCL_NUM_PROTOS || m->datatype >= DCCL_NUM_DATATYPES) return 0;
-  uint32_t bit = 1u << (m->algo * DCCL_NUM_PROTOS + m->proto);
-  uint32_t* measured = &l->measured_pairs[m->coll][m->datatype];
-  int first = (*measured & bit) == 0;
-  *measured |= bit;
-  return first;
-}
 
 static void observe(dccl_learner* l, const dccl_learner_inputs* in, const dccl_measurement* m) {
   l->counters.measurements++;
@@ -321,18 +243,18 @@ static void observe(dccl_learner* l, const dccl_learner_inputs* in, const dccl_m
   if (joined <= 0) {
     if (joined < 0) l->counters.lost_calls++;
     l->counters.unjoined++;
-    l->previous_cell = -1;
+    dccl_call_skips_break(&l->skips);
     return;
   }
   l->counters.joined++;
-  int starts_run = run_start(l, m, call.cell) && !l->options.learn_after_switch;
-  int skipped = after_switch(l, m, call.cell) && !l->options.learn_after_switch;
-  l->previous_cell = call.cell;
-  l->previous = *m;
+  dccl_skip_reasons why;
+  dccl_call_skips_next(&l->skips, m, call.cell, &why);
+  int starts_run = why.run_start && !l->options.learn_after_switch;
+  int skipped = why.after_switch && !l->options.learn_after_switch;
   l->counters.after_switch += (uint64_t)skipped;
   l->counters.run_starts += (uint64_t)starts_run; /* never right after a switch: that is the same cell */
   skipped |= starts_run;
-  int first = first_call(l, m) && !l->options.learn_first_calls;
+  int first = why.first_call && !l->options.learn_first_calls;
   l->counters.first_calls += (uint64_t)(first && !skipped);
   skipped |= first;
   /* Held until the next call tells its stream time: to learn it by that (stream), or to learn from it

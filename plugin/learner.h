@@ -17,6 +17,7 @@
 #include "../core/measurement.h"
 #include "../core/settings.h"
 #include "../agents/leftover.h"
+#include "call_skips.h"
 
 /* ---- the call log: single producer (the tuner thread), single consumer (the learner) ---- */
 typedef struct dccl_call_record {
@@ -114,15 +115,8 @@ typedef struct dccl_learner {
   int held_valid;
   dccl_measurement held;
   dccl_call_record held_call;
-  /* The last joined measurement and its cell (-1: none, or a measurement joined no call since), which
-   * after_switch and run_start read before observe moves them on. */
-  int previous_cell;
-  dccl_measurement previous;
-  /* Per collective and datatype, one bit per (algorithm, protocol) pair measured so far (see first_call). */
-  uint32_t measured_pairs[DCCL_NUM_COLLS][DCCL_NUM_DATATYPES];
-  /* Per agent cell slot, of its calls right after another call by call order: how many, and how many of
-   * them right after a call of the same cell (see run_start). */
-  uint32_t calls_after_a_call[DCCL_AGENT_MAX_CELLS], calls_after_own_cell[DCCL_AGENT_MAX_CELLS];
+  /* Which joined measurements the agents leave out (plugin/call_skips.h). */
+  dccl_call_skips skips;
   /* DCCL_COST_LEFTOVER: what each action left to the next call, per agent cell slot. */
   dccl_leftover_cell leftovers[DCCL_AGENT_MAX_CELLS];
 } dccl_learner;

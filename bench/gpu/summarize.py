@@ -926,7 +926,7 @@ def slow_calls(out):
     """Rank 0's kernel spans in the pairs entries' traces, each over the median of its group (entry,
     collective, size and what NCCL ran; groups of 5 calls or more; a process's first 3 calls left out, and
     its first call of each collective, algorithm and protocol, which holds NCCL's one-time work and which
-    the learner skips: plugin/learner.c's first_call): {bytes: [span / median]}."""
+    the learner skips: plugin/call_skips.c's first_call): {bytes: [span / median]}."""
     shares = {}
     for _, by_rank in pairs_traces(out):
         group, seen = {}, set()
@@ -1024,7 +1024,7 @@ def after_other_cell_table(out):
             "call before's end reached the profiler, and the GPU's idle time before them. collbench waits for its "
             "stream and checks the results between sizes, and still a call right after a larger one waits in its "
             "kernel (for the rank that left the check later): the learner leaves out a run's first call right after "
-            "a larger call of another cell, where the cell's calls come in runs (plugin/learner.c's run_start).")
+            "a larger call of another cell, where the cell's calls come in runs (plugin/call_skips.c's run_start).")
     print("| collective | bytes | action | calls after its own cell | median us | after a larger call | "
           "after a smaller call |")
     print("|---|---|---|---|---|---|---|")
