@@ -57,6 +57,9 @@ static const field scalar_fields[] = {
   {"noise.sigma", FIELD_DOUBLE, TRUTH(noise_sigma), 0, 2},
   {"noise.spike_probability", FIELD_DOUBLE, TRUTH(spike_probability), 0, 1},
   {"noise.spike_scale", FIELD_DOUBLE, TRUTH(spike_scale), 1, 100},
+  {"noise.burst_probability", FIELD_DOUBLE, TRUTH(burst_probability), 0, 1},
+  {"noise.burst_calls", FIELD_DOUBLE, TRUTH(burst_calls), 3, 64},
+  {"noise.burst_scale", FIELD_DOUBLE, TRUTH(burst_scale), 1, 100},
   {"noise.drift_sigma", FIELD_DOUBLE, TRUTH(drift_sigma), 0, 2},
   {"noise.drift_calls", FIELD_DOUBLE, TRUTH(drift_calls), 1, 1e12},
   {"noise.tail_share", FIELD_DOUBLE, TRUTH(tail_share), 0, 1},
@@ -194,6 +197,8 @@ static void set_defaults(dccl_profile* p) {
   t->noise_sigma = 0.03;
   t->spike_probability = 0.0005;
   t->spike_scale = 3.0;
+  t->burst_calls = 12;
+  t->burst_scale = 10;
   for (int l = 0; l < 2; l++) {
     t->buffer_bytes[l] = 4.0 * 1024 * 1024;
     t->congestion_gain[l] = 0.05;

@@ -39,6 +39,25 @@ double dccl_sim_true_us(const dccl_sim* sim, const dccl_call* call, const dccl_e
   return dccl_truth_latency_us(&sim->profile, call->coll, call->bytes, call->pipe_ops, execution, conditions);
 }
 
+/* The factor of a burst of slow calls over `call` (1: none): a burst starts at a call with the profile's
+ * probability, lasts 3 to burst_calls calls (3 + floor(u^2 (burst_calls - 2)), u uniform: shorter ones
+ * likelier) and slows each of its calls by burst_scale / 4 to burst_scale (uniform), every action and
+ * rank alike: the GPU machine's disturbances, as measured in docs/simulator.md. */
+static double burst_factor(const dccl_sim* sim, uint64_t call) {
+  const dccl_truth_params* t = &sim->profile.truth;
+  int longest = (int)t->burst_calls;
+  for (int back = 0; back < longest && (uint64_t)back <= call; back++) {
+    dccl_rng rng;
+    dccl_rng_seed(&rng, dccl_mix64(sim->seed ^ dccl_mix64((call - (uint64_t)back) ^ 0xB0B5B0B5ull)));
+    if (dccl_rng_uniform(&rng) >= t->burst_probability) continue;
+    double u = dccl_rng_uniform(&rng);
+    if (back >= 3 + (int)floor(u * u * (longest - 2))) continue;
+    dccl_rng_seed(&rng, dccl_mix64(sim->seed ^ dccl_mix64(call ^ 0xB0B5F00Dull)));
+    return t->burst_scale * (0.25 + 0.75 * dccl_rng_uniform(&rng));
+  }
+  return 1.0;
+}
+
 double dccl_sim_measure(const dccl_sim* sim, int coll, double bytes, double true_us, const dccl_conditions* conditions,
                         uint64_t call, int rank) {
   dccl_rng rng;
@@ -53,6 +72,7 @@ double dccl_sim_measure(const dccl_sim* sim, int coll, double bytes, double true
     dccl_rng_seed(&rng, dccl_mix64(sim->seed ^ dccl_mix64(segment ^ 0xD1F7D1F7ull)));
     shared *= exp(t->drift_sigma * dccl_rng_normal(&rng));
   }
+  if (t->burst_probability > 0) shared *= burst_factor(sim, call);
   dccl_rng_seed(&rng, dccl_mix64(sim->seed ^ dccl_mix64(call) ^ dccl_mix64(0xA5A5u + (uint64_t)rank)));
   return shared * exp(0.25 * sigma * dccl_rng_normal(&rng));
 }

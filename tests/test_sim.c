@@ -520,6 +520,51 @@ static void test_drift_is_shared_within_a_segment(void) {
   dccl_sim_free(&sim);
 }
 
+/* Bursts of slow calls: runs of 3 to burst_calls consecutive calls, each burst_scale / 4 to burst_scale
+ * slower, the same on every rank, starting at the profile's rate; a length out of range is refused. */
+static void test_bursts_of_slow_calls(void) {
+  char text[4096], error[256];
+  snprintf(text, sizeof(text), "%s%s", replay_base,
+           "noise.sigma = 0\nnoise.spike_probability = 0\nnoise.burst_probability = 0.002\nnoise.burst_calls = 12\n"
+           "noise.burst_scale = 8\n");
+  static dccl_profile p;
+  CHECK_MSG(dccl_profile_parse(text, "test", &p, error, sizeof(error)) == 0, "%s", error);
+  CHECK(dccl_sim_init(&sim, &p, NULL, 11, 1, error, sizeof(error)) == 0);
+  dccl_conditions calm = {0, 0};
+  int calls = 400000, slowed = 0, runs = 0, run = 0, shortest = 1000, longest = 0, ranks_differ = 0;
+  double least = 1e9, most = 0;
+  for (int i = 0; i <= calls; i++) {
+    double factor = i < calls ? measure_ar1k(&sim, 100.0, &calm, (uint64_t)i, 0) / 100.0 : 1.0;
+    if (i < calls) ranks_differ += factor != measure_ar1k(&sim, 100.0, &calm, (uint64_t)i, 1) / 100.0;
+    if (factor > 1.0) {
+      slowed++;
+      run++;
+      least = fmin(least, factor);
+      most = fmax(most, factor);
+      continue;
+    }
+    if (run > 0) {
+      runs++;
+      shortest = run < shortest ? run : shortest;
+      longest = run > longest ? run : longest;
+    }
+    run = 0;
+  }
+  /* The expected length: 3 + E[floor(10 u^2)], sum over k of k (sqrt((k + 1) / 10) - sqrt(k / 10)). */
+  double expected_length = 3;
+  for (int k = 1; k < 10; k++) expected_length += k * (sqrt((k + 1) / 10.0) - sqrt(k / 10.0));
+  double expected_slowed = 0.002 * expected_length * calls;
+  CHECK_MSG(fabs(slowed / expected_slowed - 1) < 0.1, "%d calls slowed, %.0f expected", slowed, expected_slowed);
+  CHECK_MSG(runs > 600 && runs < 800, "%d bursts in %d calls", runs, calls); /* 800 started, a few overlap */
+  CHECK_MSG(shortest == 3 && longest >= 12 && longest <= 24, "bursts of %d to %d calls", shortest, longest);
+  CHECK_MSG(least >= 2.0 && least < 2.1 && most <= 8.0 && most > 7.9, "slowed %.2f to %.2fx", least, most);
+  CHECK_EQ_INT(ranks_differ, 0);
+  dccl_sim_free(&sim);
+  /* Refused out of range. */
+  snprintf(text, sizeof(text), "%s%s", replay_base, "noise.burst_calls = 2\n");
+  CHECK(dccl_profile_parse(text, "test", &p, error, sizeof(error)) != 0 && strstr(error, "noise.burst_calls") != NULL);
+}
+
 /* The spread of log(measured / true) over `n` calls of one collective and size (no spikes, no drift). */
 static double measured_spread(const dccl_sim* simulator, int coll, double bytes, int n) {
   dccl_conditions calm = {0, 0};
@@ -631,6 +676,7 @@ int main(void) {
   RUN(test_leftover_lines);
   RUN(test_leftover_of_the_measured_group);
   RUN(test_drift_is_shared_within_a_segment);
+  RUN(test_bursts_of_slow_calls);
   RUN(test_noise_by_collective_and_size);
   RUN(test_replay_of_gpu_runs);
   TEST_SUMMARY();

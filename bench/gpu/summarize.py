@@ -1012,6 +1012,54 @@ def launches_after_other_cells(rows):
     return found
 
 
+BURST_FACTOR = 2.5  # a call in a burst spans at least this many times its group's median
+BURST_MIN_CALLS = 3
+
+
+def slow_bursts(rows):
+    """Bursts of slow calls in a trace in call order: runs of BURST_MIN_CALLS consecutive calls or more, each
+    spanning BURST_FACTOR times or more the median span of its group (collective, bytes and what ran, over
+    the trace). A call whose cell (collective, bytes) differs from the call before's ends a run and is not
+    in one: a run's first call waits for the call before (calls_after_calls). Returns (calls, [[factor]])."""
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["collective"], r["bytes"], ran(r)), []).append(int(r["duration_ns"]))
+    medians = {k: statistics.median(v) for k, v in groups.items()}
+    bursts, run, before = [], [], None
+    for r in rows + [None]:
+        cell = (r["collective"], r["bytes"]) if r is not None else None
+        factor = int(r["duration_ns"]) / medians[(r["collective"], r["bytes"], ran(r))] if r is not None else 0
+        if cell == before and factor >= BURST_FACTOR:
+            run.append(factor)
+        else:
+            if len(run) >= BURST_MIN_CALLS:
+                bursts.append(run)
+            run = []
+        before = cell
+    return len(rows), bursts
+
+
+def burst_table(out):
+    rows = learn_trace_rows(out)
+    if not rows:
+        return
+    calls, bursts = slow_bursts(rows)
+    heading("Bursts of slow calls", f"From the learning run's rank-0 trace: runs of {BURST_MIN_CALLS} consecutive "
+            f"calls or more of one cell, each {BURST_FACTOR}x its group's median span or more (a cell's first call "
+            "after another cell's left out): the testbed's disturbances, which slow every action alike for a few "
+            "calls. A learner can book them as an action's readings, and Agent-1 raises an onset a few calls into "
+            "one (the simulator's `noise.burst_*` lines play them: docs/simulator.md).")
+    lengths = sorted(len(b) for b in bursts)
+    print(f"- {len(bursts)} bursts in {calls} calls" + (f" (one in {calls / len(bursts):.0f})" if bursts else ""))
+    if bursts:
+        factors = [x for b in bursts for x in b]
+        deciles = statistics.quantiles(factors, n=10) if len(factors) > 1 else factors
+        print(f"- lengths: {', '.join(f'{n} calls x{lengths.count(n)}' for n in sorted(set(lengths)))}; "
+              f"mean {statistics.mean(lengths):.1f}")
+        print(f"- a call's span over its group's median, in bursts: deciles {', '.join(f'{x:.1f}' for x in deciles)}; "
+              f"mean {statistics.mean(factors):.1f}")
+
+
 def after_other_cell_table(out):
     rows = learn_trace_rows(out)
     if not rows:
@@ -1350,6 +1398,18 @@ def self_test():
         launches = launches_after_other_cells(learn_trace_rows(folder))
         check("after other cells: launches", {k: v[:2] for k, v in launches.items()}, {"larger": (1, 0), "smaller": (1, 1)})
         check("after other cells: idle before", launches["larger"][2], [(10**8 - 20000 * 1000) / 1e3])
+    # Bursts of slow calls: of an AllReduce 1 KiB run at 100 us (median), four calls at 300-900 us are a
+    # burst; two at 400 us are not (under 3 calls); the first call of the next cell (4 KiB at 50 us) is slow
+    # after another cell's and ends the run: three slow 4 KiB calls after it make one burst of 3.
+    rows = []
+    spans = [100] * 10 + [300, 900, 500, 400] + [100] * 5 + [400, 400] + [100] * 10
+    spans_4k = [500, 150, 200, 125] + [50] * 12
+    for size, group in ((1024, spans), (4096, spans_4k)):
+        for us in group:
+            rows.append({"collective": "allreduce", "bytes": str(size), "algorithm": "ring", "protocol": "ll",
+                         "channels": "1", "duration_ns": str(us * 1000)})
+    calls, bursts = slow_bursts(rows)
+    check("bursts of slow calls", (calls, bursts), (len(rows), [[3.0, 9.0, 5.0, 4.0], [3.0, 4.0, 2.5]]))
     # A trace whose process was stopped mid-line: the cut line is left out, the others kept.
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "trace-0.csv")
@@ -1383,6 +1443,7 @@ def main():
         leftover_profile_table(out)
         slow_call_table(out)
         after_other_cell_table(out)
+        burst_table(out)
         if not os.path.exists(path("compare.csv")):
             return 0
     if os.path.exists(path("compare.csv")):

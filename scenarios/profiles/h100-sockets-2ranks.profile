@@ -55,6 +55,15 @@ noise.sigma = 0.08
 # out since: 2.2% and 0.65% over 2x and 3x, 0.02% over 10x.)
 noise.spike_probability = 0.037
 noise.spike_scale = 3.5
+# Bursts of slow calls, from the learning traces of runs 14-16 (`python3 bench/gpu/summarize.py
+# docs/results/gpu/<run>`, section "Bursts of slow calls": runs of 3 calls or more of one cell, each 2.5x its
+# group's median or more): 0, 42 and 9 bursts in 20,790, 38,280 and 20,460 calls, one in 1,560 pooled
+# (0.00064); 3 to 12 calls long, mean 6.0 (3 + floor(10 u^2) has mean 5.9); each call 2.6-10.3x (deciles;
+# mean 6.0), which burst_scale / 4 to burst_scale, uniform, plays with a mean of 6.25. Every action and rank
+# alike: a learner can book one as an action's readings, and Agent-1 raises an onset a few calls into it.
+noise.burst_probability = 0.00064
+noise.burst_calls = 12
+noise.burst_scale = 10
 # A call launched while a larger one still runs waits in its kernel for that call's tail: in run 14's
 # learning trace (`python3 bench/gpu/summarize.py docs/results/gpu/14-warm-learn-trace-pairs-r6`, "Calls
 # right after another cell's") a 1 KiB call right after a 64 MiB one spans 8-42x its usual, by 2.2-4.4% of
