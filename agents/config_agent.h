@@ -72,6 +72,16 @@ typedef struct dccl_agent_options {
 
 void dccl_agent_default_options(dccl_agent_options* options);
 
+#define DCCL_AGENT_READINGS 16 /* a cell's last readings, which an Agent-1 onset can take back */
+
+/* One reading booked in a cell (dccl_agent_observe), as an onset may take it back. */
+typedef struct dccl_agent_reading {
+  uint32_t stream_call; /* its stream's observation count when it was booked */
+  int16_t index;        /* the arm (-1: none; NCCL's choice whose algorithm and protocol are not an action) */
+  uint8_t context, nccl;/* nccl: also a reading of NCCL's own arm */
+  float log_latency;    /* as booked (drift-corrected) */
+} dccl_agent_reading;
+
 typedef struct dccl_agent_cell {
   int cell; /* decision-table cell, -1 when the slot is free */
   dccl_cell_static info;
@@ -99,6 +109,10 @@ typedef struct dccl_agent_cell {
   double time_us;                      /* latency of every call measured here in this job */
   double explore_cost_us;              /* latency of explored calls beyond the exploited action's mean */
   dccl_autoccl_state autoccl;          /* strategy autoccl only */
+  /* The cell's last readings since its statistics were last decayed, a ring: an Agent-1 onset takes those
+   * that came after the change it dates out of the calm context (dccl_agent_on_event). */
+  dccl_agent_reading readings[DCCL_AGENT_READINGS];
+  uint8_t readings_count, readings_head;
 } dccl_agent_cell;
 
 typedef struct dccl_agent_stats {
@@ -133,6 +147,7 @@ typedef struct dccl_config_agent {
   /* The most channels NCCL has run a ring, tree or PAT call of this communicator on: no more than it
    * has. An AllGather's explicit channel count is published only up to it (dccl_agent_channels_safe). */
   int nccl_channels_seen;
+  uint32_t stream_calls[DCCL_NUM_COLLS * DCCL_SIZE_BINS]; /* observations per Agent-1 stream (collective, size bin) */
 } dccl_config_agent;
 
 /* One measured collective, joined with the decision that produced it. */
@@ -160,8 +175,10 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
 /* Runs up to `max_steps` of the DQN training steps owed since defer_training was set; returns how many
  * ran. The learner pays them back when it has caught up with the job. */
 int dccl_agent_train_owed(dccl_config_agent* agent, int max_steps);
-/* Agent-1 event on stream (collective, size bin): DCCL_TRIGGER_EVENT_ONSET or _RECOVERED. */
-void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int event);
+/* Agent-1 event on stream (collective, size bin): DCCL_TRIGGER_EVENT_ONSET or _RECOVERED. At an onset the
+ * stream's last `change_calls` observations came after the change (dccl_trigger_result's change_calls):
+ * their readings are taken out of the calm context, and not booked in the congested one. */
+void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int event, int change_calls);
 /* Writes the decisions of changed cells into `table` (a copy of the table in force). Returns the
  * number of cells written. */
 int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table);

@@ -153,6 +153,7 @@ void dccl_trigger_observe(dccl_trigger* t, int coll, int size_bin, dccl_action a
   if (b->count < (uint32_t)o->warmup) {
     b->count++;
     b->mean += (float)((x - b->mean) / b->count);
+    if (s->cusum.up > 0) s->rise_calls++;
     r->state = s->state;
     return;
   }
@@ -211,10 +212,13 @@ void dccl_trigger_observe(dccl_trigger* t, int coll, int size_bin, dccl_action a
         s->since_change = 0;
         dccl_cusum_reset(&s->cusum);
         event = DCCL_TRIGGER_EVENT_ONSET;
+        r->change_calls = (int)s->rise_calls;
+        s->rise_calls = 0;
         t->onsets++;
       } else {
         s->cusum.down = 0; /* only rises matter while calm */
         s->state = s->cusum.up > o->h / 2 ? DCCL_TRIGGER_RISING : DCCL_TRIGGER_NONE;
+        s->rise_calls = s->cusum.up > 0 ? s->rise_calls + 1 : 0;
       }
     }
   } else {

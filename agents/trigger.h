@@ -6,8 +6,9 @@
  * An LSTM shared by all streams reads the recent residuals (with inter-call gaps and action switches)
  * and forecasts the next one; the forecast error, standardised and winsorised at +-clip, feeds a
  * two-sided CUSUM. An upward alarm is a congestion onset; then a downward CUSUM relative to the
- * congested level detects the return to normal. With the LSTM off the forecast is 0 and this is a
- * plain CUSUM on the residuals (the comparison the design asks for).
+ * congested level detects the return to normal. An onset also dates its change: the calls since the
+ * upward statistic last left 0 (the CUSUM's estimate of the change point). With the LSTM off the
+ * forecast is 0 and this is a plain CUSUM on the residuals (the comparison the design asks for).
  *
  * States: none -> rising (half the threshold reached) -> congested (alarm) -> recovering (downward
  * alarm) -> none (confirmed). Onset and recovery are reported as events, which make the config agent
@@ -63,6 +64,7 @@ typedef struct dccl_trigger_stream {
   float congested_level; /* standardised residual level since the onset */
   uint32_t calm_count;   /* calm observations that shaped the normalisers */
   uint32_t since_change; /* observations since the last state change */
+  uint32_t rise_calls;   /* observations since the upward CUSUM statistic was last 0 (calm) */
   uint64_t count, clock;
   dccl_cusum cusum;
   float history[DCCL_TRIGGER_WINDOW + 1][DCCL_TRIGGER_INPUTS]; /* recent inputs, ring */
@@ -73,6 +75,8 @@ typedef struct dccl_trigger_result {
   int stream;
   int state;      /* DCCL_TRIGGER_* after this observation */
   int event;      /* DCCL_TRIGGER_EVENT_* */
+  int change_calls;/* with an onset: the stream's observations before this one that came after the change,
+                      as the CUSUM dates it (those since its upward statistic last left 0) */
   double residual;/* standardised residual of this observation (0 during warm-up) */
   double cusum_up, cusum_down; /* divided by h */
 } dccl_trigger_result;

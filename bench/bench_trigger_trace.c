@@ -219,10 +219,10 @@ static int replay(const trace* t, const feed_options* o, replay_result* r) {
     }
     level[stream] += (float)((result.residual - level[stream]) / 16);
     if (o->print_events && result.event != DCCL_TRIGGER_EVENT_NONE)
-      printf("  %7.2f s  call %6zu  %-13s %9llu  %-5s %-6s ch %2d  %-9s  recent residual %+.2f sd (sd %.3f)\n",
+      printf("  %7.2f s  call %6zu  %-13s %9llu  %-5s %-6s ch %2d  %-9s  dated %3d back  recent residual %+.2f sd (sd %.3f)\n",
              (double)(m->gpu_start_ns - t->calls[0].gpu_start_ns) / 1e9, i, dccl_coll_name(m->coll),
              (unsigned long long)m->bytes, dccl_algo_name(m->algo), dccl_proto_name(m->proto), m->channels,
-             result.event == DCCL_TRIGGER_EVENT_ONSET ? "onset" : "recovered", level[stream],
+             result.event == DCCL_TRIGGER_EVENT_ONSET ? "onset" : "recovered", result.change_calls, level[stream],
              trigger.streams[stream].sigma);
     r->onsets += result.event == DCCL_TRIGGER_EVENT_ONSET;
     r->recoveries += result.event == DCCL_TRIGGER_EVENT_RECOVERED;
@@ -267,7 +267,9 @@ static int measure(const trace* t, const char* path, int rank, int seeds, int tr
     listed.use_lstm = 1;
     listed.seed = 1;
     listed.print_events = 1;
-    printf("events of LSTM+CUSUM, trigger seed 1 (recent residual: the stream's standardised residuals, weight 1/16):\n");
+    printf("events of LSTM+CUSUM, trigger seed 1 (dated back: an onset's stream calls before it since the change the "
+           "CUSUM dates, which the config agent takes out of the calm context; recent residual: the stream's "
+           "standardised residuals, weight 1/16):\n");
     if (replay(t, &listed, &result) != 0) return 1;
   }
   printf("fed %zu calls to %d streams; left out %zu first calls of a collective, algorithm and protocol, %zu right "

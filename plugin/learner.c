@@ -161,7 +161,7 @@ static void learn_from(dccl_learner* l, const dccl_learner_inputs* in, const dcc
       if (r.event == DCCL_TRIGGER_EVENT_ONSET) l->counters.onsets++;
       else l->counters.recoveries++;
       if (trigger_listener != NULL) trigger_listener(call->call, m->coll, size_bin, r.event, trigger_listener_context);
-      dccl_agent_on_event(&l->agent, m->coll, size_bin, r.event);
+      dccl_agent_on_event(&l->agent, m->coll, size_bin, r.event, r.change_calls);
     }
   }
   double intensity = l->options.agent.model_intensity >= 0

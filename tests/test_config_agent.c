@@ -1,14 +1,14 @@
 /* tests/test_config_agent.c: Agent-2 on a synthetic cell: it finds an action faster than NCCL's
  * choice, never picks actions NCCL ignores, returns to NCCL's choice when its action turns slow
- * (guard), restarts on Agent-1 events keeping the calm decision, drops actions NCCL refused to run,
+ * (guard), restarts on Agent-1 events keeping the calm decision (an onset taking the readings since the
+ * change it dates out of the calm statistics), drops actions NCCL refused to run,
  * tries pairs nothing of which was measured before resources, and a small share of NCCL's channels
  * only once its pair ran, freezes only arms measured eight times, does not try what its relatives (the next size
  * bin, its protocol at other channel counts, the other context) found twice slower than the best, nor
  * neighbours of the incumbent predicted much slower (no optimism for them), nor requests NCCL would
  * run as one already measured (untried, or tried and busier), takes the machine's common drift off its
- * samples, races a noisy challenger until proven, keeps a busy cell exploring, in frozen mode
- * publishes no exploration, and checks a policy loaded from another job against this job's
- * measurements. */
+ * samples, races a noisy challenger until proven, keeps a busy cell exploring, in frozen mode publishes
+ * no exploration, and checks a policy loaded from another job against this job's measurements. */
 #include <math.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -146,7 +146,7 @@ static void test_restart_keeps_the_calm_decision(void) {
   drive(6000, &n);
   dccl_agent_decide(&agent, &table);
   dccl_action calm = dccl_table_get(&table, cell);
-  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_ONSET);
+  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_ONSET, 0);
   CHECK_EQ_INT(agent.stats.restarts, 1);
   dccl_agent_cell* c = dccl_agent_cell_slot(&agent, cell, 0);
   CHECK(c != NULL && c->context == 1);
@@ -154,7 +154,7 @@ static void test_restart_keeps_the_calm_decision(void) {
   dccl_agent_decide(&agent, &table);
   CHECK_MSG(dccl_table_get(&table, cell) == calm || dccl_action_is_nccl(dccl_table_get(&table, cell)),
             "congestion replaced the calm decision before any evidence");
-  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_RECOVERED);
+  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_RECOVERED, 0);
   CHECK(c != NULL && c->context == 0);
   dccl_agent_free(&agent);
 }
@@ -275,7 +275,7 @@ static void test_slow_relatives_are_not_explored(void) {
   int tried = ll_variants_run(4000, &n, 2);
   CHECK_MSG(tried == 0, "ring/LL variants ran %d times in the calm context", tried);
   CHECK(dccl_table_get(&table, cell) == dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 8, 0));
-  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_ONSET);
+  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_ONSET, 0);
   measure_all_but_ll(cell, bytes, 4, slow_nccl_latency);
   tried = ll_variants_run(4000, &n, -1);
   CHECK_MSG(tried == 0, "ring/LL ran %d times in the congested context", tried);
@@ -909,11 +909,66 @@ static void test_recent_reading_follows_the_charge(void) {
   unlink(path);
 }
 
+/* An onset dated back takes the readings since the change out of the calm context (a burst of slow
+ * calls is no calm reading), without booking them as congested; readings booked before the statistics
+ * last decayed stay, and a recovery takes nothing back. */
+static void test_onset_takes_back_the_readings_since_the_change(void) {
+  setup(1);
+  dccl_action fast = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 8, 0);
+  int index = dccl_agent_action_index(&agent, DCCL_COLL_ALLREDUCE, fast);
+  int own = dccl_agent_action_index(&agent, DCCL_COLL_ALLREDUCE, dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 0, 0));
+  CHECK(index >= 0 && own >= 0);
+  if (index < 0 || own < 0) return;
+  /* Fewer than 8 readings an arm: no drift correction moves them. */
+  for (int i = 0; i < 6; i++) observe(cell, bytes, DCCL_ACTION_NCCL, 1000);
+  for (int i = 0; i < 3; i++) observe(cell, bytes, fast, 800);
+  for (int i = 0; i < 2; i++) { /* a burst: four calls 3x slow */
+    observe(cell, bytes, fast, 2400);
+    observe(cell, bytes, DCCL_ACTION_NCCL, 3000);
+  }
+  dccl_agent_cell* c = dccl_agent_cell_slot(&agent, cell, 0);
+  CHECK(c != NULL);
+  if (c == NULL) return;
+  const dccl_arm* calm = dccl_agent_arm(&agent, c, 0, index);
+  const dccl_arm* congested = dccl_agent_arm(&agent, c, 1, index);
+  CHECK_NEAR(calm->count, 5, 1e-6);
+  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_ONSET, 4);
+  CHECK(c->context == 1);
+  CHECK_NEAR(calm->count, 3, 1e-5);
+  CHECK_NEAR(calm->mean, log(800), 1e-4);
+  CHECK_NEAR(calm->m2, 0, 1e-4);
+  CHECK_NEAR(c->nccl[0].count, 6, 1e-5);
+  CHECK_NEAR(c->nccl[0].mean, log(1000), 1e-4);
+  /* NCCL's choice is also its own algorithm and protocol's arm (ring/Simple on NCCL's channels). */
+  CHECK_NEAR(dccl_agent_arm(&agent, c, 0, own)->count, 6, 1e-5);
+  CHECK_NEAR(dccl_agent_arm(&agent, c, 0, own)->mean, log(1000), 1e-4);
+  CHECK_EQ_INT(c->samples[0], 9);
+  CHECK(congested->count == 0 && c->nccl[1].count == 0 && c->samples[1] == 0);
+  /* A recovery takes nothing back (the calm context keeps half its weight, as every recovery). */
+  for (int i = 0; i < 3; i++) observe(cell, bytes, fast, 800);
+  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_RECOVERED, 50);
+  CHECK(c->context == 0);
+  CHECK_NEAR(congested->count, 3, 1e-5);
+  CHECK_NEAR(calm->count, 1.5, 1e-5);
+  /* The recovery's restart emptied the ring: an onset dated far back takes only what came since. */
+  observe(cell, bytes, fast, 2400);
+  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_ONSET, 50);
+  CHECK_NEAR(calm->count, 1.5, 1e-5);
+  CHECK_NEAR(calm->mean, log(800), 1e-4);
+  /* An onset dated at its own call takes nothing. */
+  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_RECOVERED, 0);
+  observe(cell, bytes, fast, 2400);
+  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_ONSET, 0);
+  CHECK_NEAR(calm->count, 0.75 + 1, 1e-5);
+  dccl_agent_free(&agent);
+}
+
 int main(void) {
   RUN(test_finds_the_faster_action_then_exploits);
   RUN(test_exploration_runs_in_contiguous_calls);
   RUN(test_guard_returns_to_nccl);
   RUN(test_restart_keeps_the_calm_decision);
+  RUN(test_onset_takes_back_the_readings_since_the_change);
   RUN(test_refused_action_is_dropped);
   RUN(test_slow_next_door_is_not_explored);
   RUN(test_slow_relatives_are_not_explored);

@@ -100,7 +100,7 @@ static void train(dccl_config_agent* agent, dccl_trigger* trigger, uint64_t seed
   dccl_rng_seed(&rng, seed);
   for (int r = 0; r < rounds; r++) {
     if (r == rounds / 3)
-      dccl_agent_on_event(agent, coll, dccl_size_bin(cell_bytes[1]), DCCL_TRIGGER_EVENT_ONSET);
+      dccl_agent_on_event(agent, coll, dccl_size_bin(cell_bytes[1]), DCCL_TRIGGER_EVENT_ONSET, 0);
     for (int i = 0; i < N_CELLS; i++) {
       dccl_agent_observation o;
       memset(&o, 0, sizeof(o));
@@ -1029,7 +1029,7 @@ static void test_policy_saved_congested_loads_calm(void) {
     dccl_agent_set_cost(&saver, cell_of(0), cost);
     dccl_table_fill(&table_a, DCCL_ACTION_NCCL);
     feed_cell(&saver, &table_a, &rng, cases[k].calm_rounds, a, b);
-    dccl_agent_on_event(&saver, coll, dccl_size_bin(cell_bytes[0]), DCCL_TRIGGER_EVENT_ONSET);
+    dccl_agent_on_event(&saver, coll, dccl_size_bin(cell_bytes[0]), DCCL_TRIGGER_EVENT_ONSET, 0);
     feed_cell(&saver, &table_a, &rng, cases[k].congested_rounds, b, a);
     dccl_agent_cell* saved = dccl_agent_cell_slot(&saver, cell_of(0), 0);
     CHECK(saved != NULL && saved->context == 1 && saved->exploit == b);
@@ -1057,7 +1057,7 @@ static void test_policy_saved_congested_loads_calm(void) {
                   (unsigned)dccl_table_get(&table_r, cell_of(0)), (unsigned)calm);
       } else {
         /* An onset of this job: the congested context, its statistics as saved but for the restart. */
-        dccl_agent_on_event(&loaded, coll, dccl_size_bin(cell_bytes[0]), DCCL_TRIGGER_EVENT_ONSET);
+        dccl_agent_on_event(&loaded, coll, dccl_size_bin(cell_bytes[0]), DCCL_TRIGGER_EVENT_ONSET, 0);
         CHECK(c->context == 1 && c->calm_exploit == calm);
         int index = dccl_agent_action_index(&loaded, coll, b);
         CHECK(index >= 0 && dccl_agent_arm(&loaded, c, 1, index)->mean == dccl_agent_arm(&saver, saved, 1, index)->mean);
