@@ -453,16 +453,23 @@ static void restart_cell(dccl_config_agent* agent, dccl_agent_cell* c, int conte
   agent->stats.restarts++;
 }
 
-/* Takes the cell's readings booked in `context` after stream call `after` back out of their arms. */
+/* Takes the cell's readings booked in `context` after stream call `after` back out of their arms. An arm
+ * left without readings leaves the list of measured arms (its next first reading lists it again). */
 static void take_back_readings(dccl_config_agent* agent, dccl_agent_cell* c, int context, uint32_t after) {
+  int emptied = 0;
   for (int k = 0; k < c->readings_count; k++) {
     const dccl_agent_reading* r =
       &c->readings[(c->readings_head + DCCL_AGENT_READINGS - c->readings_count + k) % DCCL_AGENT_READINGS];
     if (r->stream_call <= after || r->context != context) continue;
     if (r->nccl) arm_remove(&c->nccl[context], r->log_latency);
-    if (r->index >= 0) arm_remove(dccl_agent_arm(agent, c, context, r->index), r->log_latency);
+    if (r->index >= 0) {
+      dccl_arm* a = dccl_agent_arm(agent, c, context, r->index);
+      arm_remove(a, r->log_latency);
+      emptied |= a->count == 0;
+    }
     if (c->samples[context] > 0) c->samples[context]--;
   }
+  if (emptied) dccl_agent_index_measured(agent);
 }
 
 void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int event, int change_calls) {

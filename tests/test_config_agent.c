@@ -910,8 +910,9 @@ static void test_recent_reading_follows_the_charge(void) {
 }
 
 /* An onset dated back takes the readings since the change out of the calm context (a burst of slow
- * calls is no calm reading), without booking them as congested; readings booked before the statistics
- * last decayed stay, and a recovery takes nothing back. */
+ * calls is no calm reading), without booking them as congested, and an arm left without readings out of
+ * the measured arms; readings booked before the statistics last decayed stay, and a recovery takes
+ * nothing back. */
 static void test_onset_takes_back_the_readings_since_the_change(void) {
   setup(1);
   dccl_action fast = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 8, 0);
@@ -922,18 +923,25 @@ static void test_onset_takes_back_the_readings_since_the_change(void) {
   /* Fewer than 8 readings an arm: no drift correction moves them. */
   for (int i = 0; i < 6; i++) observe(cell, bytes, DCCL_ACTION_NCCL, 1000);
   for (int i = 0; i < 3; i++) observe(cell, bytes, fast, 800);
-  for (int i = 0; i < 2; i++) { /* a burst: four calls 3x slow */
+  size_t measured = agent.measured_count;
+  dccl_action tree = dccl_action_make(DCCL_ALGO_TREE, DCCL_PROTO_SIMPLE, 0, 0);
+  for (int i = 0; i < 2; i++) { /* a burst: five calls 3x slow, tree/Simple's first reading among them */
     observe(cell, bytes, fast, 2400);
     observe(cell, bytes, DCCL_ACTION_NCCL, 3000);
   }
+  observe(cell, bytes, tree, 3900);
+  CHECK(agent.measured_count == measured + 1);
   dccl_agent_cell* c = dccl_agent_cell_slot(&agent, cell, 0);
   CHECK(c != NULL);
   if (c == NULL) return;
   const dccl_arm* calm = dccl_agent_arm(&agent, c, 0, index);
   const dccl_arm* congested = dccl_agent_arm(&agent, c, 1, index);
   CHECK_NEAR(calm->count, 5, 1e-6);
-  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_ONSET, 4);
+  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_ONSET, 5);
   CHECK(c->context == 1);
+  /* tree/Simple has no reading left, and leaves the measured arms (DQN training draws from them). */
+  CHECK(dccl_agent_arm(&agent, c, 0, dccl_agent_action_index(&agent, DCCL_COLL_ALLREDUCE, tree))->count == 0);
+  CHECK(agent.measured_count == measured);
   CHECK_NEAR(calm->count, 3, 1e-5);
   CHECK_NEAR(calm->mean, log(800), 1e-4);
   CHECK_NEAR(calm->m2, 0, 1e-4);
