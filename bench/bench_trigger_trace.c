@@ -218,12 +218,15 @@ static int replay(const trace* t, const feed_options* o, replay_result* r) {
       if (result.event == DCCL_TRIGGER_EVENT_ONSET && r->delay[stream] == 0) r->delay[stream] = r->slowed_calls[stream];
     }
     level[stream] += (float)((result.residual - level[stream]) / 16);
-    if (o->print_events && result.event != DCCL_TRIGGER_EVENT_NONE)
-      printf("  %7.2f s  call %6zu  %-13s %9llu  %-5s %-6s ch %2d  %-9s  dated %3d back  recent residual %+.2f sd (sd %.3f)\n",
+    if (o->print_events && result.event != DCCL_TRIGGER_EVENT_NONE) {
+      int onset = result.event == DCCL_TRIGGER_EVENT_ONSET;
+      char dated[16] = "  -";
+      if (onset) snprintf(dated, sizeof(dated), "%3d", result.change_calls);
+      printf("  %7.2f s  call %6zu  %-13s %9llu  %-5s %-6s ch %2d  %-9s  dated %s back  recent residual %+.2f sd (sd %.3f)\n",
              (double)(m->gpu_start_ns - t->calls[0].gpu_start_ns) / 1e9, i, dccl_coll_name(m->coll),
              (unsigned long long)m->bytes, dccl_algo_name(m->algo), dccl_proto_name(m->proto), m->channels,
-             result.event == DCCL_TRIGGER_EVENT_ONSET ? "onset" : "recovered", result.change_calls, level[stream],
-             trigger.streams[stream].sigma);
+             onset ? "onset" : "recovered", dated, level[stream], trigger.streams[stream].sigma);
+    }
     r->onsets += result.event == DCCL_TRIGGER_EVENT_ONSET;
     r->recoveries += result.event == DCCL_TRIGGER_EVENT_RECOVERED;
   }

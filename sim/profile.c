@@ -59,7 +59,7 @@ static const field scalar_fields[] = {
   {"noise.spike_scale", FIELD_DOUBLE, TRUTH(spike_scale), 1, 100},
   {"noise.burst_probability", FIELD_DOUBLE, TRUTH(burst_probability), 0, 1},
   {"noise.burst_calls", FIELD_DOUBLE, TRUTH(burst_calls), 3, 64},
-  {"noise.burst_scale", FIELD_DOUBLE, TRUTH(burst_scale), 1, 100},
+  {"noise.burst_scale", FIELD_DOUBLE, TRUTH(burst_scale), 4, 100}, /* a burst's calls: burst_scale / 4 to it, never faster */
   {"noise.drift_sigma", FIELD_DOUBLE, TRUTH(drift_sigma), 0, 2},
   {"noise.drift_calls", FIELD_DOUBLE, TRUTH(drift_calls), 1, 1e12},
   {"noise.tail_share", FIELD_DOUBLE, TRUTH(tail_share), 0, 1},

@@ -69,7 +69,7 @@ typedef struct dccl_truth_params {
   double spike_scale;                       /* outliers are up to this many times slower */
   double burst_probability;                 /* chance that a burst of slow calls starts at a call */
   double burst_calls;                       /* a burst lasts 3 to this many calls, shorter ones likelier */
-  double burst_scale;                       /* a call in a burst is burst_scale / 4 to burst_scale times slower */
+  double burst_scale;                       /* a call in a burst is burst_scale / 4 to burst_scale times slower (>= 4) */
   double drift_sigma;                       /* log-normal sigma of a slow drift shared by every action */
   double drift_calls;                       /* calls per drift segment (the factor changes between them) */
   double tail_share;                        /* share of a call's latency that the next call's kernel waits for

@@ -521,7 +521,8 @@ static void test_drift_is_shared_within_a_segment(void) {
 }
 
 /* Bursts of slow calls: runs of 3 to burst_calls consecutive calls, each burst_scale / 4 to burst_scale
- * slower, the same on every rank, starting at the profile's rate; a length out of range is refused. */
+ * slower, the same on every rank, starting at the profile's rate; a length or a scale out of range is
+ * refused. */
 static void test_bursts_of_slow_calls(void) {
   char text[4096], error[256];
   snprintf(text, sizeof(text), "%s%s", replay_base,
@@ -563,6 +564,8 @@ static void test_bursts_of_slow_calls(void) {
   /* Refused out of range. */
   snprintf(text, sizeof(text), "%s%s", replay_base, "noise.burst_calls = 2\n");
   CHECK(dccl_profile_parse(text, "test", &p, error, sizeof(error)) != 0 && strstr(error, "noise.burst_calls") != NULL);
+  snprintf(text, sizeof(text), "%s%s", replay_base, "noise.burst_scale = 3\n"); /* would speed calls up */
+  CHECK(dccl_profile_parse(text, "test", &p, error, sizeof(error)) != 0 && strstr(error, "noise.burst_scale") != NULL);
 }
 
 /* The spread of log(measured / true) over `n` calls of one collective and size (no spikes, no drift). */
