@@ -37,6 +37,7 @@
 #include "../core/rng.h"
 #include "../core/types.h"
 #include "../plugin/call_skips.h"
+#include "../plugin/gpu_timing.h"
 
 #define MAX_LINE 1024
 #define N_FACTORS 2
@@ -178,19 +179,13 @@ static int replay(const trace* t, const feed_options* o, replay_result* r) {
   if (dccl_trigger_init(&trigger, &options) != 0) return -1;
   static dccl_call_skips skips;
   dccl_call_skips_init(&skips);
-  double gap_average_us = 0;
-  uint64_t last_end_ns = 0;
+  dccl_gpu_timing timing = {0};
   static float level[DCCL_TRIGGER_STREAMS]; /* each stream's recent standardised residual (weight 1/16) */
   memset(level, 0, sizeof(level));
   const dccl_measurement* previous = NULL;
   for (size_t i = 0; i < t->n; i++) {
     const dccl_measurement* m = &t->calls[i];
-    /* The gap average, from every kernel (learner.c note_timing). */
-    uint64_t end = m->gpu_start_ns + m->duration_ns;
-    if (last_end_ns != 0)
-      gap_average_us += ((m->gpu_start_ns > last_end_ns ? (double)(m->gpu_start_ns - last_end_ns) / 1000.0 : 0) -
-                         gap_average_us) / 64;
-    if (end > last_end_ns) last_end_ns = end;
+    dccl_gpu_timing_note(&timing, m); /* the gap average, from every kernel, as the learner's */
     /* The calls the learner leaves out (plugin/call_skips.h); run 15's rule asked for a launch within too. */
     dccl_skip_reasons why;
     dccl_call_skips_next(&skips, m, dccl_cell_for_call(m->coll, m->bytes, 1, 0), &why);
@@ -211,7 +206,7 @@ static int replay(const trace* t, const feed_options* o, replay_result* r) {
     }
     dccl_trigger_result result;
     dccl_trigger_observe(&trigger, m->coll, dccl_size_bin(m->bytes), dccl_action_make(m->algo, m->proto, m->channels, 0),
-                         latency_us, gap_average_us, &result);
+                         latency_us, timing.gap_average_us, &result);
     r->fed++;
     if (slowed) {
       r->slowed_calls[stream]++;

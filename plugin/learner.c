@@ -127,20 +127,6 @@ static double span_us(const dccl_measurement* m) { return (double)m->duration_ns
 /* What ran (algorithm, protocol, channels), as the leftover estimates key it. */
 static uint32_t ran(const dccl_measurement* m) { return dccl_leftover_key(m->algo, m->proto, m->channels); }
 
-/* The running averages of kernel spans and of the GPU's idle gaps between kernels (the compute-intensity
- * estimate), from every measured kernel, whether learned or not: a skipped call's span is not a gap. */
-static void note_timing(dccl_learner* l, const dccl_measurement* m) {
-  uint64_t end = m->gpu_start_ns + m->duration_ns;
-  if (l->last_end_ns != 0 && m->gpu_start_ns > l->last_end_ns) {
-    double gap_us = (double)(m->gpu_start_ns - l->last_end_ns) / 1000.0;
-    l->gap_average_us += (gap_us - l->gap_average_us) / 64;
-  } else if (l->last_end_ns != 0) {
-    l->gap_average_us += (0 - l->gap_average_us) / 64;
-  }
-  l->duration_average_us += (span_us(m) - l->duration_average_us) / 64;
-  if (end > l->last_end_ns) l->last_end_ns = end;
-}
-
 /* Feeds both agents one measured call of `latency_us` (its span, or its stream time). */
 static void learn_from(dccl_learner* l, const dccl_learner_inputs* in, const dccl_measurement* m,
                        const dccl_call_record* call, double latency_us, double charge_us) {
@@ -151,7 +137,7 @@ static void learn_from(dccl_learner* l, const dccl_learner_inputs* in, const dcc
   dccl_dynamic_state dynamic = {0};
   if (l->trigger_ready) {
     dccl_trigger_result r;
-    double gap_us = l->gap_average_us;
+    double gap_us = l->timing.gap_average_us;
     dccl_trigger_observe(&l->trigger, m->coll, size_bin, key, latency_us, gap_us, &r);
     dynamic.trigger_state = r.state;
     dynamic.cusum_up = (float)r.cusum_up;
@@ -166,7 +152,7 @@ static void learn_from(dccl_learner* l, const dccl_learner_inputs* in, const dcc
   }
   double intensity = l->options.agent.model_intensity >= 0
                        ? l->options.agent.model_intensity
-                       : (l->duration_average_us > 0 ? l->gap_average_us / l->duration_average_us : 0);
+                       : (l->timing.duration_average_us > 0 ? l->timing.gap_average_us / l->timing.duration_average_us : 0);
   dynamic.intensity = (float)log1p(intensity);
   uint64_t epoch = in->tables != NULL ? call->call >> in->tables->epoch_shift : 0;
   dccl_agent_observation o = {call->cell, decided,  m->algo,     m->proto, (size_t)m->bytes,
@@ -236,7 +222,7 @@ static void release_held(dccl_learner* l, const dccl_learner_inputs* in, const d
 
 static void observe(dccl_learner* l, const dccl_learner_inputs* in, const dccl_measurement* m) {
   l->counters.measurements++;
-  note_timing(l, m);
+  dccl_gpu_timing_note(&l->timing, m);
   dccl_call_record call;
   int joined = join(l, m, &call);
   release_held(l, in, m);

@@ -18,6 +18,7 @@
 #include "../core/settings.h"
 #include "../agents/leftover.h"
 #include "call_skips.h"
+#include "gpu_timing.h"
 
 /* ---- the call log: single producer (the tuner thread), single consumer (the learner) ---- */
 typedef struct dccl_call_record {
@@ -102,9 +103,7 @@ typedef struct dccl_learner {
   dccl_trigger trigger;
   int trigger_ready;
   dccl_join_stream streams[DCCL_NUM_COLLS]; /* calls waiting for their measurement, per collective */
-  /* idle gaps between kernels and kernel spans, of every measured call, for the compute-intensity estimate */
-  uint64_t last_end_ns;
-  double gap_average_us, duration_average_us;
+  dccl_gpu_timing timing; /* kernel spans and idle gaps, of every measured call: the compute-intensity estimate */
   dccl_table* unpublished; /* a filled slot no epoch has taken yet */
   uint64_t step_started_ns;
   dccl_learner_counters counters;

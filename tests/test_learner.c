@@ -584,8 +584,8 @@ static void test_skipped_calls_keep_their_place_in_the_gap_estimate(void) {
   fixture_init(&f);
   run_calls(&f, 600, NULL);
   CHECK(f.learner->counters.after_switch >= 190);
-  CHECK_NEAR(f.learner->gap_average_us, 800.0, 40.0);
-  CHECK_NEAR(f.learner->duration_average_us, 200.0, 40.0);
+  CHECK_NEAR(f.learner->timing.gap_average_us, 800.0, 40.0);
+  CHECK_NEAR(f.learner->timing.duration_average_us, 200.0, 40.0);
   fixture_free(&f);
 }
 
