@@ -338,6 +338,9 @@ static uint32_t* stream_calls_of(dccl_config_agent* agent, int cell) {
   return &agent->stream_calls[coll * DCCL_SIZE_BINS + bin];
 }
 
+/* The ring holds readings of weight 1 only: any decay of the cell's arms empties it. */
+static void forget_readings(dccl_agent_cell* c) { c->readings_count = 0; }
+
 /* Keeps a booked reading in the cell's ring for an Agent-1 event that dates its change before it. */
 static void keep_reading(dccl_agent_cell* c, uint32_t stream_call, int index, int context, int nccl, float x) {
   dccl_agent_reading* r = &c->readings[c->readings_head];
@@ -437,7 +440,7 @@ static void arm_decay_to(dccl_arm* a, float keep, float most) { arm_decay(a, a->
 static void decay_context(dccl_config_agent* agent, dccl_agent_cell* c, int context, float keep, float most) {
   for (int i = 0; i < agent->n_actions[c->info.coll]; i++) arm_decay_to(dccl_agent_arm(agent, c, context, i), keep, most);
   arm_decay_to(&c->nccl[context], keep, most);
-  c->readings_count = 0; /* readings of weight 1 no longer */
+  forget_readings(c);
 }
 
 /* Restarts a cell's statistics in a context (decay_context), and epsilon from the restart value
@@ -453,14 +456,16 @@ static void restart_cell(dccl_config_agent* agent, dccl_agent_cell* c, int conte
   agent->stats.restarts++;
 }
 
-/* Takes the cell's readings booked in `context` after stream call `after` back out of their arms. An arm
- * left without readings leaves the list of measured arms (its next first reading lists it again). */
-static void take_back_readings(dccl_config_agent* agent, dccl_agent_cell* c, int context, uint32_t after) {
+/* Takes the cell's readings booked in `context` among its stream's last `back` calls (`calls` so far) back
+ * out of their arms. An arm left without readings leaves the list of measured arms (its next first reading
+ * lists it again). */
+static void take_back_readings(dccl_config_agent* agent, dccl_agent_cell* c, int context, uint32_t calls,
+                               uint32_t back) {
   int emptied = 0;
   for (int k = 0; k < c->readings_count; k++) {
     const dccl_agent_reading* r =
       &c->readings[(c->readings_head + DCCL_AGENT_READINGS - c->readings_count + k) % DCCL_AGENT_READINGS];
-    if (r->stream_call <= after || r->context != context) continue;
+    if (calls - r->stream_call >= back || r->context != context) continue;
     if (r->nccl) arm_remove(&c->nccl[context], r->log_latency);
     if (r->index >= 0) {
       dccl_arm* a = dccl_agent_arm(agent, c, context, r->index);
@@ -475,7 +480,6 @@ static void take_back_readings(dccl_config_agent* agent, dccl_agent_cell* c, int
 void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int event, int change_calls) {
   if (agent->holding || !agent->options.learning || agent->options.strategy == DCCL_STRATEGY_AUTOCCL) return;
   uint32_t calls = agent->stream_calls[coll * DCCL_SIZE_BINS + size_bin];
-  uint32_t after = change_calls <= 0 ? calls : (uint32_t)change_calls < calls ? calls - (uint32_t)change_calls : 0;
   for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) {
     dccl_agent_cell* c = &agent->cells[s];
     if (c->cell < 0) continue;
@@ -488,7 +492,7 @@ void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int e
      * the best action at ReduceScatter 64 KiB, read 306 us in one against its usual 40, and was written
      * off). Nor are they booked as congested: a burst is over by its onset. Measured in docs/agents.md. */
     if (onset && c->context == 0) {
-      take_back_readings(agent, c, 0, after);
+      if (change_calls > 0) take_back_readings(agent, c, 0, calls, (uint32_t)change_calls);
       c->calm_exploit = c->exploit;
     }
     c->context = (uint8_t)context;
@@ -621,7 +625,7 @@ static dccl_action choose_exploit(dccl_config_agent* agent, dccl_agent_cell* c, 
     if (a->recent_count >= GUARD_MIN_SAMPLES && nccl->recent_count >= GUARD_MIN_SAMPLES &&
         a->recent - nccl->recent > recent_margin(agent, a, nccl)) {
       arm_decay(a, 0.25f);
-      c->readings_count = 0;
+      forget_readings(c);
       c->guard_trips++;
       agent->stats.guard_trips++;
       best = DCCL_ACTION_NCCL;

@@ -42,6 +42,8 @@
 
 #include <stdint.h>
 
+#include "../core/measurement.h"
+
 #define DCCL_LEFTOVER_ACTIONS 8 /* actions tracked per cell; a new one takes the place of the least
                                    recently sampled, never of the level */
 #define DCCL_LEFTOVER_WINDOW 64 /* samples after which the estimates weigh new ones as 1 / this (an
@@ -78,6 +80,10 @@ typedef struct dccl_leftover_cell {
 
 static inline uint32_t dccl_leftover_key(int algo, int proto, int channels) {
   return (uint32_t)algo << 16 | (uint32_t)proto << 8 | (uint32_t)channels;
+}
+/* What a measured call ran (algorithm, protocol, channels), as a key. */
+static inline uint32_t dccl_leftover_key_ran(const dccl_measurement* m) {
+  return dccl_leftover_key(m->algo, m->proto, m->channels);
 }
 
 /* Adds one call of the action that ran: its span and its excess (us, >= 0). */

@@ -7,9 +7,6 @@
 #include "../agents/leftover.h"
 #include "../core/types.h"
 
-/* What ran (algorithm, protocol, channels), as the leftover estimates key it. */
-static uint32_t ran(const dccl_measurement* m) { return dccl_leftover_key(m->algo, m->proto, m->channels); }
-
 int dccl_launched_within(const dccl_measurement* m, const dccl_measurement* next) {
   return next->call_order == m->call_order + 1 && m->host_done_ns != 0 && next->host_launch_ns != 0 &&
          next->host_launch_ns <= m->host_done_ns;
@@ -31,7 +28,8 @@ void dccl_call_skips_init(dccl_call_skips* s) {
 static int after_switch(const dccl_call_skips* s, const dccl_measurement* m, int cell) {
   const dccl_measurement* p = &s->previous;
   int stamped = m->host_launch_ns != 0 && p->host_launch_ns != 0;
-  return s->previous_cell == cell && ran(p) != ran(m) && (!stamped || m->call_order == p->call_order + 1);
+  return s->previous_cell == cell && dccl_leftover_key_ran(p) != dccl_leftover_key_ran(m) &&
+         (!stamped || m->call_order == p->call_order + 1);
 }
 
 #define RUNS_MIN_CALLS 16     /* calls right after another call before a cell's calls are known to come in runs */

@@ -124,9 +124,6 @@ void dccl_learner_set_trigger_listener(dccl_trigger_listener listener, void* con
 /* A measurement's kernel span, in us. */
 static double span_us(const dccl_measurement* m) { return (double)m->duration_ns / 1000.0; }
 
-/* What ran (algorithm, protocol, channels), as the leftover estimates key it. */
-static uint32_t ran(const dccl_measurement* m) { return dccl_leftover_key(m->algo, m->proto, m->channels); }
-
 /* Feeds both agents one measured call of `latency_us` (its span, or its stream time). */
 static void learn_from(dccl_learner* l, const dccl_learner_inputs* in, const dccl_measurement* m,
                        const dccl_call_record* call, double latency_us, double charge_us) {
@@ -195,7 +192,7 @@ static dccl_leftover_cell* leftovers_of(dccl_learner* l, const dccl_call_record*
  * by the estimates of the calls before it (leftover.h): a call is learned when it is measured, not held. */
 static double leftover_charge_us(dccl_learner* l, const dccl_measurement* m, const dccl_call_record* call) {
   dccl_leftover_cell* cell = leftovers_of(l, call);
-  double charge_us = cell != NULL ? dccl_leftover_charge(cell, ran(m)) : 0;
+  double charge_us = cell != NULL ? dccl_leftover_charge(cell, dccl_leftover_key_ran(m)) : 0;
   l->counters.leftover_charged += charge_us > 0;
   return charge_us;
 }
@@ -216,7 +213,7 @@ static void release_held(dccl_learner* l, const dccl_learner_inputs* in, const d
     return;
   }
   dccl_leftover_cell* cell = leftovers_of(l, &l->held_call);
-  if (cell != NULL && timed) dccl_leftover_add(cell, ran(m), span_us(m), cost_us - span_us(m));
+  if (cell != NULL && timed) dccl_leftover_add(cell, dccl_leftover_key_ran(m), span_us(m), cost_us - span_us(m));
 }
 
 
