@@ -20,6 +20,7 @@ import csv
 import glob
 import gzip
 import io
+import itertools
 import math
 import os
 import re
@@ -1019,23 +1020,19 @@ BURST_MIN_CALLS = 3
 def slow_bursts(rows):
     """Bursts of slow calls in a trace in call order: runs of BURST_MIN_CALLS consecutive calls or more, each
     spanning BURST_FACTOR times or more the median span of its group (collective, bytes and what ran, over
-    the trace). A call whose cell (collective, bytes) differs from the call before's ends a run and is not
-    in one: a run's first call waits for the call before (calls_after_calls). Returns (calls, [[factor]])."""
+    the trace), within a run of one cell's calls (collective, bytes) less its first call, which waits for the
+    call before (calls_after_calls). Returns (calls, [[factor]])."""
     groups = {}
     for r in rows:
         groups.setdefault((r["collective"], r["bytes"], ran(r)), []).append(int(r["duration_ns"]))
     medians = {k: statistics.median(v) for k, v in groups.items()}
-    bursts, run, before = [], [], None
-    for r in rows + [None]:
-        cell = (r["collective"], r["bytes"]) if r is not None else None
-        factor = int(r["duration_ns"]) / medians[(r["collective"], r["bytes"], ran(r))] if r is not None else 0
-        if cell == before and factor >= BURST_FACTOR:
-            run.append(factor)
-        else:
-            if len(run) >= BURST_MIN_CALLS:
+    bursts = []
+    for _, cell_run in itertools.groupby(rows, lambda r: (r["collective"], r["bytes"])):
+        factors = [int(r["duration_ns"]) / medians[(r["collective"], r["bytes"], ran(r))] for r in cell_run][1:]
+        for slow, run in itertools.groupby(factors, lambda factor: factor >= BURST_FACTOR):
+            run = list(run)
+            if slow and len(run) >= BURST_MIN_CALLS:
                 bursts.append(run)
-            run = []
-        before = cell
     return len(rows), bursts
 
 
