@@ -62,12 +62,20 @@ if "$dccl" inspect "$work/truncated.bin" > "$work/truncated.txt" 2>&1; then fail
 grep -qi "truncated\|short\|corrupt" "$work/truncated.txt" || { fail "no reason given"; show "$work/truncated.txt"; }
 end
 
-# After gpu-learn the frozen policy runs gpu-pairs: no interpolated size, 27 sizes a seed.
+# After gpu-learn the frozen policy runs gpu-pairs: no interpolated size, 27 sizes a seed. The misses on NCCL
+# are listed by size, and BENCH_REPLAY_KEEP keeps each seed's reports and policy.
 begin bench_replay_freezes_on_the_sizes_learned
-bench/bench_replay.sh "$build" 1 2.28 gpu-learn leftover > "$work/replay.txt" 2>&1 ||
+BENCH_REPLAY_KEEP="$work/kept" bench/bench_replay.sh "$build" 1 2.28 gpu-learn leftover > "$work/replay.txt" 2>&1 ||
   { fail "bench_replay.sh: exit status $?"; show "$work/replay.txt"; }
 grep -q "over 1 seeds x 27 sizes" "$work/replay.txt" || { fail "not 27 sizes"; show "$work/replay.txt"; }
 grep -q "at interpolated sizes: 0$" "$work/replay.txt" || { fail "interpolated sizes counted"; show "$work/replay.txt"; }
+grep -A1 "^Streams > 2% slower than NCCL while learning" "$work/replay.txt" | grep -Eq "^  (none|[a-z]+ +[0-9]+[KMG]: [0-9]+, seed 1 )" ||
+  { fail "no streams by size"; show "$work/replay.txt"; }
+grep -A1 "^Frozen sizes below 0.97 of NCCL" "$work/replay.txt" | grep -Eq "^  (none|[a-z]+ +[0-9]+[KMG]: [0-9]+, seed 1 )" ||
+  { fail "no frozen sizes below NCCL by size"; show "$work/replay.txt"; }
+for kept in learn-1.txt frozen-1.txt policy-1.bin; do
+  [ -s "$work/kept/$kept" ] || fail "BENCH_REPLAY_KEEP did not keep $kept"
+done
 end
 
 # bench_trigger_trace feeds Agent-1 the calls the learner fed it. Under the run-start rule run 15 ran (a run's first
