@@ -83,32 +83,38 @@ interpolated() { # reads "collective size ..." lines, appends 1 when the size wa
       print $0, (bytes in is_measured) ? 0 : 1 }'
 }
 echo
-echo "Sizes short of the best in the frozen policies (collective, size: seeds; * interpolated, not measured):"
-for seed in $(seq 1 "$seeds"); do
-  awk -v seed="$seed" 'NF == 8 && $1 ~ /^(allgather|reducescatter|allreduce)$/ && $7 > 1 / 0.97 { print $1, $2, seed, $7 }' "$work/frozen-$seed.txt"
-done | interpolated | tee "$work/short.txt" | sort -k1,1 -k2,2h -k3,3n |
-  awk '{ key = $1 " " $2; if (key != last) { if (last != "") print line; line = sprintf("  %-14s %5s%s: seed %s (%s)", $1, $2, $5 ? "*" : " ", $3, $4); last = key } else line = line sprintf(", %s (%s)", $3, $4) } END { if (last != "") print line }'
+# The (collective, size) lines of each seed's `kind` report (learn or frozen) whose `column` (6: x NCCL, 7: x
+# best) is over `limit`, as "collective size seed ratio".
+misses() {
+  local kind=$1 column=$2 limit=$3
+  for seed in $(seq 1 "$seeds"); do
+    awk -v seed="$seed" -v column="$column" -v limit="$limit" \
+      'NF == 8 && $1 ~ /^(allgather|reducescatter|allreduce)$/ && $column > limit { print $1, $2, seed, $column }' \
+      "$work/$kind-$seed.txt"
+  done
+}
+# Reads "collective size seed ratio [interpolated 0/1]" lines; prints one line per (collective, size) with its
+# count and seeds (a * after an interpolated size), or "none".
+by_size() {
+  sort -k1,1 -k2,2h -k3,3n |
+    awk '{ key = $1 " " $2; if (!(key in count)) { order[++keys] = key; mark[key] = NF < 5 ? "" : $5 ? "*" : " " }
+           count[key]++; seeds[key] = seeds[key] (count[key] > 1 ? ", " : "") $3 " (" $4 ")" }
+         END { if (keys == 0) print "  none"
+               for (i = 1; i <= keys; i++) { split(order[i], f, " ")
+                 printf "  %-14s %5s%s: %d, seed %s\n", f[1], f[2], mark[order[i]], count[order[i]], seeds[order[i]] } }'
+}
+below_best=$(awk 'BEGIN { printf "%.17g", 1 / 0.97 }')
+echo "Sizes short of the best in the frozen policies (collective, size: count, seed (x best); * interpolated, not measured):"
+misses frozen 7 "$below_best" | interpolated | tee "$work/short.txt" | by_size
 awk '{ if ($5) interpolated++; else measured++; if (!$5 && $4 > worst) worst = $4 }
      END { printf "at measured sizes: %d below 0.97 of the best (worst %s x best); at interpolated sizes: %d\n", measured, worst == "" ? "-" : worst, interpolated }' "$work/short.txt"
 
 # Where the two targets on NCCL are missed, by size: a change that moves the totals can move them between sizes.
-by_size() { # reads "collective size seed ratio" lines; prints one line per (collective, size), or "none"
-  sort -k1,1 -k2,2h -k3,3n |
-    awk '{ key = $1 " " $2; if (!(key in count)) order[++keys] = key
-           count[key]++; seeds[key] = seeds[key] (count[key] > 1 ? ", " : "") $3 " (" $4 ")" }
-         END { if (keys == 0) print "  none"
-               for (i = 1; i <= keys; i++) { split(order[i], f, " ")
-                 printf "  %-14s %5s: %d, seed %s\n", f[1], f[2], count[order[i]], seeds[order[i]] } }'
-}
 echo
 echo "Streams > 2% slower than NCCL while learning (collective, size: count, seed (x NCCL)):"
-for seed in $(seq 1 "$seeds"); do
-  awk -v seed="$seed" 'NF == 8 && $1 ~ /^(allgather|reducescatter|allreduce)$/ && $6 > 1.02 { print $1, $2, seed, $6 }' "$work/learn-$seed.txt"
-done | by_size
+misses learn 6 1.02 | by_size
 echo "Frozen sizes below 0.97 of NCCL (collective, size: count, seed (x NCCL)):"
-for seed in $(seq 1 "$seeds"); do
-  awk -v seed="$seed" 'NF == 8 && $1 ~ /^(allgather|reducescatter|allreduce)$/ && $6 > 1 / 0.97 { print $1, $2, seed, $6 }' "$work/frozen-$seed.txt"
-done | by_size
+misses frozen 6 "$below_best" | by_size
 if [[ -n ${BENCH_REPLAY_KEEP:-} ]]; then
   mkdir -p "$BENCH_REPLAY_KEEP" && cp "$work"/learn-*.txt "$work"/frozen-*.txt "$work"/policy-*.bin "$BENCH_REPLAY_KEEP"/ &&
     echo "kept each seed's reports and policy in $BENCH_REPLAY_KEEP"
