@@ -456,30 +456,29 @@ static void restart_cell(dccl_config_agent* agent, dccl_agent_cell* c, int conte
   agent->stats.restarts++;
 }
 
-/* Takes the cell's readings booked in `context` among its stream's last `back` calls (`calls` so far) back
- * out of their arms. An arm left without readings leaves the list of measured arms (its next first reading
- * lists it again). */
-static void take_back_readings(dccl_config_agent* agent, dccl_agent_cell* c, int context, uint32_t calls,
-                               uint32_t back) {
+/* Takes the cell's calm readings among its stream's last `back` calls (`calls` so far) back out of their
+ * arms. An arm left without readings leaves the list of measured arms (its next first reading lists it
+ * again). */
+static void take_back_calm_readings(dccl_config_agent* agent, dccl_agent_cell* c, uint32_t calls, uint32_t back) {
   int emptied = 0;
   for (int k = 0; k < c->readings_count; k++) {
     const dccl_agent_reading* r =
       &c->readings[(c->readings_head + DCCL_AGENT_READINGS - c->readings_count + k) % DCCL_AGENT_READINGS];
-    if (calls - r->stream_call >= back || r->context != context) continue;
-    if (r->nccl) arm_remove(&c->nccl[context], r->log_latency);
+    if (calls - r->stream_call >= back || r->context != 0) continue;
+    if (r->nccl) arm_remove(&c->nccl[0], r->log_latency);
     if (r->index >= 0) {
-      dccl_arm* a = dccl_agent_arm(agent, c, context, r->index);
+      dccl_arm* a = dccl_agent_arm(agent, c, 0, r->index);
       arm_remove(a, r->log_latency);
       emptied |= a->count == 0;
     }
-    if (c->samples[context] > 0) c->samples[context]--;
+    if (c->samples[0] > 0) c->samples[0]--;
   }
   if (emptied) dccl_agent_index_measured(agent);
 }
 
 void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int event, int change_calls) {
   if (agent->holding || !agent->options.learning || agent->options.strategy == DCCL_STRATEGY_AUTOCCL) return;
-  uint32_t calls = agent->stream_calls[coll * DCCL_SIZE_BINS + size_bin];
+  uint32_t calls = *stream_calls_of(agent, dccl_cell_index(coll, size_bin, 0, 0));
   for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) {
     dccl_agent_cell* c = &agent->cells[s];
     if (c->cell < 0) continue;
@@ -492,7 +491,7 @@ void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int e
      * the best action at ReduceScatter 64 KiB, read 306 us in one against its usual 40, and was written
      * off). Nor are they booked as congested: a burst is over by its onset. Measured in docs/agents.md. */
     if (onset && c->context == 0) {
-      if (change_calls > 0) take_back_readings(agent, c, 0, calls, (uint32_t)change_calls);
+      if (change_calls > 0) take_back_calm_readings(agent, c, calls, (uint32_t)change_calls);
       c->calm_exploit = c->exploit;
     }
     c->context = (uint8_t)context;
