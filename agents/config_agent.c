@@ -31,6 +31,9 @@
 #define DRIFT_WEIGHT (1.0f / 64) /* the common drift follows the residuals of all cells' calls at this weight */
 #define DRIFT_MIN_SAMPLES 8      /* from arms with this many samples */
 #define FEW_CHANNELS 4 /* an untried request for under a quarter of NCCL's channels waits for its pair */
+#define BURST_MIN_SAMPLES 8 /* a reading is held as slow against an arm with this many samples, */
+#define BURST_SLOWER 0.9162907318741551 /* at 2.5x its mean (log 2.5) or slower (book_or_hold); */
+#define BURST_SHORTEST 3 /* this many slow readings in a row are a burst, left out */
 #define SLOW_RELATIVES 0.6931471805599453 /* log 2: relatives twice slower than the best measured beside them */
 
 void dccl_agent_default_options(dccl_agent_options* o) {
@@ -349,6 +352,38 @@ static void keep_reading(dccl_agent_cell* c, uint32_t stream_call, int index, in
   if (c->readings_count < DCCL_AGENT_READINGS) c->readings_count++;
 }
 
+/* Books a reading into its arms (NCCL's own and the action's) and the cell's ring of readings. */
+static void book_reading(dccl_config_agent* agent, dccl_agent_cell* c, const dccl_agent_held* r) {
+  int context = c->context;
+  if (r->nccl) arm_update(&c->nccl[context], r->log_latency, r->charge);
+  if (r->index >= 0) record(agent, c, context, r->index, r->log_latency, r->charge, r->channels);
+  keep_reading(c, r->stream_call, r->index, context, r->nccl, r->log_latency);
+}
+
+/* Books a reading, or holds it while it may be part of a burst of slow calls. The GPU test machine has
+ * bursts of 3 to 12 calls at 2.5 to 10x (every action alike, docs/simulator.md); booked, a burst's
+ * readings stay in whichever arm ran them, and that arm reads slower than it is: NCCL's own choice
+ * most often, whose mean then lets a slower action be exploited (AllReduce 4 MiB in the replay, 1.05x
+ * NCCL's latency, docs/agents.md). A reading is slow at BURST_SLOWER above its arm's mean, or three of
+ * the arm's standard deviations where that is more (a noisy size's own spread is not a burst); a run of
+ * BURST_SHORTEST or more slow readings of the cell, ended by one that is not slow, is left out of every
+ * arm; a shorter run (a spike) is booked as it came; a run longer than any burst is a change, booked. */
+static void book_or_hold(dccl_config_agent* agent, dccl_agent_cell* c, const dccl_agent_held* r, const dccl_arm* ran) {
+  double threshold = fmax(BURST_SLOWER, 3.0 * sqrt(dccl_arm_variance(ran)));
+  if (ran->count >= BURST_MIN_SAMPLES && r->log_latency - ran->mean >= threshold) {
+    c->held[c->held_count++] = *r;
+    if (c->held_count <= DCCL_AGENT_BURST_LONGEST) return;
+    for (int k = 0; k < c->held_count; k++) book_reading(agent, c, &c->held[k]);
+    c->held_count = 0;
+    return;
+  }
+  if (c->held_count >= BURST_SHORTEST) agent->stats.burst_readings += c->held_count;
+  else
+    for (int k = 0; k < c->held_count; k++) book_reading(agent, c, &c->held[k]);
+  c->held_count = 0;
+  book_reading(agent, c, r);
+}
+
 void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* o) {
   uint32_t stream_call = o->cell >= 0 && o->cell < DCCL_TABLE_CELLS ? ++*stream_calls_of(agent, o->cell) : 0;
   dccl_agent_cell* c = dccl_agent_cell_slot(agent, o->cell, 1);
@@ -365,15 +400,15 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
   /* The charge in the units of the drift-corrected readings. */
   float charge = (float)(o->charge_us * exp(-agent->drift_level));
   uint16_t replay_action = DCCL_REPLAY_NCCL;
+  int channels = o->executed_channels > 0 && o->executed_channels <= DCCL_MAX_CHANNELS ? o->executed_channels : 0;
   charge_exploration(agent, c, o);
   if (dccl_action_is_nccl(o->decided)) {
     x = drift_corrected(agent, &c->nccl[context], x);
-    arm_update(&c->nccl[context], x, charge);
     /* NCCL's own choice is also the action (its algorithm, its protocol, NCCL's channels and chunk). */
     int i = dccl_agent_action_index(agent, coll, dccl_action_make(o->executed_algo, o->executed_proto, 0, 0));
     if (i >= 0 && dccl_agent_arm(agent, c, context, i)->invalid) i = -1;
-    if (i >= 0) record(agent, c, context, i, x, charge, o->executed_channels);
-    keep_reading(c, stream_call, i, context, 1, x);
+    dccl_agent_held r = {stream_call, (int16_t)i, 1, (uint8_t)channels, x, charge};
+    book_or_hold(agent, c, &r, &c->nccl[context]);
   } else {
     int i = dccl_agent_action_index(agent, coll, o->decided);
     if (i < 0) {
@@ -387,9 +422,10 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
       c->dirty = 1;
       return;
     }
-    x = drift_corrected(agent, dccl_agent_arm(agent, c, context, i), x);
-    record(agent, c, context, i, x, charge, o->executed_channels);
-    keep_reading(c, stream_call, i, context, 0, x);
+    dccl_arm* ran = dccl_agent_arm(agent, c, context, i);
+    x = drift_corrected(agent, ran, x);
+    dccl_agent_held r = {stream_call, (int16_t)i, 0, (uint8_t)channels, x, charge};
+    book_or_hold(agent, c, &r, ran);
     if (o->executed_channels > 0 && o->executed_channels < dccl_action_channels(o->decided))
       c->channel_cap = (uint8_t)o->executed_channels;
     replay_action = (uint16_t)i;
@@ -494,6 +530,9 @@ void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int e
       if (change_calls > 0) take_back_calm_readings(agent, c, calls, (uint32_t)change_calls);
       c->calm_exploit = c->exploit;
     }
+    /* Readings held as a possible burst came after the change too (a burst that an onset comes a few
+     * calls into): dropped with the context they were read in. */
+    c->held_count = 0;
     c->context = (uint8_t)context;
     restart_cell(agent, c, context, onset ? 0.25f : 0.5f, INFINITY);
   }

@@ -20,6 +20,9 @@
  *  - guard: NCCL's own choice keeps being measured now and then; when the exploited action's recent
  *    latency is worse than NCCL's by more than the guard percentage, the cell returns to NCCL's choice
  *    until the action proves better again.
+ * Readings: a run of 3 to 12 readings of a cell each 2.5x its arm's mean or slower (a burst of slow calls,
+ * every action alike) is left out of every arm once a reading that is not slow ends it; shorter runs and
+ * longer ones are booked as they came.
  * A congestion onset switches the stream's cells to the congested context and restarts its statistics
  * (kept at a quarter of their weight, as CUSUM-UCB restarts), a recovery switches back likewise. A cell
  * loaded from a saved policy measures NCCL's choice again and restarts (keeping at most 2 samples an
@@ -82,6 +85,16 @@ typedef struct dccl_agent_reading {
   float log_latency;    /* as booked (drift-corrected) */
 } dccl_agent_reading;
 
+#define DCCL_AGENT_BURST_LONGEST 12 /* the longest burst of slow calls a cell's readings are held out for */
+
+/* A reading on its way into its arms, held while it may be part of a burst of slow calls. */
+typedef struct dccl_agent_held {
+  uint32_t stream_call;
+  int16_t index;         /* the arm (-1: none), as dccl_agent_reading */
+  uint8_t nccl, channels;/* channels: NCCL ran it on (0: not reported) */
+  float log_latency, charge; /* drift-corrected, as booked */
+} dccl_agent_held;
+
 typedef struct dccl_agent_cell {
   int cell; /* decision-table cell, -1 when the slot is free */
   dccl_cell_static info;
@@ -113,10 +126,13 @@ typedef struct dccl_agent_cell {
    * that came after the change it dates out of the calm context (dccl_agent_on_event). */
   dccl_agent_reading readings[DCCL_AGENT_READINGS];
   uint8_t readings_count, readings_head;
+  dccl_agent_held held[DCCL_AGENT_BURST_LONGEST + 1]; /* the cell's last readings, each slow (book_or_hold) */
+  uint8_t held_count;
 } dccl_agent_cell;
 
 typedef struct dccl_agent_stats {
   uint64_t observations, explorations_published, guard_trips, restarts, invalid_actions, stale_samples;
+  uint64_t burst_readings; /* readings left out as parts of bursts of slow calls (book_or_hold) */
   uint64_t loaded_restarts; /* restarts of loaded cells that this job contradicted (also in `restarts`) */
   uint64_t training_deferred, training_dropped; /* DQN steps owed while the learner was behind; steps
                                                   dropped beyond DCCL_AGENT_MAX_OWED */

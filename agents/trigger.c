@@ -161,11 +161,14 @@ void dccl_trigger_observe(dccl_trigger* t, int coll, int size_bin, dccl_action a
   double sigma = s->sigma;
   float raw = clampf((float)(z / sigma), 8.0f);
   /* During congestion, residuals of calm-born baselines are measured from the congested level (set by
-   * the first observations after the onset); baselines born in congestion already sit at it. */
+   * the first observations after the onset); baselines born in congestion already sit at it. A relapse
+   * (back from recovering) keeps the level: set again from the calls after it, which are calm ones when
+   * the relapse was one slow call, the level would sit at the calm level, and the stream never recover
+   * (the GPU machine's bursts: docs/agents.md, "Bursts of slow calls held out"). */
   float standardized = raw;
   if (congested && !b->born_congested) {
-    if (s->state == DCCL_TRIGGER_CONGESTED && s->since_change < 8)
-      s->congested_level += (raw - s->congested_level) / (float)(s->since_change + 2);
+    if (s->state == DCCL_TRIGGER_CONGESTED && s->since_onset < 8)
+      s->congested_level += (raw - s->congested_level) / (float)(s->since_onset + 2);
     standardized = raw - s->congested_level;
   }
 
@@ -190,6 +193,7 @@ void dccl_trigger_observe(dccl_trigger* t, int coll, int size_bin, dccl_action a
   if (s->history_length <= DCCL_TRIGGER_WINDOW) s->history_length++;
 
   s->since_change++;
+  if (s->since_onset < UINT32_MAX) s->since_onset++;
   int event = DCCL_TRIGGER_EVENT_NONE;
   if (!congested) {
     /* Calm: learn the baseline and the normalisers, watch the upward side. */
@@ -209,7 +213,7 @@ void dccl_trigger_observe(dccl_trigger* t, int coll, int size_bin, dccl_action a
       if (alarm > 0) {
         s->state = DCCL_TRIGGER_CONGESTED;
         s->congested_level = raw;
-        s->since_change = 0;
+        s->since_change = s->since_onset = 0;
         dccl_cusum_reset(&s->cusum);
         event = DCCL_TRIGGER_EVENT_ONSET;
         r->change_calls = (int)s->rise_calls;

@@ -64,6 +64,7 @@ typedef struct dccl_trigger_stream {
   float congested_level; /* standardised residual level since the onset */
   uint32_t calm_count;   /* calm observations that shaped the normalisers */
   uint32_t since_change; /* observations since the last state change */
+  uint32_t since_onset;  /* observations since the last onset: the first 8 shape congested_level */
   uint32_t rise_calls;   /* observations since the upward CUSUM statistic was last 0 (calm) */
   uint64_t count, clock;
   dccl_cusum cusum;

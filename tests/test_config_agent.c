@@ -971,12 +971,70 @@ static void test_onset_takes_back_the_readings_since_the_change(void) {
   dccl_agent_free(&agent);
 }
 
+/* A burst of slow calls (three or more readings of the cell in a row, each 2.5x its arm's mean) is left
+ * out of every arm it hit, once a reading that is not slow ends it; a single slow reading (a spike) is
+ * booked as it came, as is a slowdown longer than any burst; readings held when an onset comes are
+ * dropped with their context. */
+static void test_burst_is_left_out(void) {
+  setup(1);
+  dccl_action fast = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 8, 0);
+  int index = dccl_agent_action_index(&agent, DCCL_COLL_ALLREDUCE, fast);
+  CHECK(index >= 0);
+  if (index < 0) return;
+  for (int i = 0; i < 20; i++) {
+    observe(cell, bytes, DCCL_ACTION_NCCL, 1000);
+    observe(cell, bytes, fast, 800);
+  }
+  dccl_agent_cell* c = dccl_agent_cell_slot(&agent, cell, 0);
+  CHECK(c != NULL);
+  if (c == NULL) return;
+  const dccl_arm* nccl = &c->nccl[0];
+  const dccl_arm* arm = dccl_agent_arm(&agent, c, 0, index);
+  CHECK_NEAR(nccl->count, 20, 1e-5);
+  /* The burst hits both arms: five readings at 4-5x, then calm ones. */
+  for (int i = 0; i < 5; i++) observe(cell, bytes, i % 2 ? fast : DCCL_ACTION_NCCL, i % 2 ? 3600 : 5000);
+  CHECK_NEAR(nccl->count, 20, 1e-5);
+  CHECK_NEAR(arm->count, 20, 1e-5);
+  observe(cell, bytes, DCCL_ACTION_NCCL, 1000);
+  observe(cell, bytes, fast, 800);
+  CHECK_NEAR(nccl->count, 21, 1e-5);
+  CHECK_NEAR(arm->count, 21, 1e-5);
+  CHECK_EQ_INT((int)agent.stats.burst_readings, 5);
+  /* Booked, the burst's three readings would have moved NCCL's mean by 0.2 (log latency). */
+  CHECK_MSG(fabs(nccl->mean - log(1000)) < 0.05, "NCCL's mean %.3f after the burst", nccl->mean);
+  CHECK_MSG(fabs(arm->mean - log(800)) < 0.05, "the action's mean %.3f after the burst", arm->mean);
+  /* Two slow readings are spikes: booked once a calm one comes. */
+  observe(cell, bytes, DCCL_ACTION_NCCL, 5000);
+  observe(cell, bytes, DCCL_ACTION_NCCL, 5000);
+  CHECK_NEAR(nccl->count, 21, 1e-5);
+  observe(cell, bytes, DCCL_ACTION_NCCL, 1000);
+  CHECK_NEAR(nccl->count, 24, 1e-5);
+  CHECK(nccl->mean > log(1000) + 0.1);
+  /* Slow for longer than any burst (12 readings): a change, booked as it came. */
+  float before = nccl->count;
+  for (int i = 0; i < DCCL_AGENT_BURST_LONGEST; i++) observe(cell, bytes, DCCL_ACTION_NCCL, 20000);
+  CHECK_NEAR(nccl->count, before, 1e-5);
+  observe(cell, bytes, DCCL_ACTION_NCCL, 20000);
+  CHECK_NEAR(nccl->count, before + DCCL_AGENT_BURST_LONGEST + 1, 1e-5);
+  CHECK_EQ_INT((int)agent.stats.burst_readings, 5);
+  /* Readings held when an onset comes are not booked in either context. */
+  for (int i = 0; i < 3; i++) observe(cell, bytes, fast, 8000);
+  float calm_count = arm->count;
+  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_ONSET, 0);
+  observe(cell, bytes, fast, 800);
+  CHECK_NEAR(arm->count, calm_count, 1e-5);
+  CHECK_NEAR(dccl_agent_arm(&agent, c, 1, index)->count, 1, 1e-5);
+  CHECK_EQ_INT(c->held_count, 0);
+  dccl_agent_free(&agent);
+}
+
 int main(void) {
   RUN(test_finds_the_faster_action_then_exploits);
   RUN(test_exploration_runs_in_contiguous_calls);
   RUN(test_guard_returns_to_nccl);
   RUN(test_restart_keeps_the_calm_decision);
   RUN(test_onset_takes_back_the_readings_since_the_change);
+  RUN(test_burst_is_left_out);
   RUN(test_refused_action_is_dropped);
   RUN(test_slow_next_door_is_not_explored);
   RUN(test_slow_relatives_are_not_explored);

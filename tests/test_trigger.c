@@ -1,6 +1,7 @@
 /* tests/test_trigger.c: Agent-1 on synthetic streams: no alarms on stationary noise (also while the
  * action keeps changing), fast detection of a 25% slowdown dated back to its start, recovery back to
- * calm, robustness to single outliers; with and without the LSTM. */
+ * calm, robustness to single outliers, recovery after a relapse on one slow call; with and without the
+ * LSTM. */
 #include "../agents/trigger.h"
 #include "test.h"
 
@@ -113,9 +114,52 @@ static void test_new_action_during_congestion(void) {
   dccl_trigger_free(&trigger);
 }
 
+/* A burst of slow calls raises an onset, and one slow call while the stream recovers takes it back to
+ * congested: the level it is measured from stays the onset's, and the stream recovers as fast as the
+ * first time (23 calls). Set again from the calls after the relapse (calm ones), the level sat near the
+ * calm level: here the stream recovered 40-44 calls after the relapse, and in the GPU runs' replay, where
+ * calm calls read above a lagging baseline, never (docs/agents.md, "Bursts of slow calls held out"). */
+static void check_relapse_keeps_the_level(int use_lstm) {
+  setup(use_lstm);
+  dccl_rng rng;
+  dccl_rng_seed(&rng, 5);
+  dccl_trigger_result r = {0};
+  dccl_action action = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 0, 0);
+  for (int i = 0; i < 4000; i++)
+    dccl_trigger_observe(&trigger, 0, 12, action, 100 * exp(0.03 * dccl_rng_normal(&rng)), 20, &r);
+  int onset = 0;
+  for (int i = 0; i < 12; i++) { /* the burst: 12 calls at 6x */
+    dccl_trigger_observe(&trigger, 0, 12, action, 600 * exp(0.03 * dccl_rng_normal(&rng)), 20, &r);
+    onset |= r.event == DCCL_TRIGGER_EVENT_ONSET;
+  }
+  CHECK(onset);
+  int recovering = 0;
+  for (int i = 0; i < 100 && !recovering; i++) {
+    dccl_trigger_observe(&trigger, 0, 12, action, 100 * exp(0.03 * dccl_rng_normal(&rng)), 20, &r);
+    recovering = r.state == DCCL_TRIGGER_RECOVERING;
+  }
+  CHECK(recovering);
+  dccl_trigger_observe(&trigger, 0, 12, action, 600, 20, &r); /* one slow call */
+  CHECK_EQ_INT(r.state, DCCL_TRIGGER_CONGESTED);
+  int recovered = -1;
+  for (int i = 0; i < 1000 && recovered < 0; i++) {
+    dccl_trigger_observe(&trigger, 0, 12, action, 100 * exp(0.03 * dccl_rng_normal(&rng)), 20, &r);
+    if (r.event == DCCL_TRIGGER_EVENT_RECOVERED) recovered = i + 1;
+  }
+  printf("lstm=%d: recovered %d calls after the relapse\n", use_lstm, recovered);
+  CHECK_MSG(recovered > 0 && recovered <= 30, "lstm=%d: recovery %d calls after the relapse", use_lstm, recovered);
+  dccl_trigger_free(&trigger);
+}
+
+static void test_relapse_keeps_the_level(void) {
+  check_relapse_keeps_the_level(0);
+  check_relapse_keeps_the_level(1);
+}
+
 int main(void) {
   RUN(test_plain_cusum);
   RUN(test_lstm_cusum);
   RUN(test_new_action_during_congestion);
+  RUN(test_relapse_keeps_the_level);
   TEST_SUMMARY();
 }
