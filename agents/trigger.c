@@ -164,7 +164,7 @@ void dccl_trigger_observe(dccl_trigger* t, int coll, int size_bin, dccl_action a
    * the first observations after the onset); baselines born in congestion already sit at it. A relapse
    * (back from recovering) keeps the level: set again from the calls after it, which are calm ones when
    * the relapse was one slow call, the level would sit at the calm level, and the stream never recover
-   * (the GPU machine's bursts: docs/agents.md, "Bursts of slow calls held out"). */
+   * (the GPU machine's bursts: docs/agents.md, "A burst's readings held out"). */
   float standardized = raw;
   if (congested && !b->born_congested) {
     if (s->state == DCCL_TRIGGER_CONGESTED && s->since_onset < 8)

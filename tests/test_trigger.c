@@ -118,7 +118,7 @@ static void test_new_action_during_congestion(void) {
  * congested: the level it is measured from stays the onset's, and the stream recovers as fast as the
  * first time (23 calls). Set again from the calls after the relapse (calm ones), the level sat near the
  * calm level: here the stream recovered 40-44 calls after the relapse, and in the GPU runs' replay, where
- * calm calls read above a lagging baseline, never (docs/agents.md, "Bursts of slow calls held out"). */
+ * calm calls read above a lagging baseline, never (docs/agents.md, "A burst's readings held out"). */
 static void check_relapse_keeps_the_level(int use_lstm) {
   setup(use_lstm);
   dccl_rng rng;
