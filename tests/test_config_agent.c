@@ -124,6 +124,35 @@ static void test_finds_the_faster_action_then_exploits(void) {
   dccl_agent_free(&agent);
 }
 
+/* The learned action becomes 3x slower, NCCL's choice not: its first readings, 2.5x its mean, are held
+ * as a possible burst and left out where a reading of NCCL's choice ends their run, but a slowdown of the
+ * action run on most calls moves the common drift level, its later readings are booked, and the guard
+ * returns to NCCL's choice at the first decision (the same with every slow run left out, whatever its
+ * length); also right after a restart, which raises epsilon. */
+static void test_guard_sees_a_slowdown_held_as_bursts(void) {
+  for (int restart = 0; restart < 2; restart++) {
+    setup(1);
+    uint32_t n = 0;
+    slowdown_of_best = 1.0;
+    drive(6000, &n);
+    if (restart) dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_RECOVERED, 0);
+    slowdown_of_best = 3.0 * 1000 / 800;
+    int back = -1;
+    for (int k = 0; k < 100 && back < 0; k++) {
+      drive(64, &n);
+      dccl_agent_decide(&agent, &table);
+      if (latency_of(dccl_table_get(&table, cell)) <= 1000) back = (k + 1) * 64;
+    }
+    printf("3x slower%s: back to NCCL's choice after %d calls (%llu readings left out as bursts, %llu guard trips)\n",
+           restart ? " after a restart" : "", back, (unsigned long long)agent.stats.burst_readings,
+           (unsigned long long)agent.stats.guard_trips);
+    CHECK(agent.stats.guard_trips >= 1);
+    CHECK_MSG(back > 0 && back <= 128, "restart=%d: back to NCCL's choice after %d calls", restart, back);
+    dccl_agent_free(&agent);
+  }
+  slowdown_of_best = 1.0;
+}
+
 static void test_guard_returns_to_nccl(void) {
   setup(1);
   uint32_t n = 0;
@@ -1032,6 +1061,7 @@ int main(void) {
   RUN(test_finds_the_faster_action_then_exploits);
   RUN(test_exploration_runs_in_contiguous_calls);
   RUN(test_guard_returns_to_nccl);
+  RUN(test_guard_sees_a_slowdown_held_as_bursts);
   RUN(test_restart_keeps_the_calm_decision);
   RUN(test_onset_takes_back_the_readings_since_the_change);
   RUN(test_burst_is_left_out);
