@@ -258,17 +258,6 @@ void dccl_agent_index_measured(dccl_config_agent* agent) {
   }
 }
 
-/* One sample of an arm; its first sample also lists it for balanced DQN training. The channels NCCL
- * ran it on hold in every context. */
-static void record(dccl_config_agent* agent, dccl_agent_cell* c, int context, int index, float log_latency,
-                   float charge_us, int channels_ran) {
-  dccl_arm* a = dccl_agent_arm(agent, c, context, index);
-  if (a->count == 0) note_measured(agent, c, context, index);
-  arm_update(a, log_latency, charge_us);
-  if (channels_ran > 0 && channels_ran <= DCCL_MAX_CHANNELS)
-    for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) dccl_agent_arm(agent, c, k, index)->channels_ran = (uint8_t)channels_ran;
-}
-
 /* Reward against NCCL's mean log latency, clipped to +-3 (a factor of 20) for the network. */
 static float clipped_reward(double reference, double log_latency) {
   double r = reference - log_latency;
@@ -345,19 +334,26 @@ static uint32_t* stream_calls_of(dccl_config_agent* agent, int cell) {
 static void forget_readings(dccl_agent_cell* c) { c->readings_count = 0; }
 
 /* Keeps a booked reading in the cell's ring for an Agent-1 event that dates its change before it. */
-static void keep_reading(dccl_agent_cell* c, uint32_t stream_call, int index, int context, int nccl, float x) {
-  dccl_agent_reading* r = &c->readings[c->readings_head];
-  *r = (dccl_agent_reading){stream_call, (int16_t)index, (uint8_t)context, (uint8_t)nccl, x};
+static void keep_reading(dccl_agent_cell* c, const dccl_agent_reading* r) {
+  c->readings[c->readings_head] = *r;
   c->readings_head = (uint8_t)((c->readings_head + 1) % DCCL_AGENT_READINGS);
   if (c->readings_count < DCCL_AGENT_READINGS) c->readings_count++;
 }
 
-/* Books a reading into its arms (NCCL's own and the action's) and the cell's ring of readings. */
-static void book_reading(dccl_config_agent* agent, dccl_agent_cell* c, const dccl_agent_held* r) {
-  int context = c->context;
-  if (r->nccl) arm_update(&c->nccl[context], r->log_latency, r->charge);
-  if (r->index >= 0) record(agent, c, context, r->index, r->log_latency, r->charge, r->channels);
-  keep_reading(c, r->stream_call, r->index, context, r->nccl, r->log_latency);
+/* Books a reading into its arms (NCCL's own and the action's; an arm's first reading also lists it for
+ * balanced DQN training, and the channels NCCL ran it on hold in every context) and into the cell's ring
+ * of readings. */
+static void book_reading(dccl_config_agent* agent, dccl_agent_cell* c, const dccl_agent_held* held) {
+  const dccl_agent_reading* r = &held->reading;
+  if (r->nccl) arm_update(&c->nccl[r->context], r->log_latency, held->charge);
+  if (r->index >= 0) {
+    dccl_arm* a = dccl_agent_arm(agent, c, r->context, r->index);
+    if (a->count == 0) note_measured(agent, c, r->context, r->index);
+    arm_update(a, r->log_latency, held->charge);
+    if (held->channels > 0)
+      for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) dccl_agent_arm(agent, c, k, r->index)->channels_ran = held->channels;
+  }
+  keep_reading(c, r);
 }
 
 /* Books a reading, or holds it while it may be part of a burst of slow calls. The GPU test machine has
@@ -369,8 +365,8 @@ static void book_reading(dccl_config_agent* agent, dccl_agent_cell* c, const dcc
  * BURST_SHORTEST or more slow readings of the cell, ended by one that is not slow, is left out of every
  * arm; a shorter run (a spike) is booked as it came; a run longer than any burst is a change, booked. */
 static void book_or_hold(dccl_config_agent* agent, dccl_agent_cell* c, const dccl_agent_held* r, const dccl_arm* ran) {
-  double threshold = fmax(BURST_SLOWER, 3.0 * sqrt(dccl_arm_variance(ran)));
-  if (ran->count >= BURST_MIN_SAMPLES && r->log_latency - ran->mean >= threshold) {
+  if (ran->count >= BURST_MIN_SAMPLES &&
+      r->reading.log_latency - ran->mean >= fmax(BURST_SLOWER, 3.0 * sqrt(dccl_arm_variance(ran)))) {
     c->held[c->held_count++] = *r;
     if (c->held_count <= DCCL_AGENT_BURST_LONGEST) return;
     for (int k = 0; k < c->held_count; k++) book_reading(agent, c, &c->held[k]);
@@ -407,7 +403,7 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
     /* NCCL's own choice is also the action (its algorithm, its protocol, NCCL's channels and chunk). */
     int i = dccl_agent_action_index(agent, coll, dccl_action_make(o->executed_algo, o->executed_proto, 0, 0));
     if (i >= 0 && dccl_agent_arm(agent, c, context, i)->invalid) i = -1;
-    dccl_agent_held r = {stream_call, (int16_t)i, 1, (uint8_t)channels, x, charge};
+    dccl_agent_held r = {{stream_call, (int16_t)i, (uint8_t)context, 1, x}, charge, (uint8_t)channels};
     book_or_hold(agent, c, &r, &c->nccl[context]);
   } else {
     int i = dccl_agent_action_index(agent, coll, o->decided);
@@ -424,7 +420,7 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
     }
     dccl_arm* ran = dccl_agent_arm(agent, c, context, i);
     x = drift_corrected(agent, ran, x);
-    dccl_agent_held r = {stream_call, (int16_t)i, 0, (uint8_t)channels, x, charge};
+    dccl_agent_held r = {{stream_call, (int16_t)i, (uint8_t)context, 0, x}, charge, (uint8_t)channels};
     book_or_hold(agent, c, &r, ran);
     if (o->executed_channels > 0 && o->executed_channels < dccl_action_channels(o->decided))
       c->channel_cap = (uint8_t)o->executed_channels;

@@ -89,10 +89,9 @@ typedef struct dccl_agent_reading {
 
 /* A reading on its way into its arms, held while it may be part of a burst of slow calls. */
 typedef struct dccl_agent_held {
-  uint32_t stream_call;
-  int16_t index;         /* the arm (-1: none), as dccl_agent_reading */
-  uint8_t nccl, channels;/* channels: NCCL ran it on (0: not reported) */
-  float log_latency, charge; /* drift-corrected, as booked */
+  dccl_agent_reading reading;
+  float charge;     /* the learner's charge for left work, in the reading's units */
+  uint8_t channels; /* NCCL ran it on (0: not reported) */
 } dccl_agent_held;
 
 typedef struct dccl_agent_cell {
