@@ -20,9 +20,10 @@
  *  - guard: NCCL's own choice keeps being measured now and then; when the exploited action's recent
  *    latency is worse than NCCL's by more than the guard percentage, the cell returns to NCCL's choice
  *    until the action proves better again.
- * Readings: a run of 3 to 12 readings of a cell each 2.5x its arm's mean or slower (a burst of slow calls,
- * every action alike) is left out of every arm once a reading that is not slow ends it; shorter runs and
- * longer ones are booked as they came.
+ * Readings: a run of 3 to 12 readings of a cell each 2.5x its arm's mean or slower (or 3 of the arm's
+ * standard deviations above it, where that is more) is a burst of slow calls, every action alike: left out
+ * of every arm once a reading that is not slow ends it; shorter runs and longer ones are booked as they
+ * came.
  * A congestion onset switches the stream's cells to the congested context and restarts its statistics
  * (kept at a quarter of their weight, as CUSUM-UCB restarts), a recovery switches back likewise. A cell
  * loaded from a saved policy measures NCCL's choice again and restarts (keeping at most 2 samples an
