@@ -741,6 +741,7 @@ static double exploited_reward(dccl_config_agent* agent, dccl_agent_cell* c, dcc
  * For each place, how much slower (log latency) than the best action measured there. */
 typedef struct relatives {
   dccl_agent_cell* next_door[2];
+  dccl_agent_cell* siblings[DCCL_NUM_COLLS]; /* the other collectives' cells at this size (NULL: none) */
   double pair_gap[DCCL_AGENT_CONTEXTS][DCCL_COST_ENTRIES]; /* the cell's best mean reward minus the
                                                               pair's best variant's (NAN: none) */
   double next_door_best[2][DCCL_AGENT_CONTEXTS];
@@ -757,6 +758,8 @@ static void find_relatives(dccl_config_agent* agent, dccl_agent_cell* c, relativ
     for (int context = 0; context < DCCL_AGENT_CONTEXTS; context++)
       r->next_door_best[k][context] = best_measured_reward(agent, r->next_door[k], context);
   }
+  for (int other = 0; other < DCCL_NUM_COLLS; other++)
+    r->siblings[other] = other == coll ? NULL : dccl_agent_cell_slot(agent, dccl_cell_index(other, bin, pipe, reg), 0);
   for (int context = 0; context < DCCL_AGENT_CONTEXTS; context++) {
     double best = best_measured_reward(agent, c, context);
     for (int p = 0; p < DCCL_COST_ENTRIES; p++) r->pair_gap[context][p] = NAN;
@@ -787,6 +790,47 @@ static double smallest_relative_gap(const dccl_config_agent* agent, const relati
     }
   }
   return smallest;
+}
+
+/* An untried channel variant's reward (NCCL's chunk size) estimated from the other collectives at this
+ * size (NAN: none to go by). Where another collective runs the variant (its exploited action): the least
+ * gain of the variant over its (algorithm, protocol) pair on NCCL's channels and chunk size, over the
+ * collectives that measured both (twice or more, in one context, this cell's first), added to that pair's
+ * measured reward here. Resources act on one pair's kernels much alike at one size whatever the collective: on the
+ * GPU test machine ring/LL on 1 channel ran 1.50-1.56x NCCL's ring/LL on 2 at AllReduce 16 KiB, 1.34-1.39x
+ * at AllGather and 1.31-1.37x at ReduceScatter, and ring/Simple on 1 channel 1.07-1.16x NCCL's on 2 at
+ * 1 MiB and 0.86-0.97x from 4 MiB up, in all three (runs 18-19's pairs).
+ * There the DQN predicted ring/LL on 1 channel 0.76x NCCL's choice at AllReduce 16 KiB, and neither
+ * learning run tried it while AllGather and ReduceScatter ran it. Chunk sizes are not carried: NCCL
+ * clamps them to ceilings that differ between collectives (docs/agents.md), and carrying them sent 9 of
+ * 16 warm starts on a machine that disagrees with the policy (test_learning's) to a stream 10% slower
+ * than NCCL, against 3 without; channels alone, 3. */
+static double sibling_estimate(const dccl_config_agent* agent, dccl_agent_cell* c, const relatives* r, dccl_action action) {
+  int coll = c->info.coll, context = c->context;
+  dccl_action pair = dccl_action_make(dccl_action_algo(action), dccl_action_proto(action), 0, 0);
+  int own = dccl_agent_action_index(agent, coll, pair);
+  if (pair == action || dccl_action_chunk_log2(action) != 0 || own < 0) return NAN;
+  const dccl_arm* own_arm = dccl_agent_arm(agent, c, context, own);
+  if (own_arm->invalid || own_arm->count <= 0 || c->nccl[context].count <= 0) return NAN;
+  double least_gain = NAN;
+  int run_beside = 0;
+  for (int other = 0; other < DCCL_NUM_COLLS; other++) {
+    dccl_agent_cell* s = r->siblings[other];
+    int variant_there = s != NULL ? dccl_agent_action_index(agent, other, action) : -1;
+    int pair_there = s != NULL ? dccl_agent_action_index(agent, other, pair) : -1;
+    if (variant_there < 0 || pair_there < 0) continue;
+    for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) {
+      int sibling_context = k == 0 ? context : 1 - context;
+      const dccl_arm* a = dccl_agent_arm(agent, s, sibling_context, variant_there);
+      const dccl_arm* b = dccl_agent_arm(agent, s, sibling_context, pair_there);
+      if (a->invalid || b->invalid || a->count < 2 || b->count < 2) continue;
+      double gain = b->mean - a->mean;
+      if (isnan(least_gain) || gain < least_gain) least_gain = gain;
+      run_beside |= s->exploit == action;
+      break;
+    }
+  }
+  return isnan(least_gain) || !run_beside ? NAN : c->nccl[context].mean - own_arm->mean + least_gain;
 }
 
 /* The action to race against the exploited one: an arm whose mean beats the exploited action's bound
@@ -921,6 +965,12 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
       double optimistic = (incumbent_reward > 0 ? incumbent_reward : 0) + (new_pair ? 2 : 1) * NEIGHBOUR_BONUS +
                           0.1 * prediction;
       if (optimistic > prediction) prediction = optimistic;
+    }
+    if (untried && (isnan(gap) || gap <= SLOW_RELATIVES)) {
+      /* A variant that another collective at this size runs: its gain there over its pair, where that
+       * says more than the DQN (which extrapolates across collectives less well than across sizes). */
+      double beside = sibling_estimate(agent, c, &related, action);
+      if (!isnan(beside) && beside > prediction) prediction = beside;
     }
     double estimate = (a->count * (reference - a->mean) + kappa * prediction) / (a->count + kappa);
     double upper = estimate + exploration / sqrt(a->count + kappa) + 1e-6 * dccl_rng_uniform(&agent->rng);

@@ -16,7 +16,8 @@
  *    uncertain action by an upper bound that combines measurements with the DQN's prediction (the
  *    seed priors before the DQN has trained); actions that cannot beat the best any more are
  *    eliminated, untried actions whose relatives measured twice slower than the best get no optimism,
- *    and requests NCCL would run as an arm already measured (above its channel cap) are skipped;
+ *    an untried channel count that another collective at the same size runs is estimated from its gain
+ *    there, and requests NCCL would run as an arm already measured (above its channel cap) are skipped;
  *  - guard: NCCL's own choice keeps being measured now and then; when the exploited action's recent
  *    latency is worse than NCCL's by more than the guard percentage, the cell returns to NCCL's choice
  *    until the action proves better again.

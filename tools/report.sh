@@ -160,7 +160,10 @@ EOF
     echo "trace explains: a call right after a larger call waits (8-42x at 1 KiB), which the learner skips."
     echo "Runs 15-17 (cold, warm from 15, and 15's policy measured again): no size below NCCL, 23 of 27 each (19, 18, 19 as"
     echo "measured); AllReduce 1 KiB missed again, as that skip never fired: it asked for a launch within the larger call,"
-    echo "and collbench checks results between sizes (the learner now skips such calls without it; not yet run on the GPU)."
+    echo "and collbench checks results between sizes (the learner now skips such calls without it)."
+    echo "Runs 18-19 (cold, then warm from 18, with that skip and bursts of slow calls held out): no size below NCCL, 24 of 27"
+    echo "each (17 and 20 as measured); AllReduce 1 KiB and ReduceScatter 64 KiB meet both targets; AllReduce 16 KiB"
+    echo "(ring/LL on 1 channel never tried) and AllGather 1 MiB (ring/Simple on 1 channel not proven) miss in both."
     trace=docs/results/gpu/15-cold-learn-trace-pairs-r6/learn-trace/trace-0.csv.gz
     if [ -f "$trace" ]; then
       # Agent-1 on the GPU's own calls, by this build: every onset of that quiet run is a false alarm.
