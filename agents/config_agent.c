@@ -796,12 +796,12 @@ static double smallest_relative_gap(const dccl_config_agent* agent, const relati
  * size (NAN: none to go by). Where another collective runs the variant (its exploited action): the least
  * gain of the variant over its (algorithm, protocol) pair on NCCL's channels and chunk size, over the
  * collectives that measured both (twice or more, in one context, this cell's first), added to that pair's
- * measured reward here. Resources act on one pair's kernels much alike at one size whatever the collective: on the
- * GPU test machine ring/LL on 1 channel ran 1.50-1.56x NCCL's ring/LL on 2 at AllReduce 16 KiB, 1.34-1.39x
- * at AllGather and 1.31-1.37x at ReduceScatter, and ring/Simple on 1 channel 1.07-1.16x NCCL's on 2 at
- * 1 MiB and 0.86-0.97x from 4 MiB up, in all three (runs 18-19's pairs).
- * There the DQN predicted ring/LL on 1 channel 0.76x NCCL's choice at AllReduce 16 KiB, and neither
- * learning run tried it while AllGather and ReduceScatter ran it. Chunk sizes are not carried: NCCL
+ * measured reward here. Channels act on one pair's kernels much alike at one size whatever the
+ * collective: on the GPU test machine ring/LL on 1 channel ran 1.50-1.56x NCCL's ring/LL on 2 at
+ * AllReduce 16 KiB, 1.34-1.39x at AllGather and 1.31-1.37x at ReduceScatter, and ring/Simple on 1 channel
+ * 1.07-1.16x NCCL's on 2 at 1 MiB and 0.86-0.97x from 4 MiB up, in all three (runs 18-19's pairs). There
+ * the DQN predicted ring/LL on 1 channel 0.76x NCCL's choice at AllReduce 16 KiB, and neither learning
+ * run tried it while AllGather and ReduceScatter ran it. Chunk sizes are not carried: NCCL
  * clamps them to ceilings that differ between collectives (docs/agents.md), and carrying them sent 9 of
  * 16 warm starts on a machine that disagrees with the policy (test_learning's) to a stream 10% slower
  * than NCCL, against 3 without; channels alone, 3. */
@@ -967,8 +967,8 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
       if (optimistic > prediction) prediction = optimistic;
     }
     if (untried && (isnan(gap) || gap <= SLOW_RELATIVES)) {
-      /* A variant that another collective at this size runs: its gain there over its pair, where that
-       * says more than the DQN (which extrapolates across collectives less well than across sizes). */
+      /* A channel count that another collective at this size runs: its gain there over its pair, where
+       * that says more than the DQN. */
       double beside = sibling_estimate(agent, c, &related, action);
       if (!isnan(beside) && beside > prediction) prediction = beside;
     }
