@@ -1036,6 +1036,35 @@ def slow_bursts(rows):
     return len(rows), bursts
 
 
+def channels_across_collectives(out):
+    """Per size, each pairs entry that asks for an explicit channel count: its ratio to NCCL's own choice in
+    each collective (the median over all repetitions of within_set_ratios), side by side. Where NCCL's own
+    choice runs the entry's algorithm and protocol, that is the channel count's effect on one pair's kernels,
+    which Agent-2 carries from one collective to another at the same size (docs/agents.md, "Exploration")."""
+    with open(os.path.join(out, "pairs.csv")) as f:
+        ratios = within_set_ratios(list(csv.DictReader(f)))
+    collectives = sorted({k[1] for k in ratios})
+    rows = sorted({(k[2], k[0]) for k in ratios if "/ch=" in k[0]})
+    if not rows:
+        return
+    nccl_runs, _ = pairs_executed(out)
+    print("\n## A channel count in each collective\n")
+    print("From pairs.csv: per size and action entry asking for a channel count, its speed over NCCL's own choice "
+          "in each collective (the median over all repetitions of A's bus bandwidth over B's in the entry; the table "
+          "above takes the best action's on the odd repetitions). NCCL's own choice, from the entries' traces, is "
+          "after the ratio where known: where it runs the same algorithm and protocol on other channels, the ratio "
+          "is the channel count's effect on that pair.\n")
+    print("| bytes | action | " + " | ".join(collectives) + " |")
+    print("|---|---|" + "---|" * len(collectives))
+    for size, action in rows:
+        cells = []
+        for coll in collectives:
+            values = list(ratios.get((action, coll, size), {}).values())
+            own = nccl_runs.get((coll, size))
+            cells.append("-" if not values else f"{statistics.median(values):.3f}" + (f" ({own})" if own else ""))
+        print(f"| {size} | {action} | " + " | ".join(cells) + " |")
+
+
 def burst_table(out):
     rows = learn_trace_rows(out)
     if not rows:
@@ -1136,6 +1165,10 @@ def self_test():
         lines = {line.split("|")[2].strip(): line for line in text.getvalue().splitlines() if line.startswith("| allreduce")}
         check("pairs: 1 KiB below the best", "below best" in lines.get("1024", "") and "ring/simple/ch=1" in lines.get("1024", ""), True)
         check("pairs: 4 KiB below NCCL", "below NCCL" in lines.get("4096", ""), True)
+        text = io.StringIO()
+        with contextlib.redirect_stdout(text):
+            channels_across_collectives(folder)
+        check("a channel count in each collective", "| 1024 | ring/simple/ch=1 | 1.100 |" in text.getvalue(), True)
     # The same with 4 repetitions: no interval on the median covers 90%, so no verdict.
     with tempfile.TemporaryDirectory() as folder:
         with open(os.path.join(folder, "pairs.csv"), "w") as f:
@@ -1441,6 +1474,7 @@ def main():
         slow_call_table(out)
         after_other_cell_table(out)
         burst_table(out)
+        channels_across_collectives(out)
         if not os.path.exists(path("compare.csv")):
             return 0
     if os.path.exists(path("compare.csv")):
