@@ -365,19 +365,19 @@ static void book_reading(dccl_config_agent* agent, dccl_agent_cell* c, const dcc
  * BURST_SHORTEST or more slow readings of the cell, ended by one that is not slow, is left out of every
  * arm; a shorter run (a spike) is booked as it came; a run longer than any burst is a change, booked. */
 static void book_or_hold(dccl_config_agent* agent, dccl_agent_cell* c, const dccl_agent_held* r, const dccl_arm* ran) {
-  if (ran->count >= BURST_MIN_SAMPLES &&
-      r->reading.log_latency - ran->mean >= fmax(BURST_SLOWER, 3.0 * sqrt(dccl_arm_variance(ran)))) {
+  int slow = ran->count >= BURST_MIN_SAMPLES &&
+             r->reading.log_latency - ran->mean >= fmax(BURST_SLOWER, 3.0 * sqrt(dccl_arm_variance(ran)));
+  if (slow) {
     c->held[c->held_count++] = *r;
-    if (c->held_count <= DCCL_AGENT_BURST_LONGEST) return;
-    for (int k = 0; k < c->held_count; k++) book_reading(agent, c, &c->held[k]);
+    if (c->held_count <= DCCL_AGENT_BURST_LONGEST) return; /* may still be a burst */
+  } else if (c->held_count >= BURST_SHORTEST) {
+    agent->stats.burst_readings += c->held_count; /* a burst, ended: left out */
     c->held_count = 0;
-    return;
   }
-  if (c->held_count >= BURST_SHORTEST) agent->stats.burst_readings += c->held_count;
-  else
-    for (int k = 0; k < c->held_count; k++) book_reading(agent, c, &c->held[k]);
+  /* Spikes before a reading that is not slow, or a change (slow beyond any burst): booked as they came. */
+  for (int k = 0; k < c->held_count; k++) book_reading(agent, c, &c->held[k]);
   c->held_count = 0;
-  book_reading(agent, c, r);
+  if (!slow) book_reading(agent, c, r);
 }
 
 void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* o) {
@@ -936,6 +936,7 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
      * the DQN's optimism and the incumbent's neighbours kept offering its variants. */
     int untried = a->count <= 0;
     double gap = untried ? smallest_relative_gap(agent, &related, i, action) : NAN;
+    int slow_relatives = !isnan(gap) && gap > SLOW_RELATIVES;
     /* Far fewer channels, untried and with no relative measured anywhere (its pair never ran in this
      * cell, the action never ran next door), wait for their pair at NCCL's resources: where NCCL runs
      * many channels the message is bandwidth-bound, a request for a fraction of them can be that
@@ -951,7 +952,7 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
      * (yi-34b's 56 MB AllGather under interference: 1.7x the oracle for its first 550 calls). */
     int new_pair = untried && dccl_action_channels(action) == 0 && dccl_action_chunk_log2(action) == 0 &&
                    isnan(related.pair_gap[context][dccl_action_pair(action)]);
-    if (!isnan(gap) && gap > SLOW_RELATIVES) {
+    if (slow_relatives) {
       prediction = exploit_mean - gap;
     } else if (untried && prediction > -NEIGHBOUR_DOUBT &&
                (new_pair || (!dccl_action_is_nccl(incumbent) && dccl_action_neighbours(action, incumbent)) ||
@@ -966,7 +967,7 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
                           0.1 * prediction;
       if (optimistic > prediction) prediction = optimistic;
     }
-    if (untried && (isnan(gap) || gap <= SLOW_RELATIVES)) {
+    if (untried && !slow_relatives) {
       /* A channel count that another collective at this size runs: its gain there over its pair, where
        * that says more than the DQN. */
       double beside = sibling_estimate(agent, c, &related, action);
