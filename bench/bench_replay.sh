@@ -16,6 +16,8 @@
 #        workload gpu-learn plays the GPU runs' learning step as collbench does, every other power of two)
 #        BENCH_REPLAY_KEEP=FOLDER keeps each seed's reports (learn-N.txt, frozen-N.txt) and policy there,
 #        for `dccl inspect --arms` on a seed that missed.
+#        BENCH_REPLAY_PROFILE=NAME replays another profile: h100-sockets-2ranks-pairs has the ratios between
+#        actions of the GPU's pairs runs 8-19 (bench/gpu/replay_profile.py --pairs; docs/gpu.md).
 set -euo pipefail
 build=${1:-build}
 seeds=${2:-10}
@@ -35,7 +37,7 @@ frozen_workload=gpu-sweep
 dccl="$build/dccl"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-profile=h100-sockets-2ranks-replay
+profile=${BENCH_REPLAY_PROFILE:-h100-sockets-2ranks-replay}
 
 one_seed() {
   local seed=$1

@@ -39,19 +39,53 @@ for script in ddp_step.py graph_check.py spawn_ranks.py; do
 done
 end
 
+# Runs bench/gpu/replay_profile.py with the arguments given, then the profile NAME it writes into $replay_dir
+# and run 15's learning trace (the per-call noise by size): fails unless scenarios/profiles/NAME.profile is
+# what it writes.
+written_as_committed() {
+  local name=$1
+  shift
+  (cd "$source_dir" && python3 bench/gpu/replay_profile.py "$@" "$replay_dir/$name.profile" \
+    docs/results/gpu/15-cold-learn-trace-pairs-r6/learn-trace/trace-0.csv.gz) \
+    > "$replay_dir/log" 2>&1 || { fail "replay_profile.py for $name: exit status $?"; show "$replay_dir/log"; }
+  cmp -s "$replay_dir/$name.profile" "$source_dir/scenarios/profiles/$name.profile" ||
+    { fail "scenarios/profiles/$name.profile is not what replay_profile.py writes"
+      diff "$replay_dir/$name.profile" "$source_dir/scenarios/profiles/$name.profile" > "$replay_dir/diff"
+      show "$replay_dir/diff"; }
+}
+
 # The replay profile is its base (NCCL's side and the leftover lines, pasted from summarize.py) plus run 4's
 # measurements and run 15's per-call noise by size, as bench/gpu/replay_profile.py writes it: an edit to one
 # profile alone fails here.
 begin replay_profile_is_its_base_and_run_4
 replay_dir=$(mktemp -d "${TMPDIR:-/tmp}/test_gpu_scripts.replay.XXXXXX")
-(cd "$source_dir" && python3 bench/gpu/replay_profile.py docs/results/gpu/4-side-by-side-r10-warm \
-  scenarios/profiles/h100-sockets-2ranks.profile "$replay_dir/h100-sockets-2ranks-replay.profile" \
-  docs/results/gpu/15-cold-learn-trace-pairs-r6/learn-trace/trace-0.csv.gz) \
-  > "$replay_dir/log" 2>&1 || { fail "replay_profile.py: exit status $?"; show "$replay_dir/log"; }
-cmp -s "$replay_dir/h100-sockets-2ranks-replay.profile" "$source_dir/scenarios/profiles/h100-sockets-2ranks-replay.profile" ||
-  { fail "scenarios/profiles/h100-sockets-2ranks-replay.profile is not what replay_profile.py writes from its base, run 4 and run 15"
-    diff "$replay_dir/h100-sockets-2ranks-replay.profile" "$source_dir/scenarios/profiles/h100-sockets-2ranks-replay.profile" \
-      > "$replay_dir/diff"; show "$replay_dir/diff"; }
+written_as_committed h100-sockets-2ranks-replay docs/results/gpu/4-side-by-side-r10-warm \
+  scenarios/profiles/h100-sockets-2ranks.profile
+rm -rf "$replay_dir"
+end
+
+# The pairs replay is the same with the ratios between actions of the pairs runs 8-19 (--pairs), as
+# bench/gpu/replay_profile.py writes it; NCCL's own choice keeps run 4's latency at every size.
+begin pairs_profile_is_its_base_run_4_and_the_pairs
+replay_dir=$(mktemp -d "${TMPDIR:-/tmp}/test_gpu_scripts.pairs.XXXXXX")
+pairs_runs=()
+for run in 8-pairs-blocks-r8 10-leftover-learn-pairs-r6 13-first-calls-learn-pairs-r6 14-warm-learn-trace-pairs-r6 \
+  15-cold-learn-trace-pairs-r6 16-warm-learn-trace-pairs-r6 17-pairs-again-r4 18-cold-learn-trace-pairs-r6 \
+  19-warm-learn-trace-pairs-r8; do
+  pairs_runs+=(--pairs "docs/results/gpu/$run")
+done
+written_as_committed h100-sockets-2ranks-pairs "${pairs_runs[@]}" docs/results/gpu/4-side-by-side-r10-warm \
+  scenarios/profiles/h100-sockets-2ranks.profile
+grep -q "(153 from the pairs)" "$replay_dir/log" || { fail "not 153 points from the pairs"; show "$replay_dir/log"; }
+# NCCL's own choice (ring/Simple on 2 channels at AllReduce 1 MiB) is run 4's; ring/LL on 1 channel at 16 KiB,
+# the pairs' best there, is ahead of tree/LL, which run 4's side-by-side medians had 1% ahead of it.
+point() { awk -v c="$1" -v b="$2" -v a="$3" '$1 == "measured" && $3 == c && $4 == b && $5 == a { print $6 }' "$4"; }
+replayed=$source_dir/scenarios/profiles/h100-sockets-2ranks-replay.profile
+paired=$replay_dir/h100-sockets-2ranks-pairs.profile
+[ "$(point allreduce 1048576 ring/simple/ch=2 "$paired")" = "$(point allreduce 1048576 ring/simple/ch=2 "$replayed")" ] ||
+  fail "NCCL's own choice at AllReduce 1 MiB moved"
+awk -v ring="$(point allreduce 16384 ring/ll/ch=1 "$paired")" -v tree="$(point allreduce 16384 tree/ll/ch=1 "$paired")" \
+  'BEGIN { exit !(ring * 1.02 < tree) }' || fail "AllReduce 16 KiB: ring/LL on 1 channel not 2% ahead of tree/LL on 1"
 rm -rf "$replay_dir"
 end
 if [ "$have_cuda" != 1 ]; then

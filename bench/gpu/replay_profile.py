@@ -21,7 +21,20 @@ machine it is 0.04-0.10 from 1 MiB up and 0.4-0.9 for AllGather and ReduceScatte
 rank's span holds its wait for the other rank: the median over run 4's traces alone, `noise.sigma`, says
 0.11 for every size.
 
-Usage: python3 bench/gpu/replay_profile.py RUN_DIR BASE.profile OUT.profile [LEARN_TRACE]
+With `--pairs PAIRS_RUN` (repeatable: runs of the pairs step), the ratios between actions at a size come
+from the pairs instead: each action's median, over every repetition of every run given, of its bus
+bandwidth over NCCL's own choice inside one set of processes (summarize.py's within_set_ratios), divided
+by the same median of the nccl||nccl entry (the method's bias: 0.94-1.01 by size, a pair's first half a
+little slower). The side-by-side run keeps the scale: an action's point is NCCL's own choice's
+latency there (its median in compare.csv) over that ratio. Points the pairs lack (an action not in the
+pairs, or a size whose NCCL choice compare.csv did not time) stay compare.csv's, and so does NCCL's own
+choice (its entry in the pairs is NCCL against itself). The pairs are the better
+truth for near ties: each side-by-side median comes from its own set of processes, whose drift moves all
+of its calls alike, where a pair's two halves share theirs (AllReduce 16 KiB: run 4 has tree/LL on 1 channel 1%
+ahead of ring/LL on 1; the pairs of runs 8-19 have ring/LL on 1 channel 3.6% ahead). Printed per size:
+the bias, NCCL's own choice asked for as an action (NCCL against itself again) and the best action.
+
+Usage: python3 bench/gpu/replay_profile.py [--pairs PAIRS_RUN]... RUN_DIR BASE.profile OUT.profile [LEARN_TRACE]
 """
 import collections
 import csv
@@ -34,11 +47,12 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from summarize import executed_actions, ran, read_trace  # noqa: E402  (what NCCL really ran per swept entry and size)
+from summarize import executed_actions, pairs_executed, ran, read_trace, within_set_ratios  # noqa: E402
 
 ITERATIONS = 10  # timed calls per size and pass in bench/gpu/run.sh: the repetitions' medians are over these
 RUN_CALLS_MIN = 4  # calls of a run (its first left out) for its median to center the others
 POINT_CALLS_MIN = 100  # deviations for a collective and size's noise.sigma_at line
+PAIRS_MIN = 6  # repetitions of an action's pairs (all runs pooled) for its ratio to replace compare.csv's
 
 
 def robust_spread(logs):
@@ -61,12 +75,47 @@ def noise_by_size(trace_path):
     return {size: robust_spread(d) for size, d in deviations.items() if len(d) >= POINT_CALLS_MIN}
 
 
+def pairs_speedups(pairs_runs):
+    """{(collective, bytes): (NCCL's own action, {action: its speed over NCCL's own})} from pairs runs: the
+    median over all their repetitions of each action entry's within-set ratio, over the nccl||nccl entry's."""
+    pooled = collections.defaultdict(list)
+    nccl_actions = collections.defaultdict(collections.Counter)
+    for run in pairs_runs:
+        with open(os.path.join(run, "pairs.csv")) as f:
+            for (entry, coll, size), reps in within_set_ratios(list(csv.DictReader(f))).items():
+                if entry != "learned":
+                    pooled[(coll, size, entry)] += reps.values()
+        for key, action in pairs_executed(run)[0].items():
+            nccl_actions[key][action] += 1
+    speedups = {}
+    for key, counter in sorted(nccl_actions.items()):
+        bias = pooled.get((*key, "nccl"), [])
+        if len(bias) < PAIRS_MIN:
+            continue
+        bias = statistics.median(bias)
+        actions = {entry: statistics.median(values) / bias for (coll, size, entry), values in pooled.items()
+                   if (coll, size) == key and entry != "nccl" and len(values) >= PAIRS_MIN}
+        own = counter.most_common(1)[0][0]
+        speedups[key] = (own, actions)
+        best = max(actions, key=actions.get) if actions else own
+        line = f"pairs {key[0]} {key[1]}: nccl||nccl {bias:.3f}"
+        if own in actions:  # the method's precision: NCCL's own choice asked for is NCCL against itself again
+            line += f"; NCCL's own ({own}) as an action {actions[own]:.3f}"
+        print(f"{line}; best {best} {actions.get(best, 1.0):.3f}", file=sys.stderr)
+    return speedups
+
+
 def main():
-    if len(sys.argv) not in (4, 5):
+    args = sys.argv[1:]
+    pairs_runs = []
+    while len(args) >= 2 and args[0] == "--pairs":
+        pairs_runs.append(args[1])
+        args = args[2:]
+    if len(args) not in (3, 4):
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 2
-    run_dir, base_path, out_path = sys.argv[1:4]
-    learn_trace = sys.argv[4] if len(sys.argv) == 5 else None
+    run_dir, base_path, out_path = args[:3]
+    learn_trace = args[3] if len(args) == 4 else None
     times = collections.defaultdict(list)
     executed = executed_actions(run_dir)  # entries NCCL ran alike (capped channels) are one action
     with open(f"{run_dir}/compare.csv") as f:
@@ -79,6 +128,16 @@ def main():
     if not times:
         print(f"{run_dir}/compare.csv has no verified, applied sweep rows", file=sys.stderr)
         return 1
+    latencies = {key: statistics.median(values) for key, values in times.items()}
+    from_pairs = 0
+    for (coll, size), (nccl_action, speedups) in sorted(pairs_speedups(pairs_runs).items()):
+        anchor = latencies.get((coll, size, nccl_action))
+        if anchor is None:
+            continue
+        for action, speedup in speedups.items():
+            if action != nccl_action:  # NCCL's own choice asked for: the method's noise, not a second point
+                latencies[(coll, size, action)] = anchor / speedup
+                from_pairs += 1
     spreads = [robust_spread([math.log(v) for v in values]) for values in times.values() if len(values) >= 3]
     between = statistics.median(spreads) if spreads else 0.1
     per_call = []
@@ -104,8 +163,14 @@ def main():
                 line = f"name = {name}"
             elif line.startswith("description ="):
                 line = f"description = the measured latencies of {run_dir.rstrip('/')} replayed (base: {os.path.basename(base_path)})"
+                if pairs_runs:
+                    line = line.replace(" replayed", f", with the ratios between actions of {len(pairs_runs)} pairs runs,"
+                                        " replayed")
             print(line, file=out)
         print(f"# Replayed measurements: {run_dir}/compare.csv, median over repetitions (bench/gpu/replay_profile.py).", file=out)
+        if pairs_runs:
+            print(f"# Ratios between actions at a size: the pairs of {', '.join(r.rstrip('/') for r in pairs_runs)} "
+                  f"({from_pairs} points), scaled by NCCL's own choice in compare.csv.", file=out)
         print(f"noise.sigma = {sigma:.3f}", file=out)
         if learn_trace is not None:
             points = noise_by_size(learn_trace)
@@ -116,9 +181,10 @@ def main():
         if drift > 0:
             print(f"noise.drift_sigma = {drift:.3f}", file=out)
             print("noise.drift_calls = 1000", file=out)
-        for (coll, size, action) in sorted(times, key=lambda k: (k[0], k[2], k[1])):
-            print(f"measured = {coll} {size} {action} {statistics.median(times[(coll, size, action)]):.2f}", file=out)
-    print(f"{out_path}: {len(times)} measured points, noise.sigma {sigma:.3f} per call ({len(per_call)} traced groups), "
+        for (coll, size, action) in sorted(latencies, key=lambda k: (k[0], k[2], k[1])):
+            print(f"measured = {coll} {size} {action} {latencies[(coll, size, action)]:.2f}", file=out)
+    print(f"{out_path}: {len(latencies)} measured points ({from_pairs} from the pairs), noise.sigma {sigma:.3f} per call "
+          f"({len(per_call)} traced groups), "
           f"drift {drift:.3f}", file=sys.stderr)
     return 0
 
