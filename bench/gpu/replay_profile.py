@@ -47,7 +47,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from summarize import executed_actions, pairs_executed, ran, read_trace, within_set_ratios  # noqa: E402
+from summarize import executed_actions, pairs_executed, pooled_ratios, ran, read_trace  # noqa: E402
 
 ITERATIONS = 10  # timed calls per size and pass in bench/gpu/run.sh: the repetitions' medians are over these
 RUN_CALLS_MIN = 4  # calls of a run (its first left out) for its median to center the others
@@ -76,32 +76,25 @@ def noise_by_size(trace_path):
 
 
 def pairs_speedups(pairs_runs):
-    """{(collective, bytes): (NCCL's own action, {action: its speed over NCCL's own})} from pairs runs: the
-    median over all their repetitions of each action entry's within-set ratio, over the nccl||nccl entry's."""
-    pooled = collections.defaultdict(list)
+    """{(collective, bytes): (NCCL's own action, the nccl||nccl entry's median ratio, {action: its speed over
+    NCCL's own})} from pairs runs: the median over all their repetitions of each action entry's within-set
+    ratio, over the nccl||nccl entry's (sizes where that entry has fewer than PAIRS_MIN repetitions left out)."""
+    by_size = collections.defaultdict(dict)
+    for (entry, coll, size), values in pooled_ratios(pairs_runs).items():
+        if entry != "learned" and len(values) >= PAIRS_MIN:
+            by_size[(coll, size)][entry] = statistics.median(values)
     nccl_actions = collections.defaultdict(collections.Counter)
     for run in pairs_runs:
-        with open(os.path.join(run, "pairs.csv")) as f:
-            for (entry, coll, size), reps in within_set_ratios(list(csv.DictReader(f))).items():
-                if entry != "learned":
-                    pooled[(coll, size, entry)] += reps.values()
         for key, action in pairs_executed(run)[0].items():
             nccl_actions[key][action] += 1
     speedups = {}
     for key, counter in sorted(nccl_actions.items()):
-        bias = pooled.get((*key, "nccl"), [])
-        if len(bias) < PAIRS_MIN:
+        medians = by_size.get(key, {})
+        if "nccl" not in medians:
             continue
-        bias = statistics.median(bias)
-        actions = {entry: statistics.median(values) / bias for (coll, size, entry), values in pooled.items()
-                   if (coll, size) == key and entry != "nccl" and len(values) >= PAIRS_MIN}
-        own = counter.most_common(1)[0][0]
-        speedups[key] = (own, actions)
-        best = max(actions, key=actions.get) if actions else own
-        line = f"pairs {key[0]} {key[1]}: nccl||nccl {bias:.3f}"
-        if own in actions:  # the method's precision: NCCL's own choice asked for is NCCL against itself again
-            line += f"; NCCL's own ({own}) as an action {actions[own]:.3f}"
-        print(f"{line}; best {best} {actions.get(best, 1.0):.3f}", file=sys.stderr)
+        bias = medians["nccl"]
+        speedups[key] = (counter.most_common(1)[0][0], bias,
+                         {entry: ratio / bias for entry, ratio in medians.items() if entry != "nccl"})
     return speedups
 
 
@@ -130,7 +123,12 @@ def main():
         return 1
     latencies = {key: statistics.median(values) for key, values in times.items()}
     from_pairs = 0
-    for (coll, size), (nccl_action, speedups) in sorted(pairs_speedups(pairs_runs).items()):
+    for (coll, size), (nccl_action, bias, speedups) in sorted(pairs_speedups(pairs_runs).items()):
+        best = max(speedups, key=speedups.get) if speedups else nccl_action
+        line = f"pairs {coll} {size}: nccl||nccl {bias:.3f}"
+        if nccl_action in speedups:  # the method's precision: NCCL's own choice asked for is NCCL against itself
+            line += f"; NCCL's own ({nccl_action}) as an action {speedups[nccl_action]:.3f}"
+        print(f"{line}; best {best} {speedups.get(best, 1.0):.3f}", file=sys.stderr)
         anchor = latencies.get((coll, size, nccl_action))
         if anchor is None:
             continue

@@ -321,6 +321,17 @@ def within_set_ratios(rows):
     return ratios
 
 
+def pooled_ratios(folders):
+    """The within-set ratios of pairs runs (their pairs.csv), every repetition of every run pooled:
+    {(entry, collective, bytes): [A's bus bandwidth / B's, ...]}."""
+    pooled = collections.defaultdict(list)
+    for folder in folders:
+        with open(os.path.join(folder, "pairs.csv")) as f:
+            for key, reps in within_set_ratios(list(csv.DictReader(f))).items():
+                pooled[key] += reps.values()
+    return pooled
+
+
 def pairs_executed(out):
     """What ran in the pairs run's two reference entries, from their traces (pairs-trace/nccl and
     pairs-trace/learned): per (collective, bytes), NCCL's own choice (the `nccl` entry's most frequent action:
@@ -1041,8 +1052,7 @@ def channels_across_collectives(out):
     each collective (the median over all repetitions of within_set_ratios), side by side. Where NCCL's own
     choice runs the entry's algorithm and protocol, that is the channel count's effect on one pair's kernels,
     which Agent-2 carries from one collective to another at the same size (docs/agents.md, "Exploration")."""
-    with open(os.path.join(out, "pairs.csv")) as f:
-        ratios = within_set_ratios(list(csv.DictReader(f)))
+    ratios = pooled_ratios([out])
     collectives = sorted({k[1] for k in ratios})
     rows = sorted({(k[2], k[0]) for k in ratios if "/ch=" in k[0]})
     if not rows:
@@ -1059,7 +1069,7 @@ def channels_across_collectives(out):
     for size, action in rows:
         cells = []
         for coll in collectives:
-            values = list(ratios.get((action, coll, size), {}).values())
+            values = ratios.get((action, coll, size))
             own = nccl_runs.get((coll, size))
             cells.append("-" if not values else f"{statistics.median(values):.3f}" + (f" ({own})" if own else ""))
         print(f"| {size} | {action} | " + " | ".join(cells) + " |")
