@@ -18,6 +18,9 @@
 #        for `dccl inspect --arms` on a seed that missed.
 #        BENCH_REPLAY_PROFILE=NAME replays another profile: h100-sockets-2ranks-pairs has the ratios between
 #        actions of the GPU's pairs runs 8-19 (bench/gpu/replay_profile.py --pairs; docs/gpu.md).
+#        BENCH_REPLAY_JOBS=N learns N jobs in a row, each a warm start from the policy the last one saved (as a
+#        GPU session's cold run and then its warm one), job k under seed + 1000 (k - 1); the learning columns
+#        are the last job's, the frozen policy the last one's.
 set -euo pipefail
 build=${1:-build}
 seeds=${2:-10}
@@ -38,11 +41,16 @@ dccl="$build/dccl"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 profile=${BENCH_REPLAY_PROFILE:-h100-sockets-2ranks-replay}
+jobs=${BENCH_REPLAY_JOBS:-1}
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "bench_replay.sh: BENCH_REPLAY_JOBS must be a count of jobs, not '$jobs'" >&2; exit 2; }
 
 one_seed() {
-  local seed=$1
-  "$dccl" run --profile $profile --workload "$workload" --policy learn --ranks 1 --steady 0.25 --by-stream \
-    --seed "$seed" --nccl "$nccl" --policy-file "$work/policy-$seed.bin" "${ahead[@]}" >"$work/learn-$seed.txt" 2>&1
+  local seed=$1 job
+  for ((job = 0; job < jobs; job++)); do
+    "$dccl" run --profile $profile --workload "$workload" --policy learn --ranks 1 --steady 0.25 --by-stream \
+      --seed $((seed + 1000 * job)) --nccl "$nccl" --policy-file "$work/policy-$seed.bin" "${ahead[@]}" \
+      >"$work/learn-$seed.txt" 2>&1
+  done
   "$dccl" run --profile $profile --workload "$frozen_workload" --policy frozen --ranks 1 --steady 1.0 --by-stream \
     --seed "$seed" --nccl "$nccl" --policy-file "$work/policy-$seed.bin" >"$work/frozen-$seed.txt" 2>&1
 }
@@ -52,7 +60,7 @@ for seed in $(seq 1 "$seeds"); do
 done
 wait
 
-echo "== $profile, workload $workload, NCCL $nccl ABIs, $seeds seeds, the learner's cost: $cost =="
+echo "== $profile, workload $workload, NCCL $nccl ABIs, $seeds seeds, the learner's cost: $cost$( ((jobs > 1)) && echo ", $jobs jobs in a row") =="
 echo "learning: steady state (last 25%) x oracle and x NCCL; streams > 2% slower than NCCL, and the worst"
 echo "frozen: the saved policy x oracle; sizes below 0.97 of the best / of NCCL (ratio > 1.031), worst x best"
 printf '%5s | %9s %9s %6s %8s | %9s %9s %10s %10s %10s\n' seed "x oracle" "x NCCL" ">2%" worst "x oracle" "x NCCL" "<.97 best" "<.97 NCCL" "worst"

@@ -78,6 +78,19 @@ for kept in learn-1.txt frozen-1.txt policy-1.bin; do
 done
 end
 
+# BENCH_REPLAY_JOBS=2: the second job (seed + 1000) starts warm from the first's policy, whose measurements it adds
+# to (one gpu-learn job saves about 39,500); a count that is not one is refused.
+begin bench_replay_learns_jobs_in_a_row
+BENCH_REPLAY_JOBS=2 BENCH_REPLAY_KEEP="$work/kept2" bench/bench_replay.sh "$build" 1 2.28 gpu-learn leftover > "$work/jobs.txt" 2>&1 ||
+  { fail "bench_replay.sh: exit status $?"; show "$work/jobs.txt"; }
+grep -q "leftover, 2 jobs in a row ==$" "$work/jobs.txt" || { fail "no jobs in the header"; show "$work/jobs.txt"; }
+grep -q "seed 1001$" "$work/kept2/learn-1.txt" || { fail "the last job's report is not the second job's"; show "$work/kept2/learn-1.txt"; }
+measurements=$("$dccl" inspect "$work/kept2/policy-1.bin" | sed -n 's/^learned from \([0-9]*\) measurements.*/\1/p')
+[ "${measurements:-0}" -gt 70000 ] || fail "the policy holds ${measurements:-no} measurements, not two jobs'"
+if BENCH_REPLAY_JOBS=0 bench/bench_replay.sh "$build" 1 > "$work/zero.txt" 2>&1; then fail "BENCH_REPLAY_JOBS=0 accepted"; fi
+grep -q "must be a count of jobs" "$work/zero.txt" || { fail "no reason given"; show "$work/zero.txt"; }
+end
+
 # bench_trigger_trace feeds Agent-1 the calls the learner fed it. Under the run-start rule run 15 ran (a run's first
 # call left out only where launched within the larger call), it leaves out what the plugin left out on the GPU:
 # the finalize line of docs/results/gpu/15-cold-learn-trace-pairs-r6/summary.md counts 6 first calls of their

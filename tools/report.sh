@@ -164,6 +164,9 @@ EOF
     echo "Runs 18-19 (cold, then warm from 18, with that skip and bursts of slow calls held out): no size below NCCL, 24 of 27"
     echo "each (17 and 20 as measured); AllReduce 1 KiB and ReduceScatter 64 KiB meet both targets; AllReduce 16 KiB"
     echo "(ring/LL on 1 channel never tried) and AllGather 1 MiB (ring/Simple on 1 channel not proven) miss in both."
+    echo "In the learning runs' own context ring/LL on 1 channel leads at AllReduce 16 KiB too (run 15, the one that read"
+    echo "both: 54.0 us against tree/LL on 2 channels' 58.3; \`python3 bench/gpu/summarize.py RUN\`, \"The learning run's"
+    echo "calls in runs of one action\"): the miss is the learner's, not the pairs' blocks'."
     trace=docs/results/gpu/15-cold-learn-trace-pairs-r6/learn-trace/trace-0.csv.gz
     if [ -f "$trace" ]; then
       # Agent-1 on the GPU's own calls, by this build: every onset of that quiet run is a false alarm.

@@ -1132,6 +1132,91 @@ def after_other_cell_table(out):
                       f"{statistics.median(idles):.0f} us")
 
 
+RUN_POSITIONS = 4  # positions in a run shown apart; the last holds every later one (4+)
+RUN_STEADY_CALLS = 10  # calls at 4+ an action needs for its steady stream time to be compared
+
+
+def robust_log_spread(values):
+    """1.4826 x the median absolute deviation of the values' logs (positive values; 0 with fewer than 2)."""
+    logs = [math.log(v) for v in values if v > 0]
+    if len(logs) < 2:
+        return 0.0
+    middle = statistics.median(logs)
+    return 1.4826 * statistics.median(abs(x - middle) for x in logs)
+
+
+def runs_of_one_action(rows):
+    """The calls of a trace in call order whose next call was waiting (the `waiting` rule), each with its
+    position in a run of calls of one cell (collective, bytes) and action: 1 for the first after another cell
+    or action, or after a call whose next was not waiting (a host pause: collbench's checks), then 2, 3, ...
+    {(collective, bytes, action): {position (at most RUN_POSITIONS): [(span us, excess us)]}}"""
+    found = collections.defaultdict(lambda: collections.defaultdict(list))
+    position, previous_key, previous_waited = 0, None, False
+    for r, following in zip(rows, rows[1:]):
+        key = (r["collective"], int(r["bytes"]), f"{r['algorithm']}/{r['protocol']}/ch={r['channels']}")
+        position = position + 1 if key == previous_key and previous_waited else 1
+        consecutive = int(following["call_order"]) == int(r["call_order"]) + 1
+        previous_key, previous_waited = key, consecutive and waiting(r, following)
+        if previous_waited:
+            span = int(r["duration_ns"]) / 1e3
+            found[key][min(position, RUN_POSITIONS)].append((span, stream_time_us(r, following) - span))
+    return found
+
+
+def correlation(pairs):
+    """Pearson's correlation of (x, y) pairs; None where either does not vary or there are fewer than 3."""
+    if len(pairs) < 3:
+        return None
+    xs, ys = [x for x, _ in pairs], [y for _, y in pairs]
+    mx, my = statistics.mean(xs), statistics.mean(ys)
+    sxy = sum((x - mx) * (y - my) for x, y in pairs)
+    sxx, syy = sum((x - mx) ** 2 for x in xs), sum((y - my) ** 2 for y in ys)
+    return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else None
+
+
+def long_run_table(out):
+    rows = learn_trace_rows(out)
+    runs = runs_of_one_action(rows) if rows else {}
+    if not runs:
+        return
+    heading("The learning run's calls in runs of one action",
+            "From the learning run's rank-0 trace (`--learn-trace`), the calls whose next call was waiting: per cell "
+            "and action with 20 such calls or more, the median stream time (kernel start to the next call's) by "
+            "position in a run of calls of one cell and action (1: the first after another cell or action, or after "
+            "a host pause; the learner leaves some of these out: plugin/call_skips.c), the steady stream time "
+            f"(positions {RUN_POSITIONS}+, with {RUN_STEADY_CALLS} calls or more) over the cell's fastest, and, over "
+            "positions 2+, the robust spread (1.4826 x MAD of logs) of the span and of the stream time, and the "
+            "correlation of span and excess (the stream time beyond the span) from call to call: where they trade "
+            "off (near -1) the span is noisier than the stream time; and the geometric mean of span plus the mean "
+            "excess (what DYNAMICCL_COST=leftover gives the agent, which averages log latencies, for an action "
+            "charged all it leaves) over that of the stream times: below 1 where the noisier span makes the log "
+            "mean lower.")
+    print(f"| collective | bytes | action | calls | stream time us by position: 1 / 2 / 3 / {RUN_POSITIONS}+ (calls) "
+          "| steady / fastest | span's spread | stream time's spread | span-excess correlation "
+          "| span + mean excess / stream time |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    cells = collections.defaultdict(dict)
+    for key, by_position in runs.items():
+        if len(by_position.get(RUN_POSITIONS, [])) >= RUN_STEADY_CALLS:
+            cells[key[:2]][key[2]] = statistics.median(s + e for s, e in by_position[RUN_POSITIONS])
+    for key in sorted(runs):
+        by_position = runs[key]
+        if sum(len(v) for v in by_position.values()) < 20:
+            continue
+        shown = " / ".join(f"{statistics.median(s + e for s, e in by_position[p]):.1f} ({len(by_position[p])})"
+                           if by_position.get(p) else "-" for p in range(1, RUN_POSITIONS + 1))
+        steady = cells[key[:2]].get(key[2])
+        versus = f"{steady / min(cells[key[:2]].values()):.3f}" if steady else "-"
+        later = [c for p, calls in by_position.items() if p >= 2 for c in calls]
+        link = correlation(later)
+        mean_excess = statistics.mean(e for _, e in later) if later else 0
+        both = [(s + mean_excess, s + e) for s, e in later if s + e > 0 and s + mean_excess > 0]
+        reading = math.exp(statistics.mean(math.log(a) - math.log(b) for a, b in both)) if both else None
+        print(f"| {key[0]} | {key[1]} | {key[2]} | {sum(len(v) for v in by_position.values())} | {shown} | {versus} | "
+              f"{robust_log_spread([s for s, _ in later]):.3f} | {robust_log_spread([s + e for s, e in later]):.3f} | "
+              f"{'-' if link is None else f'{link:.2f}'} | {'-' if reading is None else f'{reading:.3f}'} |")
+
+
 # The plugin's trace columns (DYNAMICCL_TRACE_FILE) with host stamps, as the self-test writes them.
 STAMPED_TRACE_HEADER = ("rank,seq,collective,bytes,algorithm,protocol,channels,channels_measured,gpu_start_ns,duration_ns,"
                         "call_order,host_launch_ns,host_done_ns\n")
@@ -1438,6 +1523,28 @@ def self_test():
         launches = launches_after_other_cells(learn_trace_rows(folder))
         check("after other cells: launches", {k: v[:2] for k, v in launches.items()}, {"larger": (1, 0), "smaller": (1, 1)})
         check("after other cells: idle before", launches["larger"][2], [(10**8 - 20000 * 1000) / 1e3])
+    # Runs of one action: ring/LL, then tree/LL on 2 channels in a run of 3 whose last call's next was launched
+    # after its end (a host pause: not timed, and the next run starts again at 1), then tree in a run of 5
+    # (positions 4 and 5 pooled as 4+); the last call has no next call.
+    calls = [("ring", 1, 50, 10)] + [("tree", 2, 20, 40), ("tree", 2, 30, 30), ("tree", 2, 25, 35)] + \
+            [("tree", 2, 20, 40), ("tree", 2, 30, 30), ("tree", 2, 25, 35), ("tree", 2, 28, 32), ("tree", 2, 22, 38)] + \
+            [("ring", 1, 50, 10)]
+    rows, start = [], 0
+    for order, (algorithm, channels, span, excess) in enumerate(calls):
+        launch = order * 1000 + 1
+        rows.append({"collective": "allreduce", "bytes": "16384", "algorithm": algorithm, "protocol": "ll",
+                     "channels": str(channels), "gpu_start_ns": str(start * 1000), "duration_ns": str(span * 1000),
+                     "call_order": str(order), "host_launch_ns": str(launch),
+                     "host_done_ns": str(launch + (500 if order == 3 else 5000))})
+        start += span + excess
+    runs = runs_of_one_action(rows)
+    check("runs of one action: positions", {k[2]: {p: v for p, v in by.items()} for k, by in runs.items()},
+          {"ring/ll/ch=1": {1: [(50.0, 10.0)]},
+           "tree/ll/ch=2": {1: [(20.0, 40.0), (20.0, 40.0)], 2: [(30.0, 30.0), (30.0, 30.0)], 3: [(25.0, 35.0)],
+                            4: [(28.0, 32.0), (22.0, 38.0)]}})
+    check("correlation: a line", round(correlation([(1, 2), (2, 4), (3, 6)]), 12), 1.0)
+    check("correlation: no variation", correlation([(1, 2), (1, 4), (1, 6)]), None)
+    check("robust spread of logs", round(robust_log_spread([1.0, math.e, math.e ** 2]), 12), 1.4826)
     # Bursts of slow calls: of an AllReduce 1 KiB run at 100 us (median), four calls at 300-900 us are a
     # burst; two at 400 us are not (under 3 calls); the first call of the next cell (4 KiB at 50 us) is slow
     # after another cell's and ends the run: three slow 4 KiB calls after it make one burst of 3.
@@ -1483,6 +1590,7 @@ def main():
         leftover_profile_table(out)
         slow_call_table(out)
         after_other_cell_table(out)
+        long_run_table(out)
         burst_table(out)
         channels_across_collectives(out)
         if not os.path.exists(path("compare.csv")):
