@@ -1145,19 +1145,27 @@ def robust_log_spread(values):
     return 1.4826 * statistics.median(abs(x - middle) for x in logs)
 
 
+def launched_within(r, following):
+    """Whether the call after r is the next by call order and was launched before r's kernel end reached the
+    profiler (plugin/call_skips.c's dccl_launched_within): back to back, no host pause between them."""
+    return (int(following["call_order"]) == int(r["call_order"]) + 1 and int(r["host_done_ns"]) > 0 and
+            0 < int(following["host_launch_ns"]) <= int(r["host_done_ns"]))
+
+
 def runs_of_one_action(rows):
-    """The calls of a trace in call order whose next call was waiting (the `waiting` rule), each with its
-    position in a run of calls of one cell (collective, bytes) and action: 1 for the first after another cell
-    or action, or after a call whose next was not waiting (a host pause: collbench's checks), then 2, 3, ...
+    """The calls of a trace in call order whose next call was launched within them (launched_within), each with
+    its position in a run of calls of one cell (collective, bytes) and action: 1 for the first after another
+    cell or action, or after a call whose next was launched after its end (a host pause: collbench's checks),
+    then 2, 3, ... The excess, the next kernel's start less this one's end, is below 0 where that start came
+    before the end the profiler gave this kernel (ring/LL on 1 channel at AllReduce 16 KiB, often).
     {(collective, bytes, action): {position (at most RUN_POSITIONS): [(span us, excess us)]}}"""
     found = collections.defaultdict(lambda: collections.defaultdict(list))
-    position, previous_key, previous_waited = 0, None, False
+    position, previous_key, previous_within = 0, None, False
     for r, following in zip(rows, rows[1:]):
         key = (r["collective"], int(r["bytes"]), f"{r['algorithm']}/{r['protocol']}/ch={r['channels']}")
-        position = position + 1 if key == previous_key and previous_waited else 1
-        consecutive = int(following["call_order"]) == int(r["call_order"]) + 1
-        previous_key, previous_waited = key, consecutive and waiting(r, following)
-        if previous_waited:
+        position = position + 1 if key == previous_key and previous_within else 1
+        previous_key, previous_within = key, launched_within(r, following)
+        if previous_within:
             span = int(r["duration_ns"]) / 1e3
             found[key][min(position, RUN_POSITIONS)].append((span, stream_time_us(r, following) - span))
     return found
@@ -1180,14 +1188,16 @@ def long_run_table(out):
     if not runs:
         return
     heading("The learning run's calls in runs of one action",
-            "From the learning run's rank-0 trace (`--learn-trace`), the calls whose next call was waiting: per cell "
+            "From the learning run's rank-0 trace (`--learn-trace`), the calls whose next call NCCL launched before "
+            "their end reached the profiler (back to back): per cell "
             "and action with 20 such calls or more, the median stream time (kernel start to the next call's) by "
             "position in a run of calls of one cell and action (1: the first after another cell or action, or after "
             "a host pause; the learner leaves some of these out: plugin/call_skips.c), the steady stream time "
             f"(positions {RUN_POSITIONS}+, with {RUN_STEADY_CALLS} calls or more) over the cell's fastest, and, over "
             "positions 2+, the robust spread (1.4826 x MAD of logs) of the span and of the stream time, and the "
             "correlation of span and excess (the stream time beyond the span) from call to call: where they trade "
-            "off (near -1) the span is noisier than the stream time; and the geometric mean of span plus the mean "
+            "off (near -1) the span is noisier than the stream time; and, over the calls whose next kernel started "
+            "after their end (the calls whose excess the learner samples), the geometric mean of span plus the mean "
             "excess (what DYNAMICCL_COST=leftover gives the agent, which averages log latencies, for an action "
             "charged all it leaves) over that of the stream times: below 1 where the noisier span makes the log "
             "mean lower.")
@@ -1209,8 +1219,9 @@ def long_run_table(out):
         versus = f"{steady / min(cells[key[:2]].values()):.3f}" if steady else "-"
         later = [c for p, calls in by_position.items() if p >= 2 for c in calls]
         link = correlation(later)
-        mean_excess = statistics.mean(e for _, e in later) if later else 0
-        both = [(s + mean_excess, s + e) for s, e in later if s + e > 0 and s + mean_excess > 0]
+        waited = [(s, e) for s, e in later if e >= 0]  # the calls whose excess the learner samples
+        mean_excess = statistics.mean(e for _, e in waited) if waited else 0
+        both = [(s + mean_excess, s + e) for s, e in waited if s + e > 0]
         reading = math.exp(statistics.mean(math.log(a) - math.log(b) for a, b in both)) if both else None
         print(f"| {key[0]} | {key[1]} | {key[2]} | {sum(len(v) for v in by_position.values())} | {shown} | {versus} | "
               f"{robust_log_spread([s for s, _ in later]):.3f} | {robust_log_spread([s + e for s, e in later]):.3f} | "
@@ -1525,9 +1536,10 @@ def self_test():
         check("after other cells: idle before", launches["larger"][2], [(10**8 - 20000 * 1000) / 1e3])
     # Runs of one action: ring/LL, then tree/LL on 2 channels in a run of 3 whose last call's next was launched
     # after its end (a host pause: not timed, and the next run starts again at 1), then tree in a run of 5
-    # (positions 4 and 5 pooled as 4+); the last call has no next call.
+    # (positions 4 and 5 pooled as 4+), the next kernel after its fourth call starting 2 us before that call's
+    # end; the last call has no next call.
     calls = [("ring", 1, 50, 10)] + [("tree", 2, 20, 40), ("tree", 2, 30, 30), ("tree", 2, 25, 35)] + \
-            [("tree", 2, 20, 40), ("tree", 2, 30, 30), ("tree", 2, 25, 35), ("tree", 2, 28, 32), ("tree", 2, 22, 38)] + \
+            [("tree", 2, 20, 40), ("tree", 2, 30, 30), ("tree", 2, 25, 35), ("tree", 2, 28, -2), ("tree", 2, 22, 38)] + \
             [("ring", 1, 50, 10)]
     rows, start = [], 0
     for order, (algorithm, channels, span, excess) in enumerate(calls):
@@ -1541,7 +1553,7 @@ def self_test():
     check("runs of one action: positions", {k[2]: {p: v for p, v in by.items()} for k, by in runs.items()},
           {"ring/ll/ch=1": {1: [(50.0, 10.0)]},
            "tree/ll/ch=2": {1: [(20.0, 40.0), (20.0, 40.0)], 2: [(30.0, 30.0), (30.0, 30.0)], 3: [(25.0, 35.0)],
-                            4: [(28.0, 32.0), (22.0, 38.0)]}})
+                            4: [(28.0, -2.0), (22.0, 38.0)]}})
     check("correlation: a line", round(correlation([(1, 2), (2, 4), (3, 6)]), 12), 1.0)
     check("correlation: no variation", correlation([(1, 2), (1, 4), (1, 6)]), None)
     check("robust spread of logs", round(robust_log_spread([1.0, math.e, math.e ** 2]), 12), 1.4826)
