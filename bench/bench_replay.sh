@@ -20,7 +20,8 @@
 #        actions of the GPU's pairs runs 8-19 (bench/gpu/replay_profile.py --pairs; docs/gpu.md).
 #        BENCH_REPLAY_JOBS=N learns N jobs in a row, each a warm start from the policy the last one saved (as a
 #        GPU session's cold run and then its warm one), job k under seed + 1000 (k - 1); the learning columns
-#        are the last job's, the frozen policy the last one's.
+#        are the last job's, the frozen policy the last one's. BENCH_REPLAY_WARM_CALLS=N stops each job after the
+#        first at N calls (20790: 63 passes of gpu-learn, as runs 16 and 19 learned warm for 60 s).
 set -euo pipefail
 build=${1:-build}
 seeds=${2:-10}
@@ -43,13 +44,18 @@ trap 'rm -rf "$work"' EXIT
 profile=${BENCH_REPLAY_PROFILE:-h100-sockets-2ranks-replay}
 jobs=${BENCH_REPLAY_JOBS:-1}
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "bench_replay.sh: BENCH_REPLAY_JOBS must be a count of jobs, not '$jobs'" >&2; exit 2; }
+warm_calls=${BENCH_REPLAY_WARM_CALLS:-}
+[[ -z $warm_calls || $warm_calls =~ ^[1-9][0-9]*$ ]] ||
+  { echo "bench_replay.sh: BENCH_REPLAY_WARM_CALLS must be a count of calls, not '$warm_calls'" >&2; exit 2; }
 
 one_seed() {
   local seed=$1 job
+  local -a stop=()
   for ((job = 0; job < jobs; job++)); do
+    ((job == 1)) && [[ -n $warm_calls ]] && stop=(--calls "$warm_calls")
     "$dccl" run --profile $profile --workload "$workload" --policy learn --ranks 1 --steady 0.25 --by-stream \
       --seed $((seed + 1000 * job)) --nccl "$nccl" --policy-file "$work/policy-$seed.bin" "${ahead[@]}" \
-      >"$work/learn-$seed.txt" 2>&1
+      ${stop[@]+"${stop[@]}"} >"$work/learn-$seed.txt" 2>&1
   done
   "$dccl" run --profile $profile --workload "$frozen_workload" --policy frozen --ranks 1 --steady 1.0 --by-stream \
     --seed "$seed" --nccl "$nccl" --policy-file "$work/policy-$seed.bin" >"$work/frozen-$seed.txt" 2>&1
@@ -60,7 +66,7 @@ for seed in $(seq 1 "$seeds"); do
 done
 wait
 
-echo "== $profile, workload $workload, NCCL $nccl ABIs, $seeds seeds, the learner's cost: $cost$( ((jobs > 1)) && echo ", $jobs jobs in a row") =="
+echo "== $profile, workload $workload, NCCL $nccl ABIs, $seeds seeds, the learner's cost: $cost$( ((jobs > 1)) && echo ", $jobs jobs in a row")$( ((jobs > 1)) && [[ -n $warm_calls ]] && echo ", the later ones of $warm_calls calls") =="
 echo "learning: steady state (last 25%) x oracle and x NCCL; streams > 2% slower than NCCL, and the worst"
 echo "frozen: the saved policy x oracle; sizes below 0.97 of the best / of NCCL (ratio > 1.031), worst x best"
 printf '%5s | %9s %9s %6s %8s | %9s %9s %10s %10s %10s\n' seed "x oracle" "x NCCL" ">2%" worst "x oracle" "x NCCL" "<.97 best" "<.97 NCCL" "worst"

@@ -79,7 +79,8 @@ done
 end
 
 # BENCH_REPLAY_JOBS=2: the second job (seed + 1000) starts warm from the first's policy, whose measurements it adds
-# to (one gpu-learn job saves about 39,500); a count that is not one is refused.
+# to (one gpu-learn job saves about 39,500); a count that is not one is refused. BENCH_REPLAY_WARM_CALLS stops the
+# second job early.
 begin bench_replay_learns_jobs_in_a_row
 BENCH_REPLAY_JOBS=2 BENCH_REPLAY_KEEP="$work/kept2" bench/bench_replay.sh "$build" 1 2.28 gpu-learn leftover > "$work/jobs.txt" 2>&1 ||
   { fail "bench_replay.sh: exit status $?"; show "$work/jobs.txt"; }
@@ -89,6 +90,12 @@ measurements=$("$dccl" inspect "$work/kept2/policy-1.bin" | sed -n 's/^learned f
 [ "${measurements:-0}" -gt 70000 ] || fail "the policy holds ${measurements:-no} measurements, not two jobs'"
 if BENCH_REPLAY_JOBS=0 bench/bench_replay.sh "$build" 1 > "$work/zero.txt" 2>&1; then fail "BENCH_REPLAY_JOBS=0 accepted"; fi
 grep -q "must be a count of jobs" "$work/zero.txt" || { fail "no reason given"; show "$work/zero.txt"; }
+BENCH_REPLAY_JOBS=2 BENCH_REPLAY_WARM_CALLS=20790 BENCH_REPLAY_KEEP="$work/kept3" bench/bench_replay.sh "$build" 1 2.28 gpu-learn \
+  leftover > "$work/warm.txt" 2>&1 || { fail "bench_replay.sh: exit status $?"; show "$work/warm.txt"; }
+grep -q "2 jobs in a row, the later ones of 20790 calls ==$" "$work/warm.txt" || { fail "no warm calls in the header"; show "$work/warm.txt"; }
+grep -Eq "^  all +20790 " "$work/kept3/learn-1.txt" || { fail "the second job did not stop at 20790 calls"; show "$work/kept3/learn-1.txt"; }
+if BENCH_REPLAY_WARM_CALLS=x bench/bench_replay.sh "$build" 1 > "$work/x.txt" 2>&1; then fail "BENCH_REPLAY_WARM_CALLS=x accepted"; fi
+grep -q "must be a count of calls" "$work/x.txt" || { fail "no reason given"; show "$work/x.txt"; }
 end
 
 # bench_trigger_trace feeds Agent-1 the calls the learner fed it. Under the run-start rule run 15 ran (a run's first
