@@ -1156,8 +1156,8 @@ def runs_of_one_action(rows):
     """The calls of a trace in call order whose next call was launched within them (launched_within), each with
     its position in a run of calls of one cell (collective, bytes) and action: 1 for the first after another
     cell or action, or after a call whose next was launched after its end (a host pause: collbench's checks),
-    then 2, 3, ... The excess, the next kernel's start less this one's end, is below 0 where that start came
-    before the end the profiler gave this kernel (ring/LL on 1 channel at AllReduce 16 KiB, often).
+    then 2, 3, ... The excess, the next kernel's start less this one's end, would be below 0 where that start
+    came before the end the profiler gave this kernel (no call of runs 14-19's learning traces).
     {(collective, bytes, action): {position (at most RUN_POSITIONS): [(span us, excess us)]}}"""
     found = collections.defaultdict(lambda: collections.defaultdict(list))
     position, previous_key, previous_within = 0, None, False
