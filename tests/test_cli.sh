@@ -62,6 +62,22 @@ if "$dccl" inspect "$work/truncated.bin" > "$work/truncated.txt" 2>&1; then fail
 grep -qi "truncated\|short\|corrupt" "$work/truncated.txt" || { fail "no reason given"; show "$work/truncated.txt"; }
 end
 
+# bench/gpu/summarize.py on a folder holding only a learning trace (a simulator's run, traced as the GPU's learning
+# runs are) prints the learning trace's sections: the runs of one action list the replay's AllReduce 16 KiB.
+begin summarize_reads_a_simulated_learning_trace
+mkdir -p "$work/simulated/learn-trace"
+DYNAMICCL_COST=leftover "$dccl" run --profile h100-sockets-2ranks-replay --workload gpu-learn --policy learn --ranks 1 \
+  --calls 8000 --host-ahead --trace "$work/simulated/learn-trace/trace-%r.csv" --quiet > "$work/traced.log" 2>&1 ||
+  { fail "traced run: exit status $?"; show "$work/traced.log"; }
+python3 bench/gpu/summarize.py "$work/simulated" > "$work/simulated.md" 2>&1 ||
+  { fail "summarize.py: exit status $?"; show "$work/simulated.md"; }
+for section in "Calls right after another cell's" "The learning run's calls in runs of one action" "Bursts of slow calls"; do
+  grep -qF "## $section" "$work/simulated.md" || { fail "no section '$section'"; show "$work/simulated.md"; }
+done
+grep -Eq '^\| allreduce \| 16384 \| [a-z]+/[a-z0-9]+/ch=[0-9]+ \| [0-9]+ \| ' "$work/simulated.md" ||
+  { fail "no AllReduce 16 KiB row"; show "$work/simulated.md" 60; }
+end
+
 # After gpu-learn the frozen policy runs gpu-pairs: no interpolated size, 27 sizes a seed. The misses on NCCL
 # are listed by size, and BENCH_REPLAY_KEEP keeps each seed's reports and policy.
 begin bench_replay_freezes_on_the_sizes_learned

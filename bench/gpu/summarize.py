@@ -1613,6 +1613,12 @@ def main():
         congestion_table(out)
         profiler_check(out)
         return 0
+    # Only a learning trace (a simulator's run: `dccl run ... --trace OUT/learn-trace/trace-%r.csv`): its sections.
+    if not any(os.path.exists(path(name)) for name in ("none.csv", "sweep.csv", "learn.csv")) and learn_trace_rows(out):
+        after_other_cell_table(out)
+        long_run_table(out)
+        burst_table(out)
+        return 0
     none, default, sweep = load(path("none.csv")), load(path("default.csv")), load(path("sweep.csv"))
     learn, frozen = load(path("learn.csv"), "learn"), load(path("frozen.csv"), "frozen")
     rounds = load(path("learn.csv"), "learn-round")
