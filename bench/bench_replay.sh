@@ -47,6 +47,8 @@ jobs=${BENCH_REPLAY_JOBS:-1}
 warm_calls=${BENCH_REPLAY_WARM_CALLS:-}
 [[ -z $warm_calls || $warm_calls =~ ^[1-9][0-9]*$ ]] ||
   { echo "bench_replay.sh: BENCH_REPLAY_WARM_CALLS must be a count of calls, not '$warm_calls'" >&2; exit 2; }
+[[ -n $warm_calls ]] && ((jobs == 1)) &&
+  echo "bench_replay.sh: BENCH_REPLAY_WARM_CALLS stops the jobs after the first; with one job (BENCH_REPLAY_JOBS) it does nothing" >&2
 
 one_seed() {
   local seed=$1 job

@@ -1148,8 +1148,9 @@ def robust_log_spread(values):
 def launched_within(r, following):
     """Whether the call after r is the next by call order and was launched before r's kernel end reached the
     profiler (plugin/call_skips.c's dccl_launched_within): back to back, no host pause between them."""
-    return (int(following["call_order"]) == int(r["call_order"]) + 1 and int(r["host_done_ns"]) > 0 and
-            0 < int(following["host_launch_ns"]) <= int(r["host_done_ns"]))
+    done = int(r["host_done_ns"] or 0)
+    return (int(following["call_order"]) == int(r["call_order"]) + 1 and done > 0 and
+            0 < int(following["host_launch_ns"] or 0) <= done)
 
 
 def runs_of_one_action(rows):
@@ -1182,6 +1183,23 @@ def correlation(pairs):
     return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else None
 
 
+def run_statistics(by_position):
+    """One action's row of long_run_table from its runs_of_one_action entry ({position: [(span, excess)]}): the
+    median stream time at each position 1..RUN_POSITIONS (None where none), and over positions 2+ the robust
+    spreads of span and of stream time, the span-excess correlation (None: not known), and, over those of
+    them whose excess is 0 or more (the calls whose excess the learner samples), the geometric mean of span
+    plus their mean excess over that of their stream times (None: none)."""
+    medians = [statistics.median(s + e for s, e in by_position[p]) if by_position.get(p) else None
+               for p in range(1, RUN_POSITIONS + 1)]
+    later = [c for p, calls in by_position.items() if p >= 2 for c in calls]
+    waited = [(s, e) for s, e in later if e >= 0]
+    mean_excess = statistics.mean(e for _, e in waited) if waited else 0
+    both = [(s + mean_excess, s + e) for s, e in waited if s + e > 0]
+    reading = math.exp(statistics.mean(math.log(a) - math.log(b) for a, b in both)) if both else None
+    return (medians, robust_log_spread([s for s, _ in later]), robust_log_spread([s + e for s, e in later]),
+            correlation(later), reading)
+
+
 def long_run_table(out):
     rows = learn_trace_rows(out)
     runs = runs_of_one_action(rows) if rows else {}
@@ -1193,7 +1211,8 @@ def long_run_table(out):
             "and action with 20 such calls or more, the median stream time (kernel start to the next call's) by "
             "position in a run of calls of one cell and action (1: the first after another cell or action, or after "
             "a host pause; the learner leaves some of these out: plugin/call_skips.c), the steady stream time "
-            f"(positions {RUN_POSITIONS}+, with {RUN_STEADY_CALLS} calls or more) over the cell's fastest, and, over "
+            f"(positions {RUN_POSITIONS}+) over the cell's fastest, both among the actions with {RUN_STEADY_CALLS} "
+            "calls or more there, and, over "
             "positions 2+, the robust spread (1.4826 x MAD of logs) of the span and of the stream time, and the "
             "correlation of span and excess (the stream time beyond the span) from call to call: where they trade "
             "off (near -1) the span is noisier than the stream time; and, over the calls whose next kernel started "
@@ -1211,20 +1230,15 @@ def long_run_table(out):
             cells[key[:2]][key[2]] = statistics.median(s + e for s, e in by_position[RUN_POSITIONS])
     for key in sorted(runs):
         by_position = runs[key]
-        if sum(len(v) for v in by_position.values()) < 20:
+        calls = sum(len(v) for v in by_position.values())
+        if calls < 20:
             continue
-        shown = " / ".join(f"{statistics.median(s + e for s, e in by_position[p]):.1f} ({len(by_position[p])})"
-                           if by_position.get(p) else "-" for p in range(1, RUN_POSITIONS + 1))
+        medians, span_spread, stream_spread, link, reading = run_statistics(by_position)
+        shown = " / ".join(f"{m:.1f} ({len(by_position[p])})" if m is not None else "-"
+                           for p, m in enumerate(medians, start=1))
         steady = cells[key[:2]].get(key[2])
         versus = f"{steady / min(cells[key[:2]].values()):.3f}" if steady else "-"
-        later = [c for p, calls in by_position.items() if p >= 2 for c in calls]
-        link = correlation(later)
-        waited = [(s, e) for s, e in later if e >= 0]  # the calls whose excess the learner samples
-        mean_excess = statistics.mean(e for _, e in waited) if waited else 0
-        both = [(s + mean_excess, s + e) for s, e in waited if s + e > 0]
-        reading = math.exp(statistics.mean(math.log(a) - math.log(b) for a, b in both)) if both else None
-        print(f"| {key[0]} | {key[1]} | {key[2]} | {sum(len(v) for v in by_position.values())} | {shown} | {versus} | "
-              f"{robust_log_spread([s for s, _ in later]):.3f} | {robust_log_spread([s + e for s, e in later]):.3f} | "
+        print(f"| {key[0]} | {key[1]} | {key[2]} | {calls} | {shown} | {versus} | {span_spread:.3f} | {stream_spread:.3f} | "
               f"{'-' if link is None else f'{link:.2f}'} | {'-' if reading is None else f'{reading:.3f}'} |")
 
 
@@ -1534,26 +1548,43 @@ def self_test():
         launches = launches_after_other_cells(learn_trace_rows(folder))
         check("after other cells: launches", {k: v[:2] for k, v in launches.items()}, {"larger": (1, 0), "smaller": (1, 1)})
         check("after other cells: idle before", launches["larger"][2], [(10**8 - 20000 * 1000) / 1e3])
-    # Runs of one action: ring/LL, then tree/LL on 2 channels in a run of 3 whose last call's next was launched
-    # after its end (a host pause: not timed, and the next run starts again at 1), then tree in a run of 5
-    # (positions 4 and 5 pooled as 4+), the next kernel after its fourth call starting 2 us before that call's
-    # end; the last call has no next call.
-    calls = [("ring", 1, 50, 10)] + [("tree", 2, 20, 40), ("tree", 2, 30, 30), ("tree", 2, 25, 35)] + \
-            [("tree", 2, 20, 40), ("tree", 2, 30, 30), ("tree", 2, 25, 35), ("tree", 2, 28, -2), ("tree", 2, 22, 38)] + \
-            [("ring", 1, 50, 10)]
+    # Runs of one action: at 16 KiB ring/LL, then tree/LL on 2 channels in a run of 3 whose last call's next was
+    # launched after its end (a host pause: not timed, and the next run starts again at 1), then tree in a run of
+    # 5 (positions 4 and 5 pooled as 4+), the next kernel after its fourth call starting 2 us before that call's
+    # end, then ring/LL again; then at 4 KiB (another cell: position 1) tree in a run of 2 whose next call is
+    # missing from the trace (call order 12 skipped: not timed), a call without host stamps (not timed either),
+    # and one more, at position 1 again; the last call has no next call.
+    calls = [(16384, "ring", 1, 50, 10)] + [(16384, "tree", 2, 20, 40), (16384, "tree", 2, 30, 30), (16384, "tree", 2, 25, 35)] + \
+            [(16384, "tree", 2, 20, 40), (16384, "tree", 2, 30, 30), (16384, "tree", 2, 25, 35), (16384, "tree", 2, 28, -2),
+             (16384, "tree", 2, 22, 38), (16384, "ring", 1, 50, 10)] + \
+            [(4096, "tree", 2, 20, 40), (4096, "tree", 2, 30, 30), (4096, "tree", 2, 25, 35), (4096, "tree", 2, 28, 32),
+             (16384, "ring", 1, 50, 10)]
     rows, start = [], 0
-    for order, (algorithm, channels, span, excess) in enumerate(calls):
+    for index, (size, algorithm, channels, span, excess) in enumerate(calls):
+        order = index + (1 if index >= 12 else 0)
         launch = order * 1000 + 1
-        rows.append({"collective": "allreduce", "bytes": "16384", "algorithm": algorithm, "protocol": "ll",
+        done = 0 if index == 12 else launch + (500 if index == 3 else 5000)
+        rows.append({"collective": "allreduce", "bytes": str(size), "algorithm": algorithm, "protocol": "ll",
                      "channels": str(channels), "gpu_start_ns": str(start * 1000), "duration_ns": str(span * 1000),
-                     "call_order": str(order), "host_launch_ns": str(launch),
-                     "host_done_ns": str(launch + (500 if order == 3 else 5000))})
+                     "call_order": str(order), "host_launch_ns": str(launch), "host_done_ns": str(done)})
         start += span + excess
     runs = runs_of_one_action(rows)
-    check("runs of one action: positions", {k[2]: {p: v for p, v in by.items()} for k, by in runs.items()},
-          {"ring/ll/ch=1": {1: [(50.0, 10.0)]},
-           "tree/ll/ch=2": {1: [(20.0, 40.0), (20.0, 40.0)], 2: [(30.0, 30.0), (30.0, 30.0)], 3: [(25.0, 35.0)],
-                            4: [(28.0, -2.0), (22.0, 38.0)]}})
+    check("runs of one action: positions", {k: dict(by) for k, by in runs.items()},
+          {("allreduce", 16384, "ring/ll/ch=1"): {1: [(50.0, 10.0), (50.0, 10.0)]},
+           ("allreduce", 16384, "tree/ll/ch=2"): {1: [(20.0, 40.0), (20.0, 40.0)], 2: [(30.0, 30.0), (30.0, 30.0)],
+                                                 3: [(25.0, 35.0)], 4: [(28.0, -2.0), (22.0, 38.0)]},
+           ("allreduce", 4096, "tree/ll/ch=2"): {1: [(20.0, 40.0), (28.0, 32.0)]}})
+    # One row's statistics: the stream time 60 us at positions 1, 2 and 4; spans 30, 10, 28 at 2+ (their robust
+    # spread 1.4826 x |log 30 - log 28|), span and excess summing to 60 (correlation -1, stream times alike);
+    # the mean excess 112/3 us put on each span, over the stream times: (67.33 x 47.33 x 65.33)^(1/3) / 60. A call
+    # whose excess is below 0 is left out of the last (its span alone is its stream time): 20 + 40 over 60.
+    medians, span_spread, stream_spread, link, reading = run_statistics(
+        {1: [(20.0, 40.0)], 2: [(30.0, 30.0), (10.0, 50.0)], 4: [(28.0, 32.0)]})
+    check("run statistics", (medians, round(span_spread, 6), stream_spread, round(link, 12), round(reading, 6)),
+          ([60.0, 60.0, None, 60.0], round(1.4826 * math.log(30 / 28), 6), 0.0, -1.0,
+           round(((30 + 112 / 3) * (10 + 112 / 3) * (28 + 112 / 3)) ** (1 / 3) / 60, 6)))
+    check("run statistics: an excess below 0 leaves the mean excess", round(run_statistics({2: [(30.0, -2.0), (20.0, 40.0)]})[4], 12),
+          1.0)
     check("correlation: a line", round(correlation([(1, 2), (2, 4), (3, 6)]), 12), 1.0)
     check("correlation: no variation", correlation([(1, 2), (1, 4), (1, 6)]), None)
     check("robust spread of logs", round(robust_log_spread([1.0, math.e, math.e ** 2]), 12), 1.4826)
