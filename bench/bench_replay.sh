@@ -47,8 +47,12 @@ jobs=${BENCH_REPLAY_JOBS:-1}
 warm_calls=${BENCH_REPLAY_WARM_CALLS:-}
 [[ -z $warm_calls || $warm_calls =~ ^[1-9][0-9]*$ ]] ||
   { echo "bench_replay.sh: BENCH_REPLAY_WARM_CALLS must be a count of calls, not '$warm_calls'" >&2; exit 2; }
-[[ -n $warm_calls ]] && ((jobs == 1)) &&
+jobs_note=
+if ((jobs > 1)); then
+  jobs_note=", $jobs jobs in a row${warm_calls:+, the later ones of $warm_calls calls}"
+elif [[ -n $warm_calls ]]; then
   echo "bench_replay.sh: BENCH_REPLAY_WARM_CALLS stops the jobs after the first; with one job (BENCH_REPLAY_JOBS) it does nothing" >&2
+fi
 
 one_seed() {
   local seed=$1 job
@@ -68,7 +72,7 @@ for seed in $(seq 1 "$seeds"); do
 done
 wait
 
-echo "== $profile, workload $workload, NCCL $nccl ABIs, $seeds seeds, the learner's cost: $cost$( ((jobs > 1)) && echo ", $jobs jobs in a row")$( ((jobs > 1)) && [[ -n $warm_calls ]] && echo ", the later ones of $warm_calls calls") =="
+echo "== $profile, workload $workload, NCCL $nccl ABIs, $seeds seeds, the learner's cost: $cost$jobs_note =="
 echo "learning: steady state (last 25%) x oracle and x NCCL; streams > 2% slower than NCCL, and the worst"
 echo "frozen: the saved policy x oracle; sizes below 0.97 of the best / of NCCL (ratio > 1.031), worst x best"
 printf '%5s | %9s %9s %6s %8s | %9s %9s %10s %10s %10s\n' seed "x oracle" "x NCCL" ">2%" worst "x oracle" "x NCCL" "<.97 best" "<.97 NCCL" "worst"

@@ -47,18 +47,12 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from summarize import executed_actions, pairs_executed, pooled_ratios, ran, read_trace  # noqa: E402
+from summarize import executed_actions, pairs_executed, pooled_ratios, ran, read_trace, robust_spread  # noqa: E402
 
 ITERATIONS = 10  # timed calls per size and pass in bench/gpu/run.sh: the repetitions' medians are over these
 RUN_CALLS_MIN = 4  # calls of a run (its first left out) for its median to center the others
 POINT_CALLS_MIN = 100  # deviations for a collective and size's noise.sigma_at line
 PAIRS_MIN = 6  # repetitions of an action's pairs (all runs pooled) for its ratio to replace compare.csv's
-
-
-def robust_spread(logs):
-    """1.4826 x the median absolute deviation: the standard deviation, were the values normal."""
-    center = statistics.median(logs)
-    return 1.4826 * statistics.median(abs(x - center) for x in logs)
 
 
 def noise_by_size(trace_path):

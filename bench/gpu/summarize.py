@@ -559,12 +559,19 @@ def stream_time_us(r, following):
     return (int(following["gpu_start_ns"]) - int(r["gpu_start_ns"])) / 1e3
 
 
+def launched_within(r, following):
+    """Whether the call after r is the next by call order and was launched before r's kernel end reached the
+    profiler (plugin/call_skips.c's dccl_launched_within): back to back, no host pause between them."""
+    done = int(r["host_done_ns"] or 0)
+    return (int(following["call_order"]) == int(r["call_order"]) + 1 and done > 0 and
+            0 < int(following["host_launch_ns"] or 0) <= done)
+
+
 def waiting(r, following):
-    """Whether the call after r (by call order) was launched before r's kernel end was seen and started after
-    it: plugin/learner.c's stream_cost_us rule, under which the gap is r's (it had the stream)."""
+    """Whether the call after r (by call order) was launched within it and started after its kernel's end:
+    plugin/learner.c's stream_cost_us rule, under which the gap is r's (it had the stream)."""
     end = int(r["gpu_start_ns"]) + int(r["duration_ns"])
-    return (following is not None and int(r["host_done_ns"]) > 0 and
-            0 < int(following["host_launch_ns"]) <= int(r["host_done_ns"]) and int(following["gpu_start_ns"]) >= end)
+    return following is not None and launched_within(r, following) and int(following["gpu_start_ns"]) >= end
 
 
 def cell_of(row):
@@ -1003,7 +1010,7 @@ def after_other_cells(rows):
     what the call right before it was (calls_after_calls). {(collective, bytes, action): {relation: [us]}}"""
     groups = {}
     for _, r, relation in calls_after_calls(rows):
-        key = (r["collective"], int(r["bytes"]), f"{r['algorithm']}/{r['protocol']}/ch={r['channels']}")
+        key = (r["collective"], int(r["bytes"]), ran(r))
         groups.setdefault(key, {}).setdefault(relation, []).append(int(r["duration_ns"]) / 1e3)
     return groups
 
@@ -1136,21 +1143,16 @@ RUN_POSITIONS = 4  # positions in a run shown apart; the last holds every later 
 RUN_STEADY_CALLS = 10  # calls at 4+ an action needs for its steady stream time to be compared
 
 
+def robust_spread(logs):
+    """1.4826 x the median absolute deviation: the standard deviation, were the values normal."""
+    center = statistics.median(logs)
+    return 1.4826 * statistics.median(abs(x - center) for x in logs)
+
+
 def robust_log_spread(values):
-    """1.4826 x the median absolute deviation of the values' logs (positive values; 0 with fewer than 2)."""
+    """robust_spread of the values' logs (positive values; 0 with fewer than 2)."""
     logs = [math.log(v) for v in values if v > 0]
-    if len(logs) < 2:
-        return 0.0
-    middle = statistics.median(logs)
-    return 1.4826 * statistics.median(abs(x - middle) for x in logs)
-
-
-def launched_within(r, following):
-    """Whether the call after r is the next by call order and was launched before r's kernel end reached the
-    profiler (plugin/call_skips.c's dccl_launched_within): back to back, no host pause between them."""
-    done = int(r["host_done_ns"] or 0)
-    return (int(following["call_order"]) == int(r["call_order"]) + 1 and done > 0 and
-            0 < int(following["host_launch_ns"] or 0) <= done)
+    return robust_spread(logs) if len(logs) >= 2 else 0.0
 
 
 def runs_of_one_action(rows):
@@ -1163,7 +1165,7 @@ def runs_of_one_action(rows):
     found = collections.defaultdict(lambda: collections.defaultdict(list))
     position, previous_key, previous_within = 0, None, False
     for r, following in zip(rows, rows[1:]):
-        key = (r["collective"], int(r["bytes"]), f"{r['algorithm']}/{r['protocol']}/ch={r['channels']}")
+        key = (r["collective"], int(r["bytes"]), ran(r))
         position = position + 1 if key == previous_key and previous_within else 1
         previous_key, previous_within = key, launched_within(r, following)
         if previous_within:
@@ -1224,22 +1226,30 @@ def long_run_table(out):
           "| steady / fastest | span's spread | stream time's spread | span-excess correlation "
           "| span + mean excess / stream time |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    cells = collections.defaultdict(dict)
+    statistics_of = {key: run_statistics(by_position) for key, by_position in runs.items()}
+    cells = collections.defaultdict(dict)  # per cell, the steady stream time of each action with enough calls there
     for key, by_position in runs.items():
         if len(by_position.get(RUN_POSITIONS, [])) >= RUN_STEADY_CALLS:
-            cells[key[:2]][key[2]] = statistics.median(s + e for s, e in by_position[RUN_POSITIONS])
+            cells[key[:2]][key[2]] = statistics_of[key][0][-1]
     for key in sorted(runs):
         by_position = runs[key]
         calls = sum(len(v) for v in by_position.values())
         if calls < 20:
             continue
-        medians, span_spread, stream_spread, link, reading = run_statistics(by_position)
+        medians, span_spread, stream_spread, link, reading = statistics_of[key]
         shown = " / ".join(f"{m:.1f} ({len(by_position[p])})" if m is not None else "-"
                            for p, m in enumerate(medians, start=1))
         steady = cells[key[:2]].get(key[2])
         versus = f"{steady / min(cells[key[:2]].values()):.3f}" if steady else "-"
         print(f"| {key[0]} | {key[1]} | {key[2]} | {calls} | {shown} | {versus} | {span_spread:.3f} | {stream_spread:.3f} | "
               f"{'-' if link is None else f'{link:.2f}'} | {'-' if reading is None else f'{reading:.3f}'} |")
+
+
+def learn_trace_tables(out):
+    """The sections read from the learning run's rank-0 trace alone (none without one)."""
+    after_other_cell_table(out)
+    long_run_table(out)
+    burst_table(out)
 
 
 # The plugin's trace columns (DYNAMICCL_TRACE_FILE) with host stamps, as the self-test writes them.
@@ -1632,9 +1642,7 @@ def main():
         switch_table(out)
         leftover_profile_table(out)
         slow_call_table(out)
-        after_other_cell_table(out)
-        long_run_table(out)
-        burst_table(out)
+        learn_trace_tables(out)
         channels_across_collectives(out)
         if not os.path.exists(path("compare.csv")):
             return 0
@@ -1646,9 +1654,7 @@ def main():
         return 0
     # Only a learning trace (a simulator's run: `dccl run ... --trace OUT/learn-trace/trace-%r.csv`): its sections.
     if not any(os.path.exists(path(name)) for name in ("none.csv", "sweep.csv", "learn.csv")) and learn_trace_rows(out):
-        after_other_cell_table(out)
-        long_run_table(out)
-        burst_table(out)
+        learn_trace_tables(out)
         return 0
     none, default, sweep = load(path("none.csv")), load(path("default.csv")), load(path("sweep.csv"))
     learn, frozen = load(path("learn.csv"), "learn"), load(path("frozen.csv"), "frozen")
