@@ -22,6 +22,9 @@
 #        GPU session's cold run and then its warm one), job k under seed + 1000 (k - 1); the learning columns
 #        are the last job's, the frozen policy the last one's. BENCH_REPLAY_WARM_CALLS=N stops each job after the
 #        first at N calls (20790: 63 passes of gpu-learn, as runs 16 and 19 learned warm for 60 s).
+#        BENCH_REPLAY_WARM_FROM=FILE starts each seed's first job from a copy of that saved policy (a GPU run's
+#        policy/policy-*.bin, as bench/gpu/run.sh --warm-policy does on the GPU); every job is then a warm start,
+#        and BENCH_REPLAY_WARM_CALLS stops each of them.
 set -euo pipefail
 build=${1:-build}
 seeds=${2:-10}
@@ -47,9 +50,17 @@ jobs=${BENCH_REPLAY_JOBS:-1}
 warm_calls=${BENCH_REPLAY_WARM_CALLS:-}
 [[ -z $warm_calls || $warm_calls =~ ^[1-9][0-9]*$ ]] ||
   { echo "bench_replay.sh: BENCH_REPLAY_WARM_CALLS must be a count of calls, not '$warm_calls'" >&2; exit 2; }
+warm_from=${BENCH_REPLAY_WARM_FROM:-}
+[[ -z $warm_from || -f $warm_from ]] ||
+  { echo "bench_replay.sh: BENCH_REPLAY_WARM_FROM must be a saved policy file, and '$warm_from' is none" >&2; exit 2; }
+first_warm_job=1 # the first job that starts from a saved policy, and that BENCH_REPLAY_WARM_CALLS stops
+[[ -n $warm_from ]] && first_warm_job=0
 jobs_note=
-if ((jobs > 1)); then
-  jobs_note=", $jobs jobs in a row${warm_calls:+, the later ones of $warm_calls calls}"
+((jobs > 1)) && jobs_note=", $jobs jobs in a row"
+if [[ -n $warm_from ]]; then
+  jobs_note="$jobs_note${warm_calls:+, each of $warm_calls calls}, warm from $warm_from"
+elif ((jobs > 1)); then
+  jobs_note="$jobs_note${warm_calls:+, the later ones of $warm_calls calls}"
 elif [[ -n $warm_calls ]]; then
   echo "bench_replay.sh: BENCH_REPLAY_WARM_CALLS stops the jobs after the first; with one job (BENCH_REPLAY_JOBS) it does nothing" >&2
 fi
@@ -57,8 +68,9 @@ fi
 one_seed() {
   local seed=$1 job
   local -a stop=()
+  [[ -n $warm_from ]] && cp "$warm_from" "$work/policy-$seed.bin"
   for ((job = 0; job < jobs; job++)); do
-    ((job == 1)) && [[ -n $warm_calls ]] && stop=(--calls "$warm_calls")
+    ((job == first_warm_job)) && [[ -n $warm_calls ]] && stop=(--calls "$warm_calls")
     "$dccl" run --profile $profile --workload "$workload" --policy learn --ranks 1 --steady 0.25 --by-stream \
       --seed $((seed + 1000 * job)) --nccl "$nccl" --policy-file "$work/policy-$seed.bin" "${ahead[@]}" \
       ${stop[@]+"${stop[@]}"} >"$work/learn-$seed.txt" 2>&1

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/test_cli.sh: the dccl command's outputs that people read: the GPU runs' workloads as the simulator
 # plays them, `dccl inspect --arms` (measured, untried and invalid actions), its refusal of a truncated
-# policy, bench/bench_replay.sh's frozen sizes after gpu-learn, and bench/bench_trigger_trace's replay of a GPU
-# learning trace.
+# policy, bench/bench_replay.sh's frozen sizes after gpu-learn, its jobs in a row and its start from a saved
+# policy, and bench/bench_trigger_trace's replay of a GPU learning trace.
 # Usage: tests/test_cli.sh BUILD_DIR (the Makefile installs BUILD_DIR/tests/test_cli, which runs this).
 set -u
 export LC_ALL=C
@@ -113,6 +113,25 @@ grep -q "2 jobs in a row, the later ones of 20790 calls ==$" "$work/warm.txt" ||
 grep -Eq "^  all +20790 " "$work/kept3/learn-1.txt" || { fail "the second job did not stop at 20790 calls"; show "$work/kept3/learn-1.txt"; }
 if BENCH_REPLAY_WARM_CALLS=x bench/bench_replay.sh "$build" 1 > "$work/x.txt" 2>&1; then fail "BENCH_REPLAY_WARM_CALLS=x accepted"; fi
 grep -q "must be a count of calls" "$work/x.txt" || { fail "no reason given"; show "$work/x.txt"; }
+end
+
+# BENCH_REPLAY_WARM_FROM: a GPU run's saved policy as every seed's start (as bench/gpu/run.sh --warm-policy).
+begin bench_replay_starts_from_a_saved_policy
+gpu_policy=$(ls docs/results/gpu/19-warm-learn-trace-pairs-r8/policy/policy-*.bin)
+saved=$("$dccl" inspect "$gpu_policy" | sed -n 's/^learned from \([0-9]*\) measurements.*/\1/p')
+checksum=$(cksum < "$gpu_policy")
+BENCH_REPLAY_WARM_FROM="$gpu_policy" BENCH_REPLAY_WARM_CALLS=2000 BENCH_REPLAY_KEEP="$work/kept4" bench/bench_replay.sh "$build" 1 \
+  2.28 gpu-learn leftover > "$work/from.txt" 2>&1 || { fail "bench_replay.sh: exit status $?"; show "$work/from.txt"; }
+grep -q "leftover, each of 2000 calls, warm from $gpu_policy ==$" "$work/from.txt" || { fail "no warm start in the header"; show "$work/from.txt"; }
+grep -Eq "^  all +2000 " "$work/kept4/learn-1.txt" || { fail "the job did not stop at 2000 calls"; show "$work/kept4/learn-1.txt"; }
+measurements=$("$dccl" inspect "$work/kept4/policy-1.bin" | sed -n 's/^learned from \([0-9]*\) measurements.*/\1/p')
+[ "${measurements:-0}" -gt "$saved" ] && [ "${measurements:-0}" -le $((saved + 2000)) ] ||
+  fail "the policy holds ${measurements:-no} measurements, not the $saved saved and at most 2000 more"
+[ "$(cksum < "$gpu_policy")" = "$checksum" ] || fail "the committed policy was written to"
+if BENCH_REPLAY_WARM_FROM="$work/none.bin" bench/bench_replay.sh "$build" 1 > "$work/none.txt" 2>&1; then
+  fail "a missing policy file accepted"
+fi
+grep -q "must be a saved policy file" "$work/none.txt" || { fail "no reason given"; show "$work/none.txt"; }
 end
 
 # bench_trigger_trace feeds Agent-1 the calls the learner fed it. Under the run-start rule run 15 ran (a run's first

@@ -8,8 +8,10 @@
  * neighbours of the incumbent predicted much slower (no optimism for them), nor requests NCCL would
  * run as one already measured (untried, or tried and busier), tries a channel variant that another
  * collective at the same size runs and measured faster than its pair, takes the machine's common drift off its
- * samples, races a noisy challenger until proven, keeps a busy cell exploring, in frozen mode publishes
- * no exploration, and checks a policy loaded from another job against this job's measurements. */
+ * samples, races a noisy challenger until proven, keeps a busy cell exploring, leaves half of the
+ * explorations that the guard's readings of NCCL's choice take to other candidates where its action is
+ * proven 20% faster, in frozen mode publishes no exploration, and checks a policy loaded from another job
+ * against this job's measurements. */
 #include <math.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -719,6 +721,46 @@ static void test_busy_cell_keeps_exploring(void) {
   dccl_agent_free(&agent);
 }
 
+/* Decisions of a cell whose exploited action (ring/Simple on 8 channels) measured `exploited_us`
+ * against NCCL's 1000 us, while NCCL's choice has no recent reading for the guard (a restart emptied
+ * them; no call runs between the decisions): how many explorations went to NCCL's choice and to others. */
+static void explorations_while_the_guard_lacks_readings(double exploited_us, int* to_nccl, int* to_others) {
+  dccl_action ring8 = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 8, 0);
+  setup(1);
+  agent.options.train_every = 0;
+  for (int k = 0; k < 200; k++) {
+    if (k < 40) observe(cell, bytes, DCCL_ACTION_NCCL, 1000 * exp(0.03 * dccl_rng_normal(&noise)));
+    observe(cell, bytes, ring8, exploited_us * exp(0.03 * dccl_rng_normal(&noise)));
+  }
+  dccl_agent_cell* c = dccl_agent_cell_slot(&agent, cell, 0);
+  *to_nccl = *to_others = 0;
+  for (int k = 0; k < 4000; k++) {
+    c->nccl[0].recent_count = 0;
+    c->dirty = 1;
+    dccl_agent_decide(&agent, &table);
+    CHECK(dccl_table_get(&table, cell) == ring8);
+    if (atomic_load(&table.explore_mask[cell]) == 0) continue;
+    if (dccl_action_is_nccl(c->explore)) (*to_nccl)++;
+    else (*to_others)++;
+  }
+  dccl_agent_free(&agent);
+}
+
+/* The guard needs recent readings of NCCL's choice, and until it has them NCCL's choice takes every
+ * exploration, unless the exploited action is proven more than 20% faster: then half go to other
+ * candidates (a settled cell explores a handful of calls in a thousand, and restarts empty the recent
+ * readings, so NCCL's choice once took them all: on the GPU run's policy, ring/LL on 1 channel at
+ * AllReduce 16 KiB, the best there, was never tried). */
+static void test_proven_action_shares_the_guards_explorations(void) {
+  int to_nccl, to_others;
+  explorations_while_the_guard_lacks_readings(800, &to_nccl, &to_others); /* 1.25x NCCL's choice */
+  CHECK_MSG(to_nccl >= 20 && to_others >= 20, "1.25x NCCL: %d explorations of NCCL's choice, %d of others", to_nccl,
+            to_others);
+  explorations_while_the_guard_lacks_readings(950, &to_nccl, &to_others); /* 1.05x: the guard first */
+  CHECK_MSG(to_nccl >= 20 && to_others == 0, "1.05x NCCL: %d explorations of NCCL's choice, %d of others", to_nccl,
+            to_others);
+}
+
 /* Whether the 8-bit mask's set bits are one run of contiguous calls (bit 7 runs on into bit 0). */
 static int one_run(uint8_t mask) {
   int starts = 0;
@@ -1169,6 +1211,7 @@ int main(void) {
   RUN(test_challenger_is_raced_until_proven);
   RUN(test_near_tie_is_raced_until_proven);
   RUN(test_busy_cell_keeps_exploring);
+  RUN(test_proven_action_shares_the_guards_explorations);
   RUN(test_rare_cell_explores_within_budget);
   RUN(test_training_put_off_while_behind);
   RUN(test_frozen_publishes_no_exploration);
