@@ -14,7 +14,7 @@
 #define CONFIDENCE_Z 2.0 /* lower bounds at two standard errors: many arms are compared at once */
 #define GUARD_MIN_SAMPLES 8
 #define GUARD_MAY_WAIT 0.1823215567939546 /* log 1.2: an exploited action proven this much faster than NCCL's choice */
-#define WAITING_GUARD_SHARE 0.5 /* leaves it this share of the explorations while the guard lacks its readings */
+#define WAITING_GUARD_SHARE 0.5 /* NCCL's choice keeps this share of the explorations while the guard lacks its readings */
 #define RECENT_READINGS 16 /* an arm's recent reading: the mean of its first 16 readings, then an exponentially
                               weighted average of weight 1/16 */
 #define Q_READY_STEPS 200   /* training steps before the DQN's predictions replace the priors */
@@ -901,17 +901,18 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
   const dccl_arm* nccl = &c->nccl[context];
   /* Keep NCCL's own choice measured: the guard compares GUARD_MIN_SAMPLES recent readings of it with the
    * exploited action's. Until it has them, every exploration goes to NCCL's choice, unless the exploited
-   * action is proven (its lower bound) more than 20% faster than it, beyond what the guard's margin (3%
-   * and two standard errors of 16 readings at the GPU's 15-20% a call) lets it tell: then half do. A
-   * settled cell explores a run of two calls on about 4% of its decisions, of which the learner books one,
-   * and a restart empties the recent readings, so NCCL's choice took every exploration of a busy cell: on
+   * action, checked against this job if loaded from a saved policy (check_loaded), is proven (its lower
+   * bound) more than 20% faster than it, beyond what the guard's margin (3% and two standard errors, once
+   * it has 16 readings at the GPU's 15-20% a call) lets it tell: then half do. A settled cell explores a
+   * run of two calls on about 4% of its decisions, of which the learner books one, and a restart empties
+   * the recent readings, so NCCL's choice took every exploration of a busy cell: on
    * the pairs replay warm-started from the GPU's run 19 policy, AllReduce 16 KiB (tree/LL on 2 channels
    * exploited at 1.5x NCCL's choice; ring/LL on 1 channel, the best, never tried on the GPU) missed the
-   * best on 162 of 200 seeds, 117 with this share (docs/agents.md). */
+   * best on 162 of 200 seeds, 136 with this share (docs/agents.md). */
   if (!dccl_action_is_nccl(exploit)) {
-    double nccl_share = nccl->recent_count >= GUARD_MIN_SAMPLES ? 0.15
-                        : best_bound > GUARD_MAY_WAIT           ? WAITING_GUARD_SHARE
-                                                                : 1.0;
+    double nccl_share = nccl->recent_count >= GUARD_MIN_SAMPLES          ? 0.15
+                        : best_bound > GUARD_MAY_WAIT && !c->loaded ? WAITING_GUARD_SHARE
+                                                                    : 1.0;
     if (nccl_share >= 1.0 || dccl_rng_uniform(&agent->rng) < nccl_share) return DCCL_ACTION_NCCL;
   }
   refresh_predictions(agent, c);

@@ -53,16 +53,23 @@ warm_calls=${BENCH_REPLAY_WARM_CALLS:-}
 warm_from=${BENCH_REPLAY_WARM_FROM:-}
 [[ -z $warm_from || -f $warm_from ]] ||
   { echo "bench_replay.sh: BENCH_REPLAY_WARM_FROM must be a saved policy file, and '$warm_from' is none" >&2; exit 2; }
+# BENCH_REPLAY_KEEP copies this run's policy-N.bin files into its folder: never over the policy started from.
+if [[ -n $warm_from && -n ${BENCH_REPLAY_KEEP:-} && -d $BENCH_REPLAY_KEEP && $(dirname "$warm_from") -ef $BENCH_REPLAY_KEEP ]]; then
+  echo "bench_replay.sh: BENCH_REPLAY_KEEP ($BENCH_REPLAY_KEEP) holds BENCH_REPLAY_WARM_FROM's policy, which keeping would overwrite" >&2
+  exit 2
+fi
 first_warm_job=1 # the first job that starts from a saved policy, and that BENCH_REPLAY_WARM_CALLS stops
 [[ -n $warm_from ]] && first_warm_job=0
 jobs_note=
 ((jobs > 1)) && jobs_note=", $jobs jobs in a row"
 if [[ -n $warm_from ]]; then
-  jobs_note="$jobs_note${warm_calls:+, each of $warm_calls calls}, warm from $warm_from"
+  each=
+  ((jobs > 1)) && each="each "
+  jobs_note="$jobs_note${warm_calls:+, ${each}of $warm_calls calls}, warm from $warm_from"
 elif ((jobs > 1)); then
   jobs_note="$jobs_note${warm_calls:+, the later ones of $warm_calls calls}"
 elif [[ -n $warm_calls ]]; then
-  echo "bench_replay.sh: BENCH_REPLAY_WARM_CALLS stops the jobs after the first; with one job (BENCH_REPLAY_JOBS) it does nothing" >&2
+  echo "bench_replay.sh: BENCH_REPLAY_WARM_CALLS stops the warm-started jobs; with one job (BENCH_REPLAY_JOBS) and no BENCH_REPLAY_WARM_FROM it does nothing" >&2
 fi
 
 one_seed() {

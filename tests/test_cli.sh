@@ -122,7 +122,7 @@ saved=$("$dccl" inspect "$gpu_policy" | sed -n 's/^learned from \([0-9]*\) measu
 checksum=$(cksum < "$gpu_policy")
 BENCH_REPLAY_WARM_FROM="$gpu_policy" BENCH_REPLAY_WARM_CALLS=2000 BENCH_REPLAY_KEEP="$work/kept4" bench/bench_replay.sh "$build" 1 \
   2.28 gpu-learn leftover > "$work/from.txt" 2>&1 || { fail "bench_replay.sh: exit status $?"; show "$work/from.txt"; }
-grep -q "leftover, each of 2000 calls, warm from $gpu_policy ==$" "$work/from.txt" || { fail "no warm start in the header"; show "$work/from.txt"; }
+grep -q "leftover, of 2000 calls, warm from $gpu_policy ==$" "$work/from.txt" || { fail "no warm start in the header"; show "$work/from.txt"; }
 grep -Eq "^  all +2000 " "$work/kept4/learn-1.txt" || { fail "the job did not stop at 2000 calls"; show "$work/kept4/learn-1.txt"; }
 measurements=$("$dccl" inspect "$work/kept4/policy-1.bin" | sed -n 's/^learned from \([0-9]*\) measurements.*/\1/p')
 [ "${measurements:-0}" -gt "$saved" ] && [ "${measurements:-0}" -le $((saved + 2000)) ] ||
@@ -132,6 +132,11 @@ if BENCH_REPLAY_WARM_FROM="$work/none.bin" bench/bench_replay.sh "$build" 1 > "$
   fail "a missing policy file accepted"
 fi
 grep -q "must be a saved policy file" "$work/none.txt" || { fail "no reason given"; show "$work/none.txt"; }
+kept=$(cksum < "$work/kept4/policy-1.bin") # keeping into the folder of the policy started from would overwrite it
+if BENCH_REPLAY_WARM_FROM="$work/kept4/policy-1.bin" BENCH_REPLAY_KEEP="$work/kept4" bench/bench_replay.sh "$build" 1 2.28 \
+  gpu-learn leftover > "$work/over.txt" 2>&1; then fail "keeping over the policy started from accepted"; fi
+grep -q "which keeping would overwrite" "$work/over.txt" || { fail "no reason given"; show "$work/over.txt"; }
+[ "$(cksum < "$work/kept4/policy-1.bin")" = "$kept" ] || fail "the policy started from was overwritten"
 end
 
 # bench_trigger_trace feeds Agent-1 the calls the learner fed it. Under the run-start rule run 15 ran (a run's first

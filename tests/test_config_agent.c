@@ -722,9 +722,11 @@ static void test_busy_cell_keeps_exploring(void) {
 }
 
 /* Decisions of a cell whose exploited action (ring/Simple on 8 channels) measured `exploited_us`
- * against NCCL's 1000 us, while NCCL's choice has no recent reading for the guard (a restart emptied
- * them; no call runs between the decisions): how many explorations went to NCCL's choice and to others. */
-static void explorations_while_the_guard_lacks_readings(double exploited_us, int* to_nccl, int* to_others) {
+ * against NCCL's 1000 us, while NCCL's choice has no recent reading for the guard (as after a restart;
+ * no call runs between the decisions, so the cell does not age and explores on every decision): how many
+ * explorations went to NCCL's choice and to others. `loaded`: the cell came from a saved policy and
+ * this job has not checked it yet. */
+static void explorations_while_the_guard_lacks_readings(double exploited_us, int loaded, int* to_nccl, int* to_others) {
   dccl_action ring8 = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 8, 0);
   setup(1);
   agent.options.train_every = 0;
@@ -733,6 +735,7 @@ static void explorations_while_the_guard_lacks_readings(double exploited_us, int
     observe(cell, bytes, ring8, exploited_us * exp(0.03 * dccl_rng_normal(&noise)));
   }
   dccl_agent_cell* c = dccl_agent_cell_slot(&agent, cell, 0);
+  c->loaded = (uint8_t)loaded;
   *to_nccl = *to_others = 0;
   for (int k = 0; k < 4000; k++) {
     c->nccl[0].recent_count = 0;
@@ -749,16 +752,21 @@ static void explorations_while_the_guard_lacks_readings(double exploited_us, int
 /* The guard needs recent readings of NCCL's choice, and until it has them NCCL's choice takes every
  * exploration, unless the exploited action is proven more than 20% faster: then half go to other
  * candidates (a settled cell explores a handful of calls in a thousand, and restarts empty the recent
- * readings, so NCCL's choice once took them all: on the GPU run's policy, ring/LL on 1 channel at
- * AllReduce 16 KiB, the best there, was never tried). */
+ * readings, so NCCL's choice once took them all: on the replay warm-started from the GPU's run 19 policy,
+ * ring/LL on 1 channel at AllReduce 16 KiB, the best there, went untried on half the seeds). Not in a
+ * loaded cell this job has not checked: its lead stands on the saved statistics. */
 static void test_proven_action_shares_the_guards_explorations(void) {
   int to_nccl, to_others;
-  explorations_while_the_guard_lacks_readings(800, &to_nccl, &to_others); /* 1.25x NCCL's choice */
-  CHECK_MSG(to_nccl >= 20 && to_others >= 20, "1.25x NCCL: %d explorations of NCCL's choice, %d of others", to_nccl,
-            to_others);
-  explorations_while_the_guard_lacks_readings(950, &to_nccl, &to_others); /* 1.05x: the guard first */
+  explorations_while_the_guard_lacks_readings(800, 0, &to_nccl, &to_others); /* 1.25x NCCL's choice */
+  double nccl_share = (double)to_nccl / (to_nccl + to_others > 0 ? to_nccl + to_others : 1);
+  CHECK_MSG(to_nccl + to_others >= 100 && nccl_share > 0.35 && nccl_share < 0.65,
+            "1.25x NCCL: %d explorations of NCCL's choice, %d of others", to_nccl, to_others);
+  explorations_while_the_guard_lacks_readings(950, 0, &to_nccl, &to_others); /* 1.05x: the guard first */
   CHECK_MSG(to_nccl >= 20 && to_others == 0, "1.05x NCCL: %d explorations of NCCL's choice, %d of others", to_nccl,
             to_others);
+  explorations_while_the_guard_lacks_readings(800, 1, &to_nccl, &to_others); /* loaded, not yet checked */
+  CHECK_MSG(to_nccl >= 20 && to_others == 0, "1.25x NCCL, loaded: %d explorations of NCCL's choice, %d of others",
+            to_nccl, to_others);
 }
 
 /* Whether the 8-bit mask's set bits are one run of contiguous calls (bit 7 runs on into bit 0). */
