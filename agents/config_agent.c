@@ -905,10 +905,10 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
    * bound) more than 20% faster than it, beyond what the guard's margin (3% and two standard errors, once
    * it has 16 readings at the GPU's 15-20% a call) lets it tell: then half do. A settled cell explores a
    * run of two calls on about 4% of its decisions, of which the learner books one, and a restart empties
-   * the recent readings, so NCCL's choice took every exploration of a busy cell: on
-   * the pairs replay warm-started from the GPU's run 19 policy, AllReduce 16 KiB (tree/LL on 2 channels
-   * exploited at 1.5x NCCL's choice; ring/LL on 1 channel, the best, never tried on the GPU) missed the
-   * best on 162 of 200 seeds, 136 with this share (docs/agents.md). */
+   * the recent readings, so NCCL's choice took every exploration of a busy cell: on the pairs replay
+   * warm-started from the GPU's run 19 policy, AllReduce 16 KiB (tree/LL on 2 channels exploited at 1.5x
+   * NCCL's choice; ring/LL on 1 channel, the best, never tried on the GPU) missed the best on 162 of 200
+   * seeds, 136 with this share (docs/agents.md). */
   if (!dccl_action_is_nccl(exploit)) {
     double nccl_share = nccl->recent_count >= GUARD_MIN_SAMPLES          ? 0.15
                         : best_bound > GUARD_MAY_WAIT && !c->loaded ? WAITING_GUARD_SHARE

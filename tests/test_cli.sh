@@ -95,6 +95,9 @@ for kept in learn-1.txt frozen-1.txt policy-1.bin; do
 done
 end
 
+# The measurements a saved policy was learned from, as `dccl inspect` gives them.
+measurements_in() { "$dccl" inspect "$1" | sed -n 's/^learned from \([0-9]*\) measurements.*/\1/p'; }
+
 # BENCH_REPLAY_JOBS=2: the second job (seed + 1000) starts warm from the first's policy, whose measurements it adds
 # to (one gpu-learn job saves about 39,500); a count that is not one is refused. BENCH_REPLAY_WARM_CALLS stops the
 # second job early.
@@ -103,7 +106,7 @@ BENCH_REPLAY_JOBS=2 BENCH_REPLAY_KEEP="$work/kept2" bench/bench_replay.sh "$buil
   { fail "bench_replay.sh: exit status $?"; show "$work/jobs.txt"; }
 grep -q "leftover, 2 jobs in a row ==$" "$work/jobs.txt" || { fail "no jobs in the header"; show "$work/jobs.txt"; }
 grep -q "seed 1001$" "$work/kept2/learn-1.txt" || { fail "the last job's report is not the second job's"; show "$work/kept2/learn-1.txt"; }
-measurements=$("$dccl" inspect "$work/kept2/policy-1.bin" | sed -n 's/^learned from \([0-9]*\) measurements.*/\1/p')
+measurements=$(measurements_in "$work/kept2/policy-1.bin")
 [ "${measurements:-0}" -gt 70000 ] || fail "the policy holds ${measurements:-no} measurements, not two jobs'"
 if BENCH_REPLAY_JOBS=0 bench/bench_replay.sh "$build" 1 > "$work/zero.txt" 2>&1; then fail "BENCH_REPLAY_JOBS=0 accepted"; fi
 grep -q "must be a count of jobs" "$work/zero.txt" || { fail "no reason given"; show "$work/zero.txt"; }
@@ -118,13 +121,13 @@ end
 # BENCH_REPLAY_WARM_FROM: a GPU run's saved policy as every seed's start (as bench/gpu/run.sh --warm-policy).
 begin bench_replay_starts_from_a_saved_policy
 gpu_policy=$(ls docs/results/gpu/19-warm-learn-trace-pairs-r8/policy/policy-*.bin)
-saved=$("$dccl" inspect "$gpu_policy" | sed -n 's/^learned from \([0-9]*\) measurements.*/\1/p')
+saved=$(measurements_in "$gpu_policy")
 checksum=$(cksum < "$gpu_policy")
 BENCH_REPLAY_WARM_FROM="$gpu_policy" BENCH_REPLAY_WARM_CALLS=2000 BENCH_REPLAY_KEEP="$work/kept4" bench/bench_replay.sh "$build" 1 \
   2.28 gpu-learn leftover > "$work/from.txt" 2>&1 || { fail "bench_replay.sh: exit status $?"; show "$work/from.txt"; }
 grep -q "leftover, of 2000 calls, warm from $gpu_policy ==$" "$work/from.txt" || { fail "no warm start in the header"; show "$work/from.txt"; }
 grep -Eq "^  all +2000 " "$work/kept4/learn-1.txt" || { fail "the job did not stop at 2000 calls"; show "$work/kept4/learn-1.txt"; }
-measurements=$("$dccl" inspect "$work/kept4/policy-1.bin" | sed -n 's/^learned from \([0-9]*\) measurements.*/\1/p')
+measurements=$(measurements_in "$work/kept4/policy-1.bin")
 [ "${measurements:-0}" -gt "$saved" ] && [ "${measurements:-0}" -le $((saved + 2000)) ] ||
   fail "the policy holds ${measurements:-no} measurements, not the $saved saved and at most 2000 more"
 [ "$(cksum < "$gpu_policy")" = "$checksum" ] || fail "the committed policy was written to"

@@ -1082,10 +1082,7 @@ def channels_across_collectives(out):
         print(f"| {size} | {action} | " + " | ".join(cells) + " |")
 
 
-def burst_table(out):
-    rows = learn_trace_rows(out)
-    if not rows:
-        return
+def burst_table(rows):
     calls, bursts = slow_bursts(rows)
     heading("Bursts of slow calls", f"From the learning run's rank-0 trace: runs of {BURST_MIN_CALLS} consecutive "
             f"calls or more of one cell, each {BURST_FACTOR}x its group's median span or more (a cell's first call "
@@ -1103,10 +1100,7 @@ def burst_table(out):
               f"mean {statistics.mean(factors):.1f}")
 
 
-def after_other_cell_table(out):
-    rows = learn_trace_rows(out)
-    if not rows:
-        return
+def after_other_cell_table(rows):
     groups = after_other_cells(rows)
     heading("Calls right after another cell's", "From the learning run's rank-0 trace (`--learn-trace`): per "
             "cell and action with 20 calls or more right after a call of the same cell, their median span, and "
@@ -1202,9 +1196,8 @@ def run_statistics(by_position):
             correlation(later), reading)
 
 
-def long_run_table(out):
-    rows = learn_trace_rows(out)
-    runs = runs_of_one_action(rows) if rows else {}
+def long_run_table(rows):
+    runs = runs_of_one_action(rows)
     if not runs:
         return
     heading("The learning run's calls in runs of one action",
@@ -1246,10 +1239,13 @@ def long_run_table(out):
 
 
 def learn_trace_tables(out):
-    """The sections read from the learning run's rank-0 trace alone (none without one)."""
-    after_other_cell_table(out)
-    long_run_table(out)
-    burst_table(out)
+    """The sections read from the learning run's rank-0 trace alone, read once; False (and none) without one."""
+    rows = learn_trace_rows(out)
+    if rows:
+        after_other_cell_table(rows)
+        long_run_table(rows)
+        burst_table(rows)
+    return bool(rows)
 
 
 # The plugin's trace columns (DYNAMICCL_TRACE_FILE) with host stamps, as the self-test writes them.
@@ -1653,8 +1649,7 @@ def main():
         profiler_check(out)
         return 0
     # Only a learning trace (a simulator's run: `dccl run ... --trace OUT/learn-trace/trace-%r.csv`): its sections.
-    if not any(os.path.exists(path(name)) for name in ("none.csv", "sweep.csv", "learn.csv")) and learn_trace_rows(out):
-        learn_trace_tables(out)
+    if not any(os.path.exists(path(name)) for name in ("none.csv", "sweep.csv", "learn.csv")) and learn_trace_tables(out):
         return 0
     none, default, sweep = load(path("none.csv")), load(path("default.csv")), load(path("sweep.csv"))
     learn, frozen = load(path("learn.csv"), "learn"), load(path("frozen.csv"), "frozen")
