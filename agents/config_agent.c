@@ -35,6 +35,9 @@
 #define BEHIND_TRAIN_SHARE 4 /* while the learner is behind, one DQN training step in this many runs */
 #define DRIFT_WEIGHT (1.0f / 64) /* the common drift follows the residuals of all cells' calls at this weight */
 #define DRIFT_MIN_SAMPLES 8      /* from arms with this many samples */
+#define LEVEL_READINGS 64 /* a loaded cell's level: from this job's first 64 readings of NCCL's choice (corrected_reading) */
+#define LEVEL_PRIOR 4.0f  /* readings' worth of weight on a level of 0 (the saved statistics' own) */
+#define LEVEL_MOST 0.1397619423751587f /* log 1.15: a level at most 15% either way */
 #define FEW_CHANNELS 4 /* an untried request for under a quarter of NCCL's channels waits for its pair */
 #define BURST_MIN_SAMPLES 8 /* a reading is held as slow against an arm with this many samples, */
 #define BURST_SLOWER 0.9162907318741551 /* at 2.5x its mean (log 2.5) or slower (book_or_hold); */
@@ -321,11 +324,47 @@ static int build_sample(void* argument, const dccl_replay_entry* e, float* state
   return 1;
 }
 
+/* Whether a reading `residual` above its arm's mean is slow: part of a burst of slow calls or a spike
+ * (book_or_hold), at BURST_SLOWER or three of the arm's standard deviations, the more. */
+static int reads_slow(const dccl_arm* ran, double residual) {
+  return ran->count >= BURST_MIN_SAMPLES && residual >= fmax(BURST_SLOWER, 3.0 * sqrt(dccl_arm_variance(ran)));
+}
+
 /* A sample's log latency without the machine's slow common drift, which follows the residuals of every
- * cell's calls against the mean of the arm that ran (arms with DRIFT_MIN_SAMPLES or more). */
-static float drift_corrected(dccl_config_agent* agent, const dccl_arm* ran, float log_latency) {
-  float corrected = log_latency - agent->drift_level;
-  if (ran != NULL && ran->count >= DRIFT_MIN_SAMPLES) agent->drift_level += DRIFT_WEIGHT * (corrected - ran->mean);
+ * cell's calls against the mean of the arm that ran (arms with DRIFT_MIN_SAMPLES or more), nor the cell's
+ * level.
+ *
+ * A cell loaded from a saved policy holds another job's statistics, on that job's scale: NCCL's choice
+ * may run a few percent faster or slower in this one (another machine, another state of it, a drift
+ * level the policy does not carry), and the common drift, one level for every cell, does not follow a
+ * cell's own offset. An action measured in this job alone was then compared with NCCL's mean of
+ * thousands of saved readings as if the scale were one: warm-started from the GPU's run 19 on its replay,
+ * AllGather 4 MiB exploited ring/Simple on 1 channel at 1.083x NCCL's choice, against a NCCL arm of 1,177
+ * saved readings 15% slower than this job's own (docs/agents.md). The gaps between actions carry over
+ * between jobs; the level does not. A loaded cell's level is the mean residual of this job's first
+ * LEVEL_READINGS readings of NCCL's choice against its saved mean (the reference of every comparison in
+ * the cell; slow readings left out, shrunk towards 0 by LEVEL_PRIOR readings), at most LEVEL_MOST either
+ * way, and is taken off every reading of the cell, which puts this job's readings on the saved scale. A
+ * cell whose saved NCCL arm holds fewer readings than that takes none: its saved mean is no firmer a
+ * reference than this job's readings (AllReduce 16 KiB in run 19's policy: 28 readings, at 21% a reading,
+ * beside 1,390 of tree/LL; leveled, the warm start missed its best action on 164 of 200 seeds, 144 not).
+ * A machine further off than that is another machine, whose gaps check_loaded and the guard judge (a
+ * policy from the replay warm-started on the calibrated model, a 1.6x slower scale: without the bound
+ * more of its streams end 10% slower than NCCL). The readings that set the level do not move the common
+ * drift; the level stands from then on, or from the cell's first restart (what it keeps is this job's
+ * readings as much as the saved ones). */
+static float corrected_reading(dccl_config_agent* agent, dccl_agent_cell* c, const dccl_arm* ran, float log_latency) {
+  float corrected = log_latency - agent->drift_level - c->level;
+  if (ran == NULL || ran->count < DRIFT_MIN_SAMPLES) return corrected;
+  if (c->leveling && ran == &c->nccl[0]) {
+    if (reads_slow(ran, corrected - ran->mean)) return corrected; /* a burst's or a spike's: no level */
+    c->level_readings++;
+    c->level += (corrected - ran->mean) / (c->level_readings + LEVEL_PRIOR);
+    c->level = fmaxf(-LEVEL_MOST, fminf(LEVEL_MOST, c->level));
+    if (c->level_readings >= LEVEL_READINGS) c->leveling = 0;
+  } else {
+    agent->drift_level += DRIFT_WEIGHT * (corrected - ran->mean);
+  }
   return corrected;
 }
 
@@ -370,8 +409,7 @@ static void book_reading(dccl_config_agent* agent, dccl_agent_cell* c, const dcc
  * BURST_SHORTEST or more slow readings of the cell, ended by one that is not slow, is left out of every
  * arm; a shorter run (a spike) is booked as it came; a run longer than any burst is a change, booked. */
 static void book_or_hold(dccl_config_agent* agent, dccl_agent_cell* c, const dccl_agent_held* r, const dccl_arm* ran) {
-  int slow = ran->count >= BURST_MIN_SAMPLES &&
-             r->reading.log_latency - ran->mean >= fmax(BURST_SLOWER, 3.0 * sqrt(dccl_arm_variance(ran)));
+  int slow = reads_slow(ran, r->reading.log_latency - ran->mean);
   if (slow) {
     c->held[c->held_count++] = *r;
     if (c->held_count <= DCCL_AGENT_BURST_LONGEST) return; /* may still be a burst */
@@ -399,12 +437,12 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
   int context = c->context, coll = c->info.coll;
   float x = (float)log(o->latency_us > 1e-3 ? o->latency_us : 1e-3);
   /* The charge in the units of the drift-corrected readings. */
-  float charge = (float)(o->charge_us * exp(-agent->drift_level));
+  float charge = (float)(o->charge_us * exp(-agent->drift_level - c->level));
   uint16_t replay_action = DCCL_REPLAY_NCCL;
   int channels = o->executed_channels > 0 && o->executed_channels <= DCCL_MAX_CHANNELS ? o->executed_channels : 0;
   charge_exploration(agent, c, o);
   if (dccl_action_is_nccl(o->decided)) {
-    x = drift_corrected(agent, &c->nccl[context], x);
+    x = corrected_reading(agent, c, &c->nccl[context], x);
     /* NCCL's own choice is also the action (its algorithm, its protocol, NCCL's channels and chunk). */
     int i = dccl_agent_action_index(agent, coll, dccl_action_make(o->executed_algo, o->executed_proto, 0, 0));
     if (i >= 0 && dccl_agent_arm(agent, c, context, i)->invalid) i = -1;
@@ -424,7 +462,7 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
       return;
     }
     dccl_arm* ran = dccl_agent_arm(agent, c, context, i);
-    x = drift_corrected(agent, ran, x);
+    x = corrected_reading(agent, c, ran, x);
     dccl_agent_held r = {{stream_call, (int16_t)i, (uint8_t)context, 0, x}, charge, (uint8_t)channels};
     book_or_hold(agent, c, &r, ran);
     if (o->executed_channels > 0 && o->executed_channels < dccl_action_channels(o->decided))
@@ -485,6 +523,7 @@ static void decay_context(dccl_config_agent* agent, dccl_agent_cell* c, int cont
  * is in then. */
 static void restart_cell(dccl_config_agent* agent, dccl_agent_cell* c, int context, float keep, float most) {
   decay_context(agent, c, context, keep, most);
+  c->leveling = 0; /* the level stands (corrected_reading) */
   c->samples[context] = 0;
   c->undecided = c->age = 0;
   c->epsilon_peak = (float)agent->options.epsilon_restart;
@@ -699,6 +738,9 @@ void dccl_agent_cell_loaded(dccl_config_agent* agent, dccl_agent_cell* c) {
   if (!agent->options.learning || agent->options.strategy != DCCL_STRATEGY_DQN) return;
   for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) decay_context(agent, c, k, 1.0f, INFINITY); /* recent readings only */
   c->loaded = 1;
+  c->leveling = c->nccl[0].count >= LEVEL_READINGS; /* a saved mean no firmer than the level's own readings: none */
+  c->level = 0;
+  c->level_readings = 0;
 }
 
 static void refresh_predictions(dccl_config_agent* agent, dccl_agent_cell* c) {

@@ -116,6 +116,12 @@ typedef struct dccl_agent_cell {
                                           this job's measurements (check_loaded in config_agent.c) */
   uint8_t nccl_read_last;              /* the cell's last reading was NCCL's choice's (check_loaded waits) */
   uint8_t channel_cap;                 /* NCCL ran a request for more channels on this many (0: none seen) */
+  uint8_t leveling;                    /* loaded from a saved policy with 64 readings of NCCL's choice or more,
+                                          its level not yet settled */
+  uint8_t level_readings;              /* this job's readings of NCCL's choice that set the level so far */
+  float level;                         /* this job's log latency above the saved statistics' (0 unless loaded),
+                                          taken off every reading of the cell (corrected_reading in
+                                          config_agent.c) */
   dccl_action exploit, explore;
   dccl_action calm_exploit;            /* the calm context's decision when congestion began */
   uint8_t explore_mask;

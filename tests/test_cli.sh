@@ -2,7 +2,8 @@
 # tests/test_cli.sh: the dccl command's outputs that people read: the GPU runs' workloads as the simulator
 # plays them, `dccl inspect --arms` (measured, untried and invalid actions), its refusal of a truncated
 # policy, bench/bench_replay.sh's frozen sizes after gpu-learn, its jobs in a row and its start from a saved
-# policy, and bench/bench_trigger_trace's replay of a GPU learning trace.
+# policy, bench/bench_disagreeing_warm_start.sh's summary, and bench/bench_trigger_trace's replay of a GPU
+# learning trace.
 # Usage: tests/test_cli.sh BUILD_DIR (the Makefile installs BUILD_DIR/tests/test_cli, which runs this).
 set -u
 export LC_ALL=C
@@ -140,6 +141,16 @@ if BENCH_REPLAY_WARM_FROM="$work/kept4/policy-1.bin" BENCH_REPLAY_KEEP="$work/ke
   gpu-learn leftover > "$work/over.txt" 2>&1; then fail "keeping over the policy started from accepted"; fi
 grep -q "which keeping would overwrite" "$work/over.txt" || { fail "no reason given"; show "$work/over.txt"; }
 [ "$(cksum < "$work/kept4/policy-1.bin")" = "$kept" ] || fail "the policy started from was overwritten"
+end
+
+# bench_disagreeing_warm_start.sh plays test_learning's warm start on a machine that disagrees over more seeds.
+begin bench_disagreeing_warm_start_sums_up_its_seeds
+bench/bench_disagreeing_warm_start.sh "$build" 2 > "$work/disagree.txt" 2>&1 ||
+  { fail "bench_disagreeing_warm_start.sh: exit status $?"; show "$work/disagree.txt"; }
+grep -Eq "^warm start on a machine that disagrees, 2 seeds: steady state 1\.[0-9]{4} x oracle, [0-9]+ streams > 2% slower than NCCL, [0-2] seeds with a stream >= 1\.10x NCCL, worst [0-9.]+ x NCCL$" \
+  "$work/disagree.txt" || { fail "not the summary line"; show "$work/disagree.txt"; }
+if bench/bench_disagreeing_warm_start.sh "$build" 0 > "$work/zero-seeds.txt" 2>&1; then fail "0 seeds accepted"; fi
+grep -q "seeds must be 1 or more" "$work/zero-seeds.txt" || { fail "no reason given"; show "$work/zero-seeds.txt"; }
 end
 
 # bench_trigger_trace feeds Agent-1 the calls the learner fed it. Under the run-start rule run 15 ran (a run's first

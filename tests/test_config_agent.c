@@ -44,6 +44,16 @@ static double standard_latency(dccl_action a) {
   return 1100;
 }
 
+/* NCCL's cost table for a cell: ring/Simple (its choice), ring/LL and tree/Simple valid, the rest ignored. */
+static void set_standard_cost(int where) {
+  float cost[DCCL_COST_ENTRIES];
+  for (int i = 0; i < DCCL_COST_ENTRIES; i++) cost[i] = -1.0f;
+  cost[DCCL_ALGO_RING * 3 + DCCL_PROTO_SIMPLE] = 100;
+  cost[DCCL_ALGO_RING * 3 + DCCL_PROTO_LL] = 300;
+  cost[DCCL_ALGO_TREE * 3 + DCCL_PROTO_SIMPLE] = 120;
+  dccl_agent_set_cost(&agent, where, cost);
+}
+
 static void setup_seeded(int learning, uint64_t seed) {
   dccl_agent_options o;
   dccl_agent_default_options(&o);
@@ -55,12 +65,7 @@ static void setup_seeded(int learning, uint64_t seed) {
   CHECK(dccl_agent_init(&agent, &o) == 0);
   dccl_rng_seed(&noise, 99);
   cell = dccl_cell_for_call(DCCL_COLL_ALLREDUCE, bytes, 1, 0);
-  float cost[DCCL_COST_ENTRIES];
-  for (int i = 0; i < DCCL_COST_ENTRIES; i++) cost[i] = -1.0f;
-  cost[DCCL_ALGO_RING * 3 + DCCL_PROTO_SIMPLE] = 100;
-  cost[DCCL_ALGO_RING * 3 + DCCL_PROTO_LL] = 300;
-  cost[DCCL_ALGO_TREE * 3 + DCCL_PROTO_SIMPLE] = 120;
-  dccl_agent_set_cost(&agent, cell, cost);
+  set_standard_cost(cell);
   dccl_table_fill(&table, DCCL_ACTION_NCCL);
 }
 static void setup(int learning) { setup_seeded(learning, 7); }
@@ -1196,6 +1201,95 @@ static void test_burst_is_left_out(void) {
   dccl_agent_free(&agent);
 }
 
+/* Two cells where NCCL's choice is the best and ring/Simple on 8 channels 4% slower (the rest as in
+ * standard_latency): AllReduce 8 MiB (1000 us) and 1 MiB (125 us), each at `scale` of those latencies. */
+static const size_t level_small_bytes = 1u << 20;
+static double level_scale[2];
+static dccl_action four_percent_slower(void) { return dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 8, 0); }
+static double scaled_latency(int which, dccl_action a) {
+  double base = which ? 125 : 1000, ratio = dccl_action_is_nccl(a) ? 1.0 : a == four_percent_slower() ? 1.04 : standard_latency(a) / 1000;
+  return level_scale[which] * base * ratio;
+}
+
+/* Runs `rounds` calls of each of the two cells in turn as the table says, deciding every 64 rounds; with
+ * `measure_slower`, every tenth call of the 8-MiB cell runs the 4%-slower action instead (as exploration
+ * would). */
+static void run_two_cells(int rounds, int measure_slower, uint32_t calls[2]) {
+  int cells[2] = {cell, dccl_cell_for_call(DCCL_COLL_ALLREDUCE, level_small_bytes, 1, 0)};
+  size_t sizes[2] = {bytes, level_small_bytes};
+  for (int k = 0; k < rounds; k++) {
+    if (k % 64 == 0) dccl_agent_decide(&agent, &table);
+    for (int which = 0; which < 2; which++) {
+      dccl_action a = dccl_table_action(&table, cells[which], calls[which]++);
+      if (which == 0 && measure_slower && k % 10 == 0) a = four_percent_slower();
+      observe_ran(cells[which], sizes[which], a, scaled_latency(which, a) * exp(0.03 * dccl_rng_normal(&noise)), 0);
+    }
+  }
+}
+
+/* A policy learned where NCCL's choice is the best in both cells, loaded where the 8-MiB cell runs 12%
+ * faster and the 1-MiB cell 12% slower (a cell saved with few readings of NCCL's choice takes no level), every action alike (the common drift, one level for both, stays
+ * near 0), and the 4%-slower action measured again. Each loaded cell takes this job's level from its
+ * first readings of NCCL's choice, and the 4%-slower action reads 4% slower: booked against NCCL's
+ * thousands of saved readings on the old scale, its readings of this job would read faster than NCCL's
+ * choice, and be exploited (the guard, at 3% and two standard errors of recent readings, would not bring
+ * it back). A machine twice faster sets the level at its bound (log 1.15): beyond, the saved statistics
+ * are judged by their gaps (check_loaded). */
+static void test_loaded_cell_takes_this_jobs_level(void) {
+  char path[] = "/tmp/dccl_agent_test_XXXXXX";
+  int made = test_temp_file(path) == 0;
+  CHECK(made);
+  if (!made) return;
+  setup(1);
+  int small = dccl_cell_for_call(DCCL_COLL_ALLREDUCE, level_small_bytes, 1, 0);
+  set_standard_cost(small);
+  uint32_t calls[2] = {0, 0};
+  level_scale[0] = level_scale[1] = 1.0;
+  run_two_cells(6000, 0, calls);
+  /* A third cell saved with 40 readings of NCCL's choice, fewer than a level takes: it takes none. */
+  int rare = dccl_cell_for_call(DCCL_COLL_ALLREDUCE, 64u << 10, 1, 0);
+  set_standard_cost(rare);
+  for (int k = 0; k < 40; k++) observe_ran(rare, 64u << 10, DCCL_ACTION_NCCL, 100 * exp(0.03 * dccl_rng_normal(&noise)), 0);
+  save_then_load(path, 1);
+  set_standard_cost(small);
+  set_standard_cost(rare);
+  level_scale[0] = 0.88;
+  level_scale[1] = 1 / 0.88;
+  run_two_cells(3000, 1, calls);
+  for (int k = 0; k < 100; k++) observe_ran(rare, 64u << 10, DCCL_ACTION_NCCL, 88 * exp(0.03 * dccl_rng_normal(&noise)), 0);
+  dccl_agent_cell* few = dccl_agent_cell_slot(&agent, rare, 0);
+  CHECK(few != NULL && few->level == 0 && !few->leveling);
+  dccl_agent_decide(&agent, &table);
+  dccl_agent_cell* big = dccl_agent_cell_slot(&agent, cell, 0);
+  dccl_agent_cell* little = dccl_agent_cell_slot(&agent, small, 0);
+  CHECK(big != NULL && little != NULL);
+  if (big == NULL || little == NULL) return;
+  const dccl_arm* slower = dccl_agent_arm(&agent, big, 0, dccl_agent_action_index(&agent, DCCL_COLL_ALLREDUCE, four_percent_slower()));
+  double measured = exp(slower->mean - big->nccl[0].mean);
+  printf("12%% faster: level %.4f (log 0.88 = %.4f), the other cell %.4f; the 4%%-slower action measured %.3fx NCCL's "
+         "latency over %.0f samples\n", big->level, log(0.88), little->level, measured, slower->count);
+  CHECK_MSG(fabs(big->level - log(0.88)) < 0.03 && fabs(little->level + log(0.88)) < 0.03, "levels %.4f and %.4f",
+            big->level, little->level);
+  CHECK_MSG(measured > 1.01, "the 4%%-slower action measured %.3fx NCCL's latency", measured);
+  CHECK(dccl_action_is_nccl(dccl_table_get(&table, cell)));
+  dccl_agent_free(&agent);
+  /* Twice faster: the level stops at its bound. */
+  setup(1);
+  set_standard_cost(small);
+  char error[256];
+  dccl_policy_meta m;
+  CHECK(dccl_policy_load(path, dccl_policy_fingerprint(8, 1, 32, 0), &m, &agent, NULL, NULL, error, sizeof(error)) ==
+        DCCL_POLICY_LOADED);
+  level_scale[0] = 0.5;
+  level_scale[1] = 1.0;
+  run_two_cells(200, 0, calls);
+  big = dccl_agent_cell_slot(&agent, cell, 0);
+  CHECK(big != NULL);
+  if (big != NULL) CHECK_MSG(fabs(big->level + log(1.15)) < 1e-5, "twice faster: level %.4f", big->level);
+  dccl_agent_free(&agent);
+  unlink(path);
+}
+
 int main(void) {
   RUN(test_finds_the_faster_action_then_exploits);
   RUN(test_exploration_runs_in_contiguous_calls);
@@ -1227,5 +1321,6 @@ int main(void) {
   RUN(test_bandit_converges_to_the_best);
   RUN(test_loaded_policy_is_checked_against_this_job);
   RUN(test_recent_reading_follows_the_charge);
+  RUN(test_loaded_cell_takes_this_jobs_level);
   TEST_SUMMARY();
 }

@@ -226,7 +226,11 @@ static void test_warm_start_and_frozen(void) {
  * The seed-5 run alone was asserted until loaded cells started calm (docs/agents.md, Persistence), which
  * moved its random draws into the one known way to keep a slow action (a switch to it read as a
  * congestion onset, docs/agents.md): AllReduce 1 KiB 1.55x. Over seeds 1-16 (`dccl run` as here) the
- * worst stream passed 1.10x on 5 seeds before that change, 2 since.
+ * worst stream passed 1.10x on 5 seeds before that change, 2 since. Over 192 seeds
+ * (`bench/bench_disagreeing_warm_start.sh build 192`, these runs) 53 of them passed it before a loaded cell
+ * took this job's level (docs/agents.md, Persistence), 52 since: at that rate 3 or more of 8 come up about
+ * one time in three, so a change to the learner can fail this test by where its seeds land; judge one by
+ * the bench, not by this test's eight seeds.
  * Before it, seed 5 alone: 2 streams (worst 1.023x; steady state 1.0067 x oracle) since AllGather asks
  * for no more channels than NCCL has shown, 3 (worst 1.042x, 1.0135) since the policy carries the
  * leftover estimates, 0 before (worst 1.016x, 1.0096), 3 (worst 1.03x) before the recent readings
