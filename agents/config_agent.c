@@ -368,6 +368,17 @@ static float corrected_reading(dccl_config_agent* agent, dccl_agent_cell* c, con
   return corrected;
 }
 
+void dccl_agent_levels(const dccl_config_agent* agent, int* cells, double* largest) {
+  *cells = 0;
+  *largest = 0;
+  for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) {
+    const dccl_agent_cell* c = &agent->cells[s];
+    if (c->cell < 0 || c->level_readings == 0) continue;
+    (*cells)++;
+    if (fabs(c->level) > *largest) *largest = fabs(c->level);
+  }
+}
+
 static uint32_t* stream_calls_of(dccl_config_agent* agent, int cell) {
   int coll, bin, pipe, reg;
   dccl_cell_decode(cell, &coll, &bin, &pipe, &reg);

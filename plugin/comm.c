@@ -2,6 +2,7 @@
 #include "comm.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -679,9 +680,12 @@ void dccl_comm_destroy(dccl_comm* comm) {
   if (comm->learner != NULL) {
     dccl_learner* l = comm->learner;
     dccl_agent_stats* a = &l->agent.stats;
+    int leveled;
+    double largest_level;
+    dccl_agent_levels(&l->agent, &leveled, &largest_level);
     DCCL_INFO(&comm->logger,
               "learner: %llu measurements (%llu unmatched, %llu of them of calls it lost; %llu whose next call was waiting, %llu charged a leftover; %llu right after a switch of action, %llu first of a run of their cell and %llu first of their collective, datatype, algorithm and protocol, not learned), %llu tables published, %llu congestion onsets, %llu "
-              "recoveries, %llu readings left out as bursts of slow calls, %llu guard trips, %llu loaded cells this job contradicted, %.1f us of background CPU per 1000 measurements, %llu DQN training steps put off "
+              "recoveries, %llu readings left out as bursts of slow calls, %llu guard trips, %llu loaded cells this job contradicted, %d took this job's level (the largest %.1f%%), %.1f us of background CPU per 1000 measurements, %llu DQN training steps put off "
               "while behind (%llu dropped, %u still owed), %.1f MiB",
               (unsigned long long)l->counters.measurements, (unsigned long long)l->counters.unjoined,
               (unsigned long long)l->counters.lost_calls, (unsigned long long)l->counters.stream_timed,
@@ -690,7 +694,7 @@ void dccl_comm_destroy(dccl_comm* comm) {
               (unsigned long long)l->counters.publications, (unsigned long long)l->counters.onsets,
               (unsigned long long)l->counters.recoveries, (unsigned long long)a->burst_readings,
               (unsigned long long)a->guard_trips,
-              (unsigned long long)a->loaded_restarts,
+              (unsigned long long)a->loaded_restarts, leveled, 100.0 * (exp(largest_level) - 1),
               /* ns per measurement = us per 1000 measurements */
               l->counters.measurements ? (double)l->counters.cpu_ns / (double)l->counters.measurements : 0.0,
               (unsigned long long)a->training_deferred, (unsigned long long)a->training_dropped, l->agent.training_owed,

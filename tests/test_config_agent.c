@@ -1272,6 +1272,11 @@ static void test_loaded_cell_takes_this_jobs_level(void) {
             big->level, little->level);
   CHECK_MSG(measured > 1.01, "the 4%%-slower action measured %.3fx NCCL's latency", measured);
   CHECK(dccl_action_is_nccl(dccl_table_get(&table, cell)));
+  int leveled;
+  double largest;
+  dccl_agent_levels(&agent, &leveled, &largest); /* as the finalize log line reports them */
+  CHECK_EQ_INT(leveled, 2);
+  CHECK_NEAR(largest, fmax(fabs(big->level), fabs(little->level)), 1e-6);
   dccl_agent_free(&agent);
   /* Twice faster: the level stops at its bound. */
   setup(1);
