@@ -38,6 +38,7 @@
 #define LEVEL_READINGS 64 /* a loaded cell's level: from this job's first 64 readings of NCCL's choice (corrected_reading) */
 #define LEVEL_PRIOR 4.0f  /* readings' worth of weight on a level of 0 (the saved statistics' own) */
 #define LEVEL_MOST 0.1397619423751587f /* log 1.15: a level at most 15% either way */
+_Static_assert(LEVEL_READINGS <= 255, "a cell counts its level's readings in 8 bits");
 #define FEW_CHANNELS 4 /* an untried request for under a quarter of NCCL's channels waits for its pair */
 #define BURST_MIN_SAMPLES 8 /* a reading is held as slow against an arm with this many samples, */
 #define BURST_SLOWER 0.9162907318741551 /* at 2.5x its mean (log 2.5) or slower (book_or_hold); */
@@ -204,7 +205,8 @@ static void charge_exploration(dccl_config_agent* agent, dccl_agent_cell* c, con
   c->time_us += o->latency_us;
   if (o->decided == c->exploit) return;
   const dccl_arm* exploited = exploited_arm(agent, c, c->exploit);
-  if (exploited != NULL && exploited->count > 0) c->explore_cost_us += o->latency_us - exp(exploited->mean);
+  if (exploited != NULL && exploited->count > 0)
+    c->explore_cost_us += o->latency_us - exp(exploited->mean + agent->drift_level + c->level); /* as it runs now */
 }
 
 static void arm_decay(dccl_arm* a, float keep) {
@@ -352,7 +354,10 @@ static int reads_slow(const dccl_arm* ran, double residual) {
  * policy from the replay warm-started on the calibrated model, a 1.6x slower scale: without the bound
  * more of its streams end 10% slower than NCCL). The readings that set the level do not move the common
  * drift; the level stands from then on, or from the cell's first restart (what it keeps is this job's
- * readings as much as the saved ones). */
+ * readings as much as the saved ones; an onset's restart included, whose taken-back calm readings,
+ * take_back_calm_readings, stay in the level: a few of its readings). It is measured against NCCL's arm
+ * as this job's readings move it, which leaves about a tenth of the offset in that arm's mean (a saved
+ * mean of 64 readings; much less with the thousands of the GPU's policies). */
 static float corrected_reading(dccl_config_agent* agent, dccl_agent_cell* c, const dccl_arm* ran, float log_latency) {
   float corrected = log_latency - agent->drift_level - c->level;
   if (ran == NULL || ran->count < DRIFT_MIN_SAMPLES) return corrected;
@@ -375,7 +380,7 @@ void dccl_agent_levels(const dccl_config_agent* agent, int* cells, double* large
     const dccl_agent_cell* c = &agent->cells[s];
     if (c->cell < 0 || c->level_readings == 0) continue;
     (*cells)++;
-    if (fabs(c->level) > *largest) *largest = fabs(c->level);
+    if (fabs(c->level) > fabs(*largest)) *largest = c->level;
   }
 }
 

@@ -190,7 +190,7 @@ typedef struct dccl_agent_observation {
 int dccl_agent_init(dccl_config_agent* agent, const dccl_agent_options* options);
 void dccl_agent_free(dccl_config_agent* agent);
 /* The loaded cells that took a level this job (their readings put on the saved statistics' scale,
- * config_agent.c's corrected_reading), and the largest level's size (log latency, 0 when none). */
+ * config_agent.c's corrected_reading), and the level farthest from 0 (log latency, signed; 0 when none). */
 void dccl_agent_levels(const dccl_config_agent* agent, int* cells, double* largest);
 
 /* Bytes allocated by dccl_agent_init (not counting the struct itself). */

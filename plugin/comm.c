@@ -685,7 +685,7 @@ void dccl_comm_destroy(dccl_comm* comm) {
     dccl_agent_levels(&l->agent, &leveled, &largest_level);
     DCCL_INFO(&comm->logger,
               "learner: %llu measurements (%llu unmatched, %llu of them of calls it lost; %llu whose next call was waiting, %llu charged a leftover; %llu right after a switch of action, %llu first of a run of their cell and %llu first of their collective, datatype, algorithm and protocol, not learned), %llu tables published, %llu congestion onsets, %llu "
-              "recoveries, %llu readings left out as bursts of slow calls, %llu guard trips, %llu loaded cells this job contradicted, %d took this job's level (the largest %.1f%%), %.1f us of background CPU per 1000 measurements, %llu DQN training steps put off "
+              "recoveries, %llu readings left out as bursts of slow calls, %llu guard trips, %llu loaded cells this job contradicted, %d took this job's level (the farthest %+.1f%%), %.1f us of background CPU per 1000 measurements, %llu DQN training steps put off "
               "while behind (%llu dropped, %u still owed), %.1f MiB",
               (unsigned long long)l->counters.measurements, (unsigned long long)l->counters.unjoined,
               (unsigned long long)l->counters.lost_calls, (unsigned long long)l->counters.stream_timed,

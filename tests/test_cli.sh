@@ -151,6 +151,12 @@ grep -Eq "^warm start on a machine that disagrees, 2 seeds: steady state 1\.[0-9
   "$work/disagree.txt" || { fail "not the summary line"; show "$work/disagree.txt"; }
 if bench/bench_disagreeing_warm_start.sh "$build" 0 > "$work/zero-seeds.txt" 2>&1; then fail "0 seeds accepted"; fi
 grep -q "seeds must be 1 or more" "$work/zero-seeds.txt" || { fail "no reason given"; show "$work/zero-seeds.txt"; }
+mkdir -p "$work/failing" # a dccl whose seed-2 runs fail: no summary over the seeds left
+printf '#!/usr/bin/env bash\nfor a in "$@"; do [ "$a" = 2 ] && exit 3; done\nexec "%s" "$@"\n' "$dccl" > "$work/failing/dccl"
+chmod +x "$work/failing/dccl"
+if bench/bench_disagreeing_warm_start.sh "$work/failing" 2 > "$work/failing.txt" 2>&1; then fail "a failed run not reported"; fi
+grep -q "1 of 2 seeds' runs failed" "$work/failing.txt" || { fail "no reason given"; show "$work/failing.txt"; }
+grep -q "^warm start on a machine" "$work/failing.txt" && fail "a summary printed over the seeds left"
 end
 
 # bench_trigger_trace feeds Agent-1 the calls the learner fed it. Under the run-start rule run 15 ran (a run's first

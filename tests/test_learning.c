@@ -227,7 +227,8 @@ static void test_warm_start_and_frozen(void) {
  * moved its random draws into the one known way to keep a slow action (a switch to it read as a
  * congestion onset, docs/agents.md): AllReduce 1 KiB 1.55x. Over seeds 1-16 (`dccl run` as here) the
  * worst stream passed 1.10x on 5 seeds before that change, 2 since. Over 192 seeds
- * (`bench/bench_disagreeing_warm_start.sh build 192`, these runs) 53 of them passed it before a loaded cell
+ * (`bench/bench_disagreeing_warm_start.sh build 192`: these runs by `dccl run`, not bit for bit this test's,
+ * seeds 1-3 end otherwise) 53 of them passed it before a loaded cell
  * took this job's level (docs/agents.md, Persistence), 52 since: at that rate 3 or more of 8 come up about
  * one time in three, so a change to the learner can fail this test by where its seeds land; judge one by
  * the bench, not by this test's eight seeds.
