@@ -199,6 +199,12 @@ static const dccl_arm* exploited_arm(dccl_config_agent* agent, dccl_agent_cell* 
   return index >= 0 ? dccl_agent_arm(agent, c, c->context, index) : NULL;
 }
 
+/* A log latency measured now in the cell on the scale its readings are booked on: without the machine's
+ * common drift and the cell's level (corrected_reading). */
+static float on_booked_scale(const dccl_config_agent* agent, const dccl_agent_cell* c, float log_latency) {
+  return log_latency - agent->drift_level - c->level;
+}
+
 /* Books a call's latency in its cell, and what an explored call cost beyond the exploited action's mean
  * (negative when it ran faster), against the cell's exploration budget. */
 static void charge_exploration(dccl_config_agent* agent, dccl_agent_cell* c, const dccl_agent_observation* o) {
@@ -206,7 +212,7 @@ static void charge_exploration(dccl_config_agent* agent, dccl_agent_cell* c, con
   if (o->decided == c->exploit) return;
   const dccl_arm* exploited = exploited_arm(agent, c, c->exploit);
   if (exploited != NULL && exploited->count > 0)
-    c->explore_cost_us += o->latency_us - exp(exploited->mean + agent->drift_level + c->level); /* as it runs now */
+    c->explore_cost_us += o->latency_us - exp(exploited->mean - on_booked_scale(agent, c, 0)); /* as it runs now */
 }
 
 static void arm_decay(dccl_arm* a, float keep) {
@@ -359,7 +365,7 @@ static int reads_slow(const dccl_arm* ran, double residual) {
  * as this job's readings move it, which leaves about a tenth of the offset in that arm's mean (a saved
  * mean of 64 readings; much less with the thousands of the GPU's policies). */
 static float corrected_reading(dccl_config_agent* agent, dccl_agent_cell* c, const dccl_arm* ran, float log_latency) {
-  float corrected = log_latency - agent->drift_level - c->level;
+  float corrected = on_booked_scale(agent, c, log_latency);
   if (ran == NULL || ran->count < DRIFT_MIN_SAMPLES) return corrected;
   if (c->leveling && ran == &c->nccl[0]) {
     if (reads_slow(ran, corrected - ran->mean)) return corrected; /* a burst's or a spike's: no level */
@@ -453,7 +459,7 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
   int context = c->context, coll = c->info.coll;
   float x = (float)log(o->latency_us > 1e-3 ? o->latency_us : 1e-3);
   /* The charge in the units of the drift-corrected readings. */
-  float charge = (float)(o->charge_us * exp(-agent->drift_level - c->level));
+  float charge = (float)(o->charge_us * exp(on_booked_scale(agent, c, 0)));
   uint16_t replay_action = DCCL_REPLAY_NCCL;
   int channels = o->executed_channels > 0 && o->executed_channels <= DCCL_MAX_CHANNELS ? o->executed_channels : 0;
   charge_exploration(agent, c, o);

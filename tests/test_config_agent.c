@@ -941,6 +941,16 @@ static void test_bandit_converges_to_the_best(void) {
  * (3% and the noise), but far from the saved gap (20% faster). */
 static double nccl_faster_latency(dccl_action a) { return dccl_action_is_nccl(a) ? 780 : standard_latency(a); }
 
+/* Sets up a learning (or frozen) agent loaded from the policy saved at `path`. */
+static void load_saved(const char* path, int learning) {
+  setup_seeded(learning, 11);
+  char error[256];
+  dccl_policy_meta m;
+  uint64_t fingerprint = dccl_policy_fingerprint(8, 1, agent.options.space.max_channels, agent.options.space.tune_chunk);
+  CHECK_MSG(dccl_policy_load(path, fingerprint, &m, &agent, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_LOADED,
+            "load: %s", error);
+}
+
 /* Saves what the agent learned to `path`, frees it, and sets up a learning (or frozen) agent loaded from it. */
 static void save_then_load(const char* path, int learning) {
   dccl_policy_meta m = {.version = DCCL_POLICY_VERSION,
@@ -953,9 +963,7 @@ static void save_then_load(const char* path, int learning) {
   char error[256];
   CHECK_MSG(dccl_policy_save(path, &m, &agent, NULL, NULL, error, sizeof(error)) == 0, "save: %s", error);
   dccl_agent_free(&agent);
-  setup_seeded(learning, 11);
-  CHECK_MSG(dccl_policy_load(path, m.fingerprint, &m, &agent, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_LOADED,
-            "load: %s", error);
+  load_saved(path, learning);
 }
 
 /* Makes the temporary file `path`, learns (at `sigma` noise) where the 800-us action is 20% faster than
@@ -1228,8 +1236,9 @@ static void run_two_cells(int rounds, int measure_slower, uint32_t calls[2]) {
 }
 
 /* A policy learned where NCCL's choice is the best in both cells, loaded where the 8-MiB cell runs 12%
- * faster and the 1-MiB cell 13.6% slower (1 / 0.88; a cell saved with few readings of NCCL's choice takes no level), every action alike (the common drift, one level for both, stays
- * near 0), and the 4%-slower action measured again. Each loaded cell takes this job's level from its
+ * faster and the 1-MiB cell 13.6% slower (1 / 0.88), every action alike (the common drift, one level for
+ * both, stays near 0), and the 4%-slower action measured again (a third cell, saved with few readings of
+ * NCCL's choice, takes no level). Each loaded cell takes this job's level from its
  * first readings of NCCL's choice, and the 4%-slower action reads 4% slower: booked against NCCL's
  * thousands of saved readings on the old scale, its readings of this job would read faster than NCCL's
  * choice, and be exploited (the guard, at 3% and two standard errors of recent readings, would not bring
@@ -1279,12 +1288,8 @@ static void test_loaded_cell_takes_this_jobs_level(void) {
   CHECK_NEAR(fabs(largest), fmax(fabs(big->level), fabs(little->level)), 1e-6);
   dccl_agent_free(&agent);
   /* Twice faster: the level stops at its bound. */
-  setup(1);
+  load_saved(path, 1);
   set_standard_cost(small);
-  char error[256];
-  dccl_policy_meta m;
-  CHECK(dccl_policy_load(path, dccl_policy_fingerprint(8, 1, 32, 0), &m, &agent, NULL, NULL, error, sizeof(error)) ==
-        DCCL_POLICY_LOADED);
   level_scale[0] = 0.5;
   level_scale[1] = 1.0;
   run_two_cells(200, 0, calls);
