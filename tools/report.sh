@@ -141,7 +141,7 @@ EOF
   gpu=docs/results/gpu/4-side-by-side-r10-warm/summary.md
   if [ -f "$gpu" ]; then
     echo
-    echo "## Real NCCL on an H100 (issue 5)"
+    echo "## Real NCCL on an H100 and an H200 (issue 5)"
     echo
     echo "Not part of this run: measured by \`bench/gpu/run.sh\` on the GPU machine (NCCL 2.28.9, 2 ranks over"
     echo "sockets through MPS); the runs, their commands and what they show are in"
@@ -167,6 +167,10 @@ EOF
     echo "In the learning runs' own context ring/LL on 1 channel leads at AllReduce 16 KiB too (run 15, the one that read"
     echo "both: 54.0 us against tree/LL on 2 channels' 58.3; \`python3 bench/gpu/summarize.py RUN\`, \"The learning run's"
     echo "calls in runs of one action\"): the miss is the learner's, not the pairs' blocks'."
+    echo "Runs 20-22 (2026-11-28, on an H200, the card lent that session: cold, warm from 20, and 21's policy measured again):"
+    echo "no size below NCCL, 24 and 26 of 27 meet both targets (17 and 20 as measured); AllReduce 16 KiB and AllGather 1 MiB"
+    echo "meet both (ring/LL on 1 channel tried at 16 KiB, through the sibling estimate); ReduceScatter 1 MiB misses in both"
+    echo "(ring/Simple on 1 channel, 1.07-1.10x NCCL's choice, dropped after 8.5 readings at 0.925x, spread 29%)."
     trace=docs/results/gpu/15-cold-learn-trace-pairs-r6/learn-trace/trace-0.csv.gz
     if [ -f "$trace" ]; then
       # Agent-1 on the GPU's own calls, by this build: every onset of that quiet run is a false alarm.
