@@ -350,8 +350,8 @@ static int reads_slow(const dccl_arm* ran, double residual) {
  * AllGather 4 MiB exploited ring/Simple on 1 channel at 1.083x NCCL's choice, against a NCCL arm of 1,177
  * saved readings 15% slower than this job's own (docs/agents.md). The gaps between actions carry over
  * between jobs; the level does not. A loaded cell's level is the mean residual of this job's first
- * LEVEL_READINGS readings of NCCL's choice against its saved mean (the reference of every comparison in
- * the cell; slow readings left out, shrunk towards 0 by LEVEL_PRIOR readings), at most LEVEL_MOST either
+ * LEVEL_READINGS readings of NCCL's choice against its saved mean as loaded (the reference of every
+ * comparison in the cell; slow readings left out, shrunk towards 0 by LEVEL_PRIOR readings), at most LEVEL_MOST either
  * way, and is taken off every reading of the cell, which puts this job's readings on the saved scale. A
  * cell whose saved NCCL arm holds fewer readings than that takes none: its saved mean is no firmer a
  * reference than this job's readings (AllReduce 16 KiB in run 19's policy: 28 readings, at 21% a reading,
@@ -359,18 +359,22 @@ static int reads_slow(const dccl_arm* ran, double residual) {
  * A machine further off than that is another machine, whose gaps check_loaded and the guard judge (a
  * policy from the replay warm-started on the calibrated model, a 1.6x slower scale: without the bound
  * more of its streams end 10% slower than NCCL). The readings that set the level do not move the common
- * drift; the level stands from then on, or from the cell's first restart (what it keeps is this job's
- * readings as much as the saved ones; an onset's restart included, whose taken-back calm readings,
- * take_back_calm_readings, stay in the level: a few of its readings). It is measured against NCCL's arm
- * as this job's readings move it, which leaves about a tenth of the offset in that arm's mean (a saved
- * mean of 64 readings; much less with the thousands of the GPU's policies). */
+ * drift; the level stands from then on, or from check_loaded's restart (this job contradicted the saved
+ * gaps: what the cell keeps is this job's readings as much as the saved ones). A congestion onset's and
+ * its recovery's restarts do not end it: it is measured against the saved mean as loaded, which they do
+ * not move (the 51st stop measured it against NCCL's arm as this job's readings moved it, a tenth short
+ * with a saved mean of 64 readings, and ended it at any restart; measured in docs/agents.md, On real
+ * hardware). A cell congested for good keeps the level it had (its readings of NCCL's choice then go to
+ * the congested context's arm, which does not level). An onset's taken-back calm readings
+ * (take_back_calm_readings) stay in the level. Slow readings are told against the arm's mean (reads_slow),
+ * as the burst hold tells them. */
 static float corrected_reading(dccl_config_agent* agent, dccl_agent_cell* c, const dccl_arm* ran, float log_latency) {
   float corrected = on_booked_scale(agent, c, log_latency);
   if (ran == NULL || ran->count < DRIFT_MIN_SAMPLES) return corrected;
   if (c->leveling && ran == &c->nccl[0]) {
     if (reads_slow(ran, corrected - ran->mean)) return corrected; /* a burst's or a spike's: no level */
     c->level_readings++;
-    c->level += (corrected - ran->mean) / (c->level_readings + LEVEL_PRIOR);
+    c->level += (corrected - c->level_reference) / (c->level_readings + LEVEL_PRIOR);
     c->level = fmaxf(-LEVEL_MOST, fminf(LEVEL_MOST, c->level));
     if (c->level_readings >= LEVEL_READINGS) c->leveling = 0;
   } else {
@@ -545,7 +549,6 @@ static void decay_context(dccl_config_agent* agent, dccl_agent_cell* c, int cont
  * is in then. */
 static void restart_cell(dccl_config_agent* agent, dccl_agent_cell* c, int context, float keep, float most) {
   decay_context(agent, c, context, keep, most);
-  c->leveling = 0; /* the level stands (corrected_reading) */
   c->samples[context] = 0;
   c->undecided = c->age = 0;
   c->epsilon_peak = (float)agent->options.epsilon_restart;
@@ -666,6 +669,7 @@ static int check_loaded(dccl_config_agent* agent, dccl_agent_cell* c) {
   double now = a->recent - nccl->recent, saved = a->mean - nccl->mean;
   if (now - saved <= recent_margin(agent, a, nccl)) return 0;
   restart_cell(agent, c, context, 1.0f, LOADED_KEEP_SAMPLES);
+  c->leveling = 0; /* the level stands (corrected_reading) */
   agent->stats.loaded_restarts++;
   return 1;
 }
@@ -763,6 +767,7 @@ void dccl_agent_cell_loaded(dccl_config_agent* agent, dccl_agent_cell* c) {
   c->leveling = c->nccl[0].count >= LEVEL_READINGS; /* a saved mean no firmer than the level's own readings: none */
   c->level = 0;
   c->level_readings = 0;
+  c->level_reference = c->nccl[0].mean;
 }
 
 static void refresh_predictions(dccl_config_agent* agent, dccl_agent_cell* c) {

@@ -122,6 +122,7 @@ typedef struct dccl_agent_cell {
   float level;                         /* this job's log latency above the saved statistics' (0 unless loaded),
                                           taken off every reading of the cell (corrected_reading in
                                           config_agent.c) */
+  float level_reference;               /* NCCL's choice's saved mean as loaded, which the level is measured against */
   dccl_action exploit, explore;
   dccl_action calm_exploit;            /* the calm context's decision when congestion began */
   uint8_t explore_mask;

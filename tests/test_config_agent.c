@@ -1300,6 +1300,43 @@ static void test_loaded_cell_takes_this_jobs_level(void) {
   unlink(path);
 }
 
+/* A cell saved with 64 readings of NCCL's choice (the fewest that take a level), and this job's run 12%
+ * faster: its first 64 readings give the level log 0.88, shrunk by the prior's 4 readings (64 / 68 of it),
+ * measured against NCCL's saved mean as loaded. Against the arm's mean as this job's readings move it (the
+ * 51st stop's form) it came to -0.108, a tenth short (each reading's residual shrank as it joined the
+ * mean). A congestion onset and its recovery halfway (restarts of the cell) do not end it: they did, at
+ * 32 readings (-0.104). */
+static void test_level_is_measured_against_the_saved_mean(void) {
+  char path[] = "/tmp/dccl_agent_test_XXXXXX";
+  int made = test_temp_file(path) == 0;
+  CHECK(made);
+  if (!made) return;
+  const size_t size = 256u << 10;
+  setup(1);
+  int saved = dccl_cell_for_call(DCCL_COLL_ALLREDUCE, size, 1, 0);
+  set_standard_cost(saved);
+  for (int k = 0; k < 64; k++) observe_ran(saved, size, DCCL_ACTION_NCCL, 100 * exp(0.01 * dccl_rng_normal(&noise)), 0);
+  save_then_load(path, 1);
+  set_standard_cost(saved);
+  for (int k = 0; k < 32; k++) observe_ran(saved, size, DCCL_ACTION_NCCL, 88 * exp(0.01 * dccl_rng_normal(&noise)), 0);
+  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(size), DCCL_TRIGGER_EVENT_ONSET, 0);
+  for (int k = 0; k < 8; k++) observe_ran(saved, size, DCCL_ACTION_NCCL, 88 * exp(0.01 * dccl_rng_normal(&noise)), 0);
+  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(size), DCCL_TRIGGER_EVENT_RECOVERED, 0);
+  for (int k = 0; k < 40; k++) observe_ran(saved, size, DCCL_ACTION_NCCL, 88 * exp(0.01 * dccl_rng_normal(&noise)), 0);
+  const dccl_agent_cell* c = dccl_agent_cell_slot(&agent, saved, 0);
+  CHECK(c != NULL);
+  if (c != NULL) {
+    double expected = log(0.88) * 64 / (64 + 4);
+    printf("saved with 64 readings, 12%% faster now: level %.4f after %d readings (expected %.4f)\n", c->level,
+           c->level_readings, expected);
+    CHECK_EQ_INT(c->level_readings, 64);
+    CHECK(!c->leveling);
+    CHECK_MSG(fabs(c->level - expected) < 0.01, "level %.4f, expected %.4f", c->level, expected);
+  }
+  dccl_agent_free(&agent);
+  unlink(path);
+}
+
 int main(void) {
   RUN(test_finds_the_faster_action_then_exploits);
   RUN(test_exploration_runs_in_contiguous_calls);
@@ -1332,5 +1369,6 @@ int main(void) {
   RUN(test_loaded_policy_is_checked_against_this_job);
   RUN(test_recent_reading_follows_the_charge);
   RUN(test_loaded_cell_takes_this_jobs_level);
+  RUN(test_level_is_measured_against_the_saved_mean);
   TEST_SUMMARY();
 }

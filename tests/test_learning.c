@@ -26,6 +26,15 @@
 #include "test.h"
 #include "test_files.h"
 
+/* Built with AddressSanitizer: gcc says so with __SANITIZE_ADDRESS__, clang only through __has_feature. */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ADDRESS_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ADDRESS_SANITIZER 1
+#endif
+#endif
+
 static char temp_dir[64];
 static char policy_path[128];
 static char plugin_path[1200];
@@ -65,7 +74,7 @@ static int run_with(const char* profile_name, const char* workload_text, int ran
     /* A real job's pace, so the background thread keeps up. AddressSanitizer slows the learner about
      * sixfold (66 against 10 ms of CPU per 1,000 measurements): at 100 us it falls over 1,024 calls of
      * a collective behind, and measurements are then joined with later calls of the same size. */
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(UNDER_ADDRESS_SANITIZER)
     config.pace_us = 400;
 #else
     config.pace_us = 100;
@@ -217,31 +226,30 @@ static void test_warm_start_and_frozen(void) {
  * and tree/LL's work left behind at AllReduce 1 KiB is charged though the gpu-sweep's 20 us gaps keep
  * its calls from running back to back. With none of that (commit d785297), 11 streams ended more than
  * 2% slower than NCCL (worst 1.57x, AllReduce 1 KiB 1.54x); without any one of the three, 4-6 streams
- * (worst 1.53-1.56x). Over seeds: one seed's worst stream is luck, so eight seeds (1-8, each both
- * runs' simulator seed), and at most two of them may end with a stream 10% slower than NCCL, or with
- * AllReduce 1 KiB 5% slower. Four seeds (5-8) and at most one were asserted until the GPU profiles took a
- * call's wait for a larger call's tail (noise.tail_share) and the learner skipped such calls: over seeds
- * 1-16 the worst stream passed 1.10x on 3 seeds without the skip and 2 with it, both in 1-8 (6 and 7:
- * luck where they land), so this test is at its limit: as loose a rate as before, not a wider margin.
- * The seed-5 run alone was asserted until loaded cells started calm (docs/agents.md, Persistence), which
- * moved its random draws into the one known way to keep a slow action (a switch to it read as a
- * congestion onset, docs/agents.md): AllReduce 1 KiB 1.55x. Over seeds 1-16 (`dccl run` as here) the
- * worst stream passed 1.10x on 5 seeds before that change, 2 since. Over 192 seeds
- * (`bench/bench_disagreeing_warm_start.sh build 192`: these runs by `dccl run`, not bit for bit this test's,
- * seeds 1-3 end otherwise) 53 of them passed it before a loaded cell
- * took this job's level (docs/agents.md, Persistence), 52 since: at that rate 3 or more of 8 come up about
- * one time in three, so a change to the learner can fail this test by where its seeds land; judge one by
- * the bench, not by this test's eight seeds.
- * Before it, seed 5 alone: 2 streams (worst 1.023x; steady state 1.0067 x oracle) since AllGather asks
- * for no more channels than NCCL has shown, 3 (worst 1.042x, 1.0135) since the policy carries the
- * leftover estimates, 0 before (worst 1.016x, 1.0096), 3 (worst 1.03x) before the recent readings
- * followed the learner's charge for left work, commit 3eb88e4. */
+ * (worst 1.53-1.56x).
+ * One seed's worst stream is luck, and so was this test's verdict on eight seeds (at most two of them
+ * with a stream 10% slower than NCCL, until the 52nd stop): about 3 seeds in 10 end with such a stream
+ * (16 of seeds 1-48 here; 52 of 192 by `bench/bench_disagreeing_warm_start.sh build 192`, these runs by
+ * `dccl run`, before the 52nd stop's level change, 47 since), and at that rate 3 or more of 8 come up about
+ * one time in three, so most changes to the learner's random path failed or passed it by where its seeds
+ * landed. Now 48 seeds (1-48, each both runs' simulator seed), and limits from the binomial: at most 22
+ * with a stream 10% slower (fails by chance 0.2% of the time at a rate of 0.27, 2% at 0.33; catches a rate
+ * of 0.5 two times in three, 0.6 97 times in 100), at most 6 with AllReduce 1 KiB 5% slower (0.3% by chance
+ * at a rate of 0.04), and at most 5 streams more than 2% slower per seed on average (d785297's seed had
+ * 11). Measured here after the limits were set: 16, 2 and 181 before the level change, 16, 1 and 179
+ * since; with check_loaded off, 45, 6 and 398. Under AddressSanitizer a seed takes about 15 s (0.5 s
+ * plain): there 4 seeds check memory, not rates. */
+#if defined(UNDER_ADDRESS_SANITIZER)
+#define DISAGREEING_SEEDS 4
+#else
+#define DISAGREEING_SEEDS 48
+#endif
 static void test_warm_start_where_the_machine_disagrees(void) {
   learn_environment();
   setenv("DYNAMICCL_POLICY_FILE", policy_path, 1);
   host_ahead = 1;
-  int slow_worst = 0, slow_small = 0;
-  for (sim_seed = 1; sim_seed <= 8; sim_seed++) {
+  int slow_worst = 0, slow_small = 0, slow_streams = 0;
+  for (sim_seed = 1; sim_seed <= DISAGREEING_SEEDS; sim_seed++) {
     unlink(policy_path);
     dccl_emu_result replay, warm;
     CHECK(run("h100-sockets-2ranks-replay", gpu_sweep_text, 1, 0, &replay) == 0);
@@ -261,12 +269,17 @@ static void test_warm_start_where_the_machine_disagrees(void) {
            small->steady_true_us / small->steady_default_us);
     slow_worst += warm.worst_stream_vs_default >= 1.10;
     slow_small += small->steady_true_us >= 1.05 * small->steady_default_us;
+    slow_streams += warm.streams_over_2pct;
   }
   sim_seed = 5;
   host_ahead = 0;
   unsetenv("DYNAMICCL_POLICY_FILE");
-  CHECK_MSG(slow_worst <= 2, "%d of 8 seeds end with a stream 10%% slower than NCCL", slow_worst);
-  CHECK_MSG(slow_small <= 2, "%d of 8 seeds end with AllReduce 1 KiB 5%% slower than NCCL", slow_small);
+  printf("warm start on a machine that disagrees, %d seeds: %d with a stream 10%% slower than NCCL, %d with AllReduce "
+         "1 KiB 5%% slower, %d streams slower by > 2%%\n", DISAGREEING_SEEDS, slow_worst, slow_small, slow_streams);
+  if (DISAGREEING_SEEDS < 48) return; /* too few seeds for a rate */
+  CHECK_MSG(slow_worst <= 22, "%d of 48 seeds end with a stream 10%% slower than NCCL", slow_worst);
+  CHECK_MSG(slow_small <= 6, "%d of 48 seeds end with AllReduce 1 KiB 5%% slower than NCCL", slow_small);
+  CHECK_MSG(slow_streams <= 5 * 48, "%d streams slower than NCCL by > 2%% over 48 seeds", slow_streams);
 }
 
 /* The file at `path` holds exactly `size` bytes `data`. */
