@@ -342,32 +342,19 @@ static int reads_slow(const dccl_arm* ran, double residual) {
  * cell's calls against the mean of the arm that ran (arms with DRIFT_MIN_SAMPLES or more), nor the cell's
  * level.
  *
- * A cell loaded from a saved policy holds another job's statistics, on that job's scale: NCCL's choice
- * may run a few percent faster or slower in this one (another machine, another state of it, a drift
- * level the policy does not carry), and the common drift, one level for every cell, does not follow a
- * cell's own offset. An action measured in this job alone was then compared with NCCL's mean of
- * thousands of saved readings as if the scale were one: warm-started from the GPU's run 19 on its replay,
- * AllGather 4 MiB exploited ring/Simple on 1 channel at 1.083x NCCL's choice, against a NCCL arm of 1,177
- * saved readings 15% slower than this job's own (docs/agents.md). The gaps between actions carry over
- * between jobs; the level does not. A loaded cell's level is the mean residual of this job's first
- * LEVEL_READINGS readings of NCCL's choice against its saved mean as loaded (the reference of every
- * comparison in the cell; slow readings left out, shrunk towards 0 by LEVEL_PRIOR readings), at most LEVEL_MOST either
- * way, and is taken off every reading of the cell, which puts this job's readings on the saved scale. A
- * cell whose saved NCCL arm holds fewer readings than that takes none: its saved mean is no firmer a
- * reference than this job's readings (AllReduce 16 KiB in run 19's policy: 28 readings, at 21% a reading,
- * beside 1,390 of tree/LL; leveled, the warm start missed its best action on 164 of 200 seeds, 144 not).
- * A machine further off than that is another machine, whose gaps check_loaded and the guard judge (a
- * policy from the replay warm-started on the calibrated model, a 1.6x slower scale: without the bound
- * more of its streams end 10% slower than NCCL). The readings that set the level do not move the common
- * drift; the level stands from then on, or from check_loaded's restart (this job contradicted the saved
- * gaps: what the cell keeps is this job's readings as much as the saved ones). A congestion onset's and
- * its recovery's restarts do not end it: it is measured against the saved mean as loaded, which they do
- * not move (the 51st stop measured it against NCCL's arm as this job's readings moved it, a tenth short
- * with a saved mean of 64 readings, and ended it at any restart; measured in docs/agents.md, On real
- * hardware). A cell congested for good keeps the level it had (its readings of NCCL's choice then go to
- * the congested context's arm, which does not level). An onset's taken-back calm readings
- * (take_back_calm_readings) stay in the level. Slow readings are told against the arm's mean (reads_slow),
- * as the burst hold tells them. */
+ * A cell loaded from a saved policy holds another job's statistics, on that job's scale: NCCL's choice may
+ * run a few percent faster or slower in this one, cell by cell, which the common drift (one level for all
+ * cells) does not follow. The gaps between actions carry over between jobs; the level does not. A loaded
+ * cell's level is the mean residual of this job's first LEVEL_READINGS readings of NCCL's choice against
+ * its saved mean as loaded (level_reference; slow readings left out, as reads_slow tells them against the
+ * arm's mean; shrunk towards 0 by LEVEL_PRIOR readings), at most LEVEL_MOST either way (further off is
+ * another machine, whose gaps check_loaded and the guard judge), and is taken off every reading of the
+ * cell. A cell saved with fewer readings of NCCL's choice than that takes none: its saved mean is no
+ * firmer a reference than this job's readings. The readings that set the level do not move the common
+ * drift. The level stands once set, or from check_loaded's restart (this job contradicted the saved gaps);
+ * a congestion onset's and recovery's restarts do not end it (they do not move the saved mean), and a cell
+ * congested for good keeps the level it had (the congested context's arm does not level). Measured, and
+ * the forms not kept, in docs/agents.md (Persistence; On real hardware, the 51st and 52nd stops). */
 static float corrected_reading(dccl_config_agent* agent, dccl_agent_cell* c, const dccl_arm* ran, float log_latency) {
   float corrected = on_booked_scale(agent, c, log_latency);
   if (ran == NULL || ran->count < DRIFT_MIN_SAMPLES) return corrected;
