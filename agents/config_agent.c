@@ -454,6 +454,9 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
   uint16_t replay_action = DCCL_REPLAY_NCCL;
   int channels = o->executed_channels > 0 && o->executed_channels <= DCCL_MAX_CHANNELS ? o->executed_channels : 0;
   charge_exploration(agent, c, o);
+  /* A cap that NCCL does not keep here (a saved policy's, from a machine whose NCCL ran fewer channels):
+   * not known again until a request runs on fewer channels than it asked for. */
+  if (c->channel_cap > 0 && channels > c->channel_cap && dccl_algo_takes_channels(o->executed_algo)) c->channel_cap = 0;
   if (dccl_action_is_nccl(o->decided)) {
     x = corrected_reading(agent, c, &c->nccl[context], x);
     /* NCCL's own choice is also the action (its algorithm, its protocol, NCCL's channels and chunk). */

@@ -53,7 +53,7 @@ typedef struct dccl_arm {
                              reading by the difference */
   uint16_t recent_count;
   uint8_t invalid; /* NCCL would not run it here */
-  uint8_t channels_ran; /* channels NCCL last ran it on (0: not known) */
+  uint8_t channels_ran; /* channels NCCL last ran it on (0: not known); saved with the policy (format 4) */
 } dccl_arm;
 
 typedef struct dccl_agent_options {
@@ -115,7 +115,8 @@ typedef struct dccl_agent_cell {
   uint8_t loaded;                      /* statistics loaded from a saved policy and not yet checked against
                                           this job's measurements (check_loaded in config_agent.c) */
   uint8_t nccl_read_last;              /* the cell's last reading was NCCL's choice's (check_loaded waits) */
-  uint8_t channel_cap;                 /* NCCL ran a request for more channels on this many (0: none seen) */
+  uint8_t channel_cap;                 /* NCCL ran a request for more channels on this many (0: none seen, or
+                                          NCCL ran more since: dccl_agent_observe); saved with the policy */
   uint8_t leveling;                    /* loaded from a saved policy with 64 readings of NCCL's choice or more,
                                           its level not yet settled */
   uint8_t level_readings;              /* this job's readings of NCCL's choice that set the level so far */

@@ -23,7 +23,13 @@
 #define FOREIGN -2 /* a check's result: a sound policy this job cannot use (DCCL_POLICY_FOREIGN) */
 #define NEWER_FORMATS 64 /* a format up to this far ahead may be a newer DynamICCL's; beyond, damage */
 static const char magic[8] = {'D', 'C', 'C', 'L', 'P', 'O', 'L', 0};
-enum { SECTION_QNET = 0x54454E51u, SECTION_LSTM = 0x4D54534Cu, SECTION_CELLS = 0x534C4C43u, SECTION_LEFTOVERS = 0x5446454Cu };
+enum {
+  SECTION_QNET = 0x54454E51u,
+  SECTION_LSTM = 0x4D54534Cu,
+  SECTION_CELLS = 0x534C4C43u,
+  SECTION_LEFTOVERS = 0x5446454Cu,
+  SECTION_CHANNELS = 0x4E414843u
+};
 
 #define PAYLOAD_SIZE_OFFSET 24
 
@@ -162,6 +168,51 @@ static void put_leftovers(writer* w, const dccl_config_agent* agent, const dccl_
   }
 }
 
+/* The channels NCCL ran an action on, as the cell's arms hold it (the same in every context: book_reading);
+ * 0 where not known. */
+static uint8_t channels_ran_of(const dccl_config_agent* agent, const dccl_agent_cell* c, int index) {
+  for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) {
+    uint8_t channels = c->arms[(size_t)k * agent->max_actions + index].channels_ran;
+    if (channels > 0) return channels;
+  }
+  return 0;
+}
+
+/* What NCCL ran the requests of each cell on (format 4): per cell that knows any of it, its table index,
+ * channel cap (0: none seen) and the actions with the channels NCCL last ran them on. A warm start then
+ * knows at once which requests would only run as an arm already measured (above the cap, or on the
+ * channels of NCCL's own choice) instead of spending its first explorations to find out again. */
+static void put_channels(writer* w, const dccl_config_agent* agent) {
+  uint32_t records = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) {
+      put_u32(w, SECTION_CHANNELS);
+      put_u32(w, records);
+    }
+    for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) {
+      const dccl_agent_cell* c = &agent->cells[s];
+      if (c->cell < 0) continue;
+      int coll = c->info.coll;
+      uint16_t entries = 0;
+      for (int i = 0; i < agent->n_actions[coll]; i++) entries += channels_ran_of(agent, c, i) > 0;
+      if (entries == 0 && c->channel_cap == 0) continue;
+      if (pass == 0) {
+        records++;
+        continue;
+      }
+      put_u16(w, (uint16_t)c->cell);
+      put_u8(w, c->channel_cap);
+      put_u16(w, entries);
+      for (int i = 0; i < agent->n_actions[coll]; i++) {
+        uint8_t channels = channels_ran_of(agent, c, i);
+        if (channels == 0) continue;
+        put_u32(w, agent->actions[coll][i]);
+        put_u8(w, channels);
+      }
+    }
+  }
+}
+
 int dccl_policy_save(const char* path, const dccl_policy_meta* meta, const dccl_config_agent* agent,
                      const dccl_trigger* trigger, const dccl_leftover_cell* leftovers, char* error, size_t error_size) {
   writer w = {0};
@@ -203,6 +254,7 @@ int dccl_policy_save(const char* path, const dccl_policy_meta* meta, const dccl_
         put_arm(&w, a);
       }
   }
+  put_channels(&w, agent);
   if (leftovers != NULL) put_leftovers(&w, agent, leftovers);
   if (w.failed) {
     free(w.data);
@@ -311,14 +363,18 @@ static int get_leftover_cell(reader* r, dccl_leftover_cell* cell) {
 /* Walks the payload; applies it when `agent` is not NULL (and the leftover estimates, of the agent's
  * cells by slot, when `leftovers` is not NULL too); counts the leftover records into `leftover_cells`
  * when that is not NULL. */
-static int parse_payload(reader* r, dccl_config_agent* agent, dccl_trigger* trigger, dccl_leftover_cell* leftovers,
-                         size_t expected_q, size_t expected_lstm, uint32_t* leftover_cells, char* error,
-                         size_t error_size) {
+static int parse_payload(reader* r, uint32_t version, dccl_config_agent* agent, dccl_trigger* trigger,
+                         dccl_leftover_cell* leftovers, size_t expected_q, size_t expected_lstm,
+                         uint32_t* leftover_cells, char* error, size_t error_size) {
   enum { CELL_NOT_SEEN, CELL_SEEN, CELL_WITH_LEFTOVERS };
   uint8_t seen[DCCL_TABLE_CELLS] = {0}; /* a leftover record needs its cell's record before it, once */
+  uint8_t channels_seen[DCCL_TABLE_CELLS] = {0}; /* so does a channel record */
   while (r->left > 0) {
     uint32_t tag = get_u32(r), count = get_u32(r);
     if (r->failed) return fail(error, error_size, "truncated section header");
+    /* A section its format did not have is damage (a writer of that format never wrote one). */
+    if ((tag == SECTION_LEFTOVERS && version < 3) || (tag == SECTION_CHANNELS && version < 4))
+      return fail(error, error_size, "section %.4s in a policy of format %u", (const char*)&tag, version);
     if (tag == SECTION_QNET || tag == SECTION_LSTM) {
       size_t expected = tag == SECTION_QNET ? expected_q : expected_lstm;
       if ((size_t)count * sizeof(float) > r->left) return fail(error, error_size, "truncated network weights");
@@ -411,6 +467,28 @@ static int parse_payload(reader* r, dccl_config_agent* agent, dccl_trigger* trig
           dccl_leftover_cell* into = &leftovers[c - agent->cells];
           *into = read;
           dccl_leftover_cell_loaded(into);
+        }
+      }
+    } else if (tag == SECTION_CHANNELS) {
+      if (count > DCCL_AGENT_MAX_CELLS)
+        return fail(error, error_size, "%u channel records (at most %d)", count, DCCL_AGENT_MAX_CELLS);
+      for (uint32_t n = 0; n < count; n++) {
+        int cell = get_u16(r), cap = get_u8(r), entries = get_u16(r);
+        if (r->failed) return fail(error, error_size, "truncated channel record");
+        if (cell >= DCCL_TABLE_CELLS || seen[cell] == CELL_NOT_SEEN || channels_seen[cell] || cap > DCCL_MAX_CHANNELS)
+          return fail(error, error_size, "channel record %u is inconsistent", n);
+        channels_seen[cell] = 1;
+        dccl_agent_cell* c = agent != NULL ? dccl_agent_cell_slot(agent, cell, 0) : NULL;
+        if (c != NULL) c->channel_cap = (uint8_t)cap;
+        for (int e = 0; e < entries; e++) {
+          dccl_action action = get_u32(r);
+          int channels = get_u8(r);
+          if (r->failed) return fail(error, error_size, "truncated channel record");
+          if (!dccl_action_well_formed(action) || channels < 1 || channels > DCCL_MAX_CHANNELS)
+            return fail(error, error_size, "entry %d of channel record %u is inconsistent", e, n);
+          int index = c != NULL ? dccl_agent_action_index(agent, c->info.coll, action) : -1;
+          for (int k = 0; index >= 0 && k < DCCL_AGENT_CONTEXTS; k++)
+            c->arms[(size_t)k * agent->max_actions + index].channels_ran = (uint8_t)channels;
         }
       }
     } else {
@@ -517,12 +595,13 @@ static int check_and_apply_payload(const uint8_t* payload, size_t size, dccl_pol
   if (agent == NULL) declared_network_sizes(payload, size, &expected_q, &expected_lstm);
   reader check = {payload, size, 0};
   meta->leftover_cells = 0;
-  if (parse_payload(&check, NULL, NULL, NULL, expected_q, expected_lstm, &meta->leftover_cells, error, error_size) != 0)
+  if (parse_payload(&check, meta->version, NULL, NULL, NULL, expected_q, expected_lstm, &meta->leftover_cells, error,
+                    error_size) != 0)
     return -1;
   if (agent != NULL) {
     reader apply = {payload, size, 0};
     if (leftovers != NULL) memset(leftovers, 0, DCCL_AGENT_MAX_CELLS * sizeof(*leftovers));
-    parse_payload(&apply, agent, trigger, leftovers, expected_q, expected_lstm, NULL, error, error_size);
+    parse_payload(&apply, meta->version, agent, trigger, leftovers, expected_q, expected_lstm, NULL, error, error_size);
     dccl_agent_index_measured(agent);
     agent->stats.observations = meta->observations; /* later saves count what was learned before */
   }

@@ -5,8 +5,9 @@
  *   u64 FNV-1a checksum, u64 observations, u32 ranks, u32 nodes, u32 max channels,
  *   u32 flags (bit 0: chunk sizes tuned; the others must be 0)
  * then tagged sections: the DQN's weights, the trigger's LSTM weights, every cell (its NCCL cost
- * snapshot, NCCL's arm per context, every measured action by its packed value) and, from format 3,
- * the leftover estimates of the cells that have them (after the cells). The checksum covers
+ * snapshot, NCCL's arm per context, every measured action by its packed value), from format 3 the
+ * leftover estimates of the cells that have them, and from format 4 the channels NCCL ran each cell's
+ * requests on (both after the cells). The checksum covers
  * the whole file but its own 8 bytes (format 1 covered only the payload), and the fingerprint must be
  * that of the header's own ranks, nodes, channels and flags. A file is applied only after it has been
  * read and checked completely: wrong magic, version, size, checksum, an inconsistent header, another
@@ -22,10 +23,11 @@
 #include "../agents/leftover.h"
 #include "../agents/trigger.h"
 
-/* 2: the checksum covers the header too; 3: the leftover estimates (agents/leftover.h) are saved too.
- * Format 2 is still read (its cells start without leftover estimates); others are rejected (never
- * converted), and a newer DynamICCL's too. */
-#define DCCL_POLICY_VERSION 3
+/* 2: the checksum covers the header too; 3: the leftover estimates (agents/leftover.h) are saved too;
+ * 4: what NCCL ran each cell's requests on (its channel cap, each arm's channels_ran). Formats 2 and 3
+ * are still read (their cells start without what they lack); others are rejected (never converted), and
+ * a newer DynamICCL's too. */
+#define DCCL_POLICY_VERSION 4
 #define DCCL_POLICY_OLDEST_VERSION 2
 /* A header's rank count beyond this is damage, not a job. */
 #define DCCL_POLICY_MAX_RANKS (1u << 24)

@@ -51,8 +51,10 @@ grep -q "NCCL's choice [0-9]* samples" "$work/arms.calm" || { fail "no calm cont
 grep -q "(untried)" "$work/arms.calm" && fail "--arms without --all lists untried actions"
 measured=$(grep -Ec '^ +[a-z_]+/[a-z0-9]+(/[a-z0-9=]+)* +[0-9]+\.[0-9] +[0-9]+\.[0-9]{2} ' "$work/arms.calm")
 [ "$measured" -ge 2 ] || { fail "$measured measured actions listed (NCCL's own and another at least)"; show "$work/arms.txt" 30; }
+# The channels NCCL ran each measured action on (the replay's NCCL runs ring/Simple at 1 MiB on 2).
+grep -Eq '^ +ring/simple +[0-9]+\.[0-9] .* 2 ch$' "$work/arms.calm" || { fail "no 'ran on' column for NCCL's own pair"; show "$work/arms.txt" 30; }
 grep -v "(untried)" "$work/all.calm" | cmp -s - "$work/arms.calm" || fail "--all changed the measured rows"
-untried=$(grep -Ec '^ +[a-z_]+/[a-z0-9]+(/[a-z0-9=]+)* +- +- +- +- +[0-9]+\.[0-9]{3}x \(untried\)$' "$work/all.calm")
+untried=$(grep -Ec '^ +[a-z_]+/[a-z0-9]+(/[a-z0-9=]+)* +- +- +- +- +[0-9]+\.[0-9]{3}x +(-|[0-9]+ ch) \(untried\)$' "$work/all.calm")
 [ "$untried" -ge 10 ] || { fail "$untried untried actions listed with the DQN's prediction"; show "$work/all.txt" 40; }
 grep -E '^ +[^ ]+ +0\.0 +1\.00 ' "$work/all.calm" && fail "an unmeasured action shows a mean (not '-')"
 end

@@ -525,6 +525,29 @@ static void test_capped_duplicates_are_not_explored(void) {
   dccl_agent_free(&agent);
 }
 
+/* A cell's channel cap is what NCCL ran a request for more channels on; a policy saved on another machine
+ * brings its cap along (format 4), and where this job's NCCL runs more channels than that, its own choice
+ * included, the cap is not known again until a request runs on fewer channels than it asked for. */
+static void test_stale_channel_cap_is_forgotten(void) {
+  setup(1);
+  dccl_action ring8 = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 8, 0);
+  dccl_action ring16 = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 16, 0);
+  observe_ran(cell, bytes, ring8, 700, 4);
+  const dccl_agent_cell* c = dccl_agent_cell_slot(&agent, cell, 0);
+  CHECK(c != NULL);
+  if (c == NULL) return;
+  CHECK_EQ_INT(c->channel_cap, 4);
+  observe_ran(cell, bytes, DCCL_ACTION_NCCL, 1000, 4);
+  CHECK_EQ_INT(c->channel_cap, 4);
+  observe_ran(cell, bytes, DCCL_ACTION_NCCL, 1000, 8); /* NCCL's own choice beyond the cap */
+  CHECK_EQ_INT(c->channel_cap, 0);
+  observe_ran(cell, bytes, ring16, 700, 8);
+  CHECK_EQ_INT(c->channel_cap, 8);
+  observe_ran(cell, bytes, ring16, 700, 16); /* a request run as asked, beyond the cap */
+  CHECK_EQ_INT(c->channel_cap, 0);
+  dccl_agent_free(&agent);
+}
+
 /* NCCL 2.29+ runs a group of Broadcasts from several roots as an AllGatherV on as many channels as the
  * tuner's AllGather answer says, unclamped (a crash past the channels it has). An AllGather's explicit
  * channel count is published only up to the most channels NCCL has been seen running: none before any
@@ -1354,6 +1377,7 @@ int main(void) {
   RUN(test_few_channels_wait_for_their_pair);
   RUN(test_frozen_needs_eight_samples);
   RUN(test_capped_duplicates_are_not_explored);
+  RUN(test_stale_channel_cap_is_forgotten);
   RUN(test_allgather_channels_never_beyond_nccls);
   RUN(test_tried_duplicates_are_not_explored);
   RUN(test_common_drift_is_taken_off);

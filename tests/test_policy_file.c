@@ -26,6 +26,7 @@
 #define LEFTOVER_RECORD_BYTES (2 + 4 + 1 + 2 * 36)
 #define LEFTOVER_SECTION_BYTES (8 + N_CELLS * LEFTOVER_RECORD_BYTES)
 #define HEADER_BYTES 64
+#define NCCL_CHANNELS 4 /* the channels NCCL runs in train(): its own choice's, and its cap on requests */
 
 /* Not powers of two: a cell's log2_bytes (its first call's size) then differs from its size bin. */
 static const size_t cell_bytes[N_CELLS] = {6000, 1500000, 80000000};
@@ -107,15 +108,19 @@ static void train(dccl_config_agent* agent, dccl_trigger* trigger, uint64_t seed
       o.cell = cell_of(i);
       o.bytes = cell_bytes[i];
       double factor = 1.0;
+      /* NCCL runs its own choice on 4 channels, and requests for more on those 4. */
       if (r % 3 == 0) {
         o.decided = DCCL_ACTION_NCCL;
         o.executed_algo = DCCL_ALGO_RING;
         o.executed_proto = DCCL_PROTO_SIMPLE;
+        o.executed_channels = NCCL_CHANNELS;
       } else {
         int j = (r / 3) % 6;
         o.decided = candidates[j];
         o.executed_algo = dccl_action_algo(o.decided);
         o.executed_proto = dccl_action_proto(o.decided);
+        int asked = dccl_action_channels(o.decided);
+        o.executed_channels = asked == 0 || asked > NCCL_CHANNELS ? NCCL_CHANNELS : asked;
         factor = j == fast ? speedup : 0.9 + 0.1 * j;
       }
       double base = 20.0 + (double)cell_bytes[i] / 1e4;
@@ -208,7 +213,7 @@ static void check_agent_restored(const dccl_config_agent* from, dccl_config_agen
   CHECK_EQ_INT(to->q.online.count, from->q.online.count);
   CHECK_MSG(same_floats(to->q.online.values, from->q.online.values, from->q.online.count), "DQN weights differ");
   CHECK_EQ_INT(used_cells(to), used_cells(from));
-  int compared_arms = 0, invalid_arms = 0;
+  int compared_arms = 0, invalid_arms = 0, ran_on_channels = 0, capped_cells = 0;
   for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) {
     const dccl_agent_cell* a = &from->cells[s];
     if (a->cell < 0) continue;
@@ -239,14 +244,21 @@ static void check_agent_restored(const dccl_config_agent* from, dccl_config_agen
                   k, i, (double)y->count, (double)x->count, (double)y->mean, (double)x->mean);
         compared_arms += x->count > 0;
         invalid_arms += x->invalid;
-        /* Not saved: the channels NCCL ran an arm on are not known until it runs it again. */
-        CHECK_MSG(y->channels_ran == 0, "cell %d context %d action %d: channels_ran %d", a->cell, k, i, y->channels_ran);
+        /* Saved from format 4: the channels NCCL last ran the arm on, the same in every context. */
+        CHECK_MSG(y->channels_ran == x->channels_ran, "cell %d context %d action %d: channels_ran %d, saved %d", a->cell,
+                  k, i, y->channels_ran, x->channels_ran);
+        ran_on_channels += x->channels_ran > 0;
       }
     for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) CHECK_EQ_INT(b->nccl[k].channels_ran, 0);
+    CHECK_EQ_INT(b->channel_cap, a->channel_cap);
+    capped_cells += a->channel_cap > 0;
   }
   CHECK_MSG(compared_arms >= N_CELLS * 6, "only %d measured arms: the agent did not learn", compared_arms);
   CHECK_MSG(recent_readings > 0, "no recent readings saved: the recent counts were not compared");
   CHECK(invalid_arms > 0);
+  CHECK_MSG(ran_on_channels >= N_CELLS * 6 && capped_cells == N_CELLS,
+            "%d arms with the channels they ran on, %d cells with a cap: the channels were not compared", ran_on_channels,
+            capped_cells);
   /* The list of measured arms the DQN samples from is rebuilt. */
   CHECK_EQ_INT(to->measured_count, (long long)compared_arms);
 }
@@ -1074,6 +1086,21 @@ static void test_policy_saved_congested_loads_calm(void) {
  * saves a policy that loads again (the target aborts otherwise). Bytes are overwritten with random ones
  * or with special floats (NaN, infinities, huge, negative, zero) at 4-byte boundaries, where the file's
  * floats lie; some files are cut short. Both outcomes must occur, or the mutations test nothing. */
+/* The size of the channel section (format 4) that dccl_policy_save writes for `agent`: per cell that knows
+ * a cap or what an arm ran on, its index (2 bytes), cap (1) and entry count (2), and 5 bytes an entry. */
+static size_t channel_section_bytes(const dccl_config_agent* agent) {
+  size_t bytes = 8;
+  for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) {
+    const dccl_agent_cell* c = &agent->cells[s];
+    if (c->cell < 0) continue;
+    size_t entries = 0;
+    for (int i = 0; i < agent->n_actions[c->info.coll]; i++)
+      entries += c->arms[i].channels_ran > 0 || c->arms[(size_t)agent->max_actions + i].channels_ran > 0;
+    if (entries > 0 || c->channel_cap > 0) bytes += 5 + 5 * entries;
+  }
+  return bytes;
+}
+
 /* A policy's leftover estimates come back as saved, each weighing at most DCCL_LEFTOVER_LOADED_SAMPLES,
  * into the slots of the loading agent's cells, every other slot cleared; format 2 (no estimates) still
  * loads; a record of a cell the file does not hold, or one dccl_leftover_add could not have built, is
@@ -1163,22 +1190,33 @@ static void test_leftover_estimates_saved(void) {
   CHECK(test_write_file(path, copy, size) == 0);
   CHECK(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
         strstr(error, "leftover record 1 is inconsistent") != NULL);
-  /* Format 2: the same policy without the section. */
-  memcpy(copy, data, section);
+  /* Format 2: the same policy without the leftover section, nor the channel section before it. */
+  size_t channels_start = section - channel_section_bytes(&trained_a);
+  CHECK(memcmp(data + channels_start, "CHAN", 4) == 0);
+  memcpy(copy, data, channels_start);
   put_u32_at(copy, 8, 2);
-  dccl_policy_seal(copy, section);
-  CHECK(test_write_file(path, copy, section) == 0);
+  dccl_policy_seal(copy, channels_start);
+  CHECK(test_write_file(path, copy, channels_start) == 0);
   for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) leftovers_loaded[s].samples = 99;
   CHECK_MSG(dccl_policy_load(path, 0, &m, &target, NULL, leftovers_loaded, error, sizeof(error)) == DCCL_POLICY_LOADED,
             "%s", error);
   CHECK_EQ_INT((int)m.version, 2);
   for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) CHECK_EQ_INT((int)leftovers_loaded[s].samples, 0);
-  /* Formats 1 and 4 are refused, each saying whose it is. */
+  /* Formats 1 and 5 are refused, each saying whose it is. */
   put_u32_at(copy, 8, 1);
-  dccl_policy_seal(copy, section);
-  CHECK(test_write_file(path, copy, section) == 0);
+  dccl_policy_seal(copy, channels_start);
+  CHECK(test_write_file(path, copy, channels_start) == 0);
   CHECK(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
-        strstr(error, "older DynamICCL (policy format 1; this one reads formats 2 to 3)") != NULL);
+        strstr(error, "older DynamICCL (policy format 1; this one reads formats 2 to 4)") != NULL);
+  /* A section its format did not have is damage: the leftover estimates in a format 2 file. */
+  memcpy(copy, data, channels_start);
+  memcpy(copy + channels_start, data + section, LEFTOVER_SECTION_BYTES);
+  put_u32_at(copy, 8, 2);
+  dccl_policy_seal(copy, channels_start + LEFTOVER_SECTION_BYTES);
+  CHECK(test_write_file(path, copy, channels_start + LEFTOVER_SECTION_BYTES) == 0);
+  CHECK_MSG(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
+              strstr(error, "section LEFT in a policy of format 2") != NULL,
+            "%s", error);
   memcpy(copy, data, size);
   put_u32_at(copy, 8, DCCL_POLICY_VERSION + 1);
   dccl_policy_seal(copy, size);
@@ -1197,6 +1235,107 @@ static void test_leftover_estimates_saved(void) {
   CHECK_EQ_INT((int)m.leftover_cells, N_CELLS - 1);
   const dccl_agent_cell* left_out = dccl_agent_cell_slot(&target, cell_of(0), 0);
   CHECK(left_out != NULL && leftovers_loaded[left_out - target.cells].samples == 0);
+  unlink(path);
+  free(copy);
+  free(data);
+}
+
+/* What NCCL ran each cell's requests on comes back as saved (check_agent_restored compares it arm by arm);
+ * a format 3 file, without it, loads with none of it known; a damaged channel record refuses the file. */
+static void test_channels_saved(void) {
+  char path[128];
+  dccl_policy_meta m;
+  path_in(path, sizeof(path), "channels.bin");
+  CHECK(save(path, &trained_a, &trigger_a) == 0);
+  size_t size;
+  uint8_t* data = test_read_file(path, &size);
+  uint8_t* copy = data != NULL ? malloc(size) : NULL;
+  size_t channels_start = size - LEFTOVER_SECTION_BYTES - channel_section_bytes(&trained_a);
+  CHECK(copy != NULL && channels_start > HEADER_BYTES && memcmp(data + channels_start, "CHAN", 4) == 0);
+  if (copy == NULL || channels_start <= HEADER_BYTES || memcmp(data + channels_start, "CHAN", 4) != 0) {
+    free(copy);
+    free(data);
+    return;
+  }
+  size_t record = channels_start + 8, entry = record + 5;
+  uint32_t records;
+  memcpy(&records, data + channels_start + 4, 4);
+  CHECK_EQ_INT(records, N_CELLS);
+  CHECK_EQ_INT(data[record + 2], NCCL_CHANNELS); /* the first cell's cap */
+  /* Format 3: the same policy without the channel section; NCCL's channels are found out again. */
+  memcpy(copy, data, channels_start);
+  memcpy(copy + channels_start, data + size - LEFTOVER_SECTION_BYTES, LEFTOVER_SECTION_BYTES);
+  put_u32_at(copy, 8, 3);
+  dccl_policy_seal(copy, channels_start + LEFTOVER_SECTION_BYTES);
+  CHECK(test_write_file(path, copy, channels_start + LEFTOVER_SECTION_BYTES) == 0);
+  static dccl_config_agent fresh; /* a job's agent, loaded once at its start */
+  CHECK(make_agent(&fresh, 8, 5) == 0);
+  CHECK_MSG(dccl_policy_load(path, 0, &m, &fresh, NULL, leftovers_loaded, error, sizeof(error)) == DCCL_POLICY_LOADED,
+            "%s", error);
+  CHECK_EQ_INT((int)m.version, 3);
+  CHECK_EQ_INT((int)m.leftover_cells, N_CELLS);
+  int cells = 0, known = 0;
+  for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) {
+    const dccl_agent_cell* c = &fresh.cells[s];
+    if (c->cell < 0) continue;
+    cells++;
+    known += c->channel_cap > 0;
+    for (int i = 0; i < DCCL_AGENT_CONTEXTS * fresh.max_actions; i++) known += c->arms[i].channels_ran > 0;
+  }
+  CHECK_EQ_INT(cells, N_CELLS);
+  CHECK_EQ_INT(known, 0);
+  dccl_agent_free(&fresh);
+  /* The channel section in a format 3 file is damage. */
+  memcpy(copy, data, size);
+  put_u32_at(copy, 8, 3);
+  dccl_policy_seal(copy, size);
+  CHECK(test_write_file(path, copy, size) == 0);
+  CHECK_MSG(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
+              strstr(error, "section CHAN in a policy of format 3") != NULL,
+            "%s", error);
+  uint16_t absent = (uint16_t)dccl_cell_for_call(DCCL_COLL_ALLGATHER, 4096, 1, 0), seen_cell;
+  memcpy(&seen_cell, data + record, 2);
+  uint8_t zero = 0, too_many = DCCL_MAX_CHANNELS + 1;
+  uint32_t bad_algo = 99u << 16;
+  struct {
+    size_t offset;
+    const void* value;
+    size_t bytes;
+    const char* reason;
+  } damage[] = {
+    {record, &absent, 2, "channel record 0 is inconsistent"},               /* a cell the file holds no record of */
+    {record + 2, &too_many, 1, "channel record 0 is inconsistent"},         /* a cap beyond NCCL's channels */
+    {entry + 4, &zero, 1, "entry 0 of channel record 0 is inconsistent"},    /* run on no channel */
+    {entry + 4, &too_many, 1, "entry 0 of channel record 0 is inconsistent"}, /* on more than NCCL has */
+    {entry, &bad_algo, 4, "entry 0 of channel record 0 is inconsistent"},    /* no such algorithm */
+  };
+  for (size_t k = 0; k < sizeof(damage) / sizeof(damage[0]); k++) {
+    memcpy(copy, data, size);
+    memcpy(copy + damage[k].offset, damage[k].value, damage[k].bytes);
+    dccl_policy_seal(copy, size);
+    CHECK(test_write_file(path, copy, size) == 0);
+    error[0] = '\0';
+    CHECK_MSG(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
+                strstr(error, damage[k].reason) != NULL,
+              "damage %zu: %s", k, error);
+  }
+  /* A cell given twice: the second record names the first's cell. */
+  uint16_t entries;
+  memcpy(&entries, data + record + 3, 2);
+  memcpy(copy, data, size);
+  memcpy(copy + record + 5 + 5 * (size_t)entries, &seen_cell, 2);
+  dccl_policy_seal(copy, size);
+  CHECK(test_write_file(path, copy, size) == 0);
+  CHECK_MSG(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
+              strstr(error, "channel record 1 is inconsistent") != NULL,
+            "%s", error);
+  /* Cut inside a record. */
+  memcpy(copy, data, channels_start + 8 + 3);
+  dccl_policy_seal(copy, channels_start + 8 + 3);
+  CHECK(test_write_file(path, copy, channels_start + 8 + 3) == 0);
+  CHECK_MSG(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
+              strstr(error, "truncated channel record") != NULL,
+            "%s", error);
   unlink(path);
   free(copy);
   free(data);
@@ -1271,6 +1410,7 @@ int main(void) {
   RUN(test_save_is_atomic);
   RUN(test_corrupt_file_not_trusted);
   RUN(test_leftover_estimates_saved);
+  RUN(test_channels_saved);
   RUN(test_policy_saved_congested_loads_calm);
   RUN(test_mutated_policies_load_or_refuse);
 

@@ -130,9 +130,11 @@ static void print_arms(dccl_config_agent* agent, const char* which, int untried)
       for (int context = 0; context < DCCL_AGENT_CONTEXTS; context++) {
         const dccl_arm* nccl = &c->nccl[context];
         if (nccl->count < 1) continue;
-        printf("\n  %s %s pipe %d reg %d, %s context: NCCL's choice %.0f samples, mean %.2f us\n", name, colon + 1, pipe,
+        printf("\n  %s %s pipe %d reg %d, %s context: NCCL's choice %.0f samples, mean %.2f us", name, colon + 1, pipe,
                reg, context ? "congested" : "calm", nccl->count, exp(nccl->mean));
-        printf("    %-32s %8s %10s %8s %10s %10s\n", "action", "samples", "mean us", "sd %", "vs NCCL", "DQN says");
+        if (c->channel_cap > 0) printf("; NCCL runs requests for more than %d channels on %d", c->channel_cap, c->channel_cap);
+        printf("\n    %-32s %8s %10s %8s %10s %10s %7s\n", "action", "samples", "mean us", "sd %", "vs NCCL", "DQN says",
+               "ran on");
         static float predicted[4096];
         float state[DCCL_STATE_FEATURES];
         dccl_dynamic_state calm = c->dynamic;
@@ -148,13 +150,15 @@ static void print_arms(dccl_config_agent* agent, const char* which, int untried)
           dccl_action_format(agent->actions[coll][i], text, sizeof(text));
           const char* note = a->invalid ? " (invalid)" : measured ? "" : " (untried)";
           double dqn = i < n ? exp(predicted[i]) : 0.0;
+          char ran[16] = "-"; /* the channels NCCL last ran it on, where known */
+          if (a->channels_ran > 0) snprintf(ran, sizeof(ran), "%d ch", a->channels_ran);
           if (!measured) {
-            printf("    %-32s %8s %10s %8s %10s %9.3fx%s\n", text, "-", "-", "-", "-", dqn, note);
+            printf("    %-32s %8s %10s %8s %10s %9.3fx %7s%s\n", text, "-", "-", "-", "-", dqn, ran, note);
             continue;
           }
           double sd = a->count >= 2 ? sqrt(a->m2 / (a->count - 1)) : 0;
-          printf("    %-32s %8.1f %10.2f %8.2f %9.3fx %9.3fx%s\n", text, a->count, exp(a->mean), 100 * sd,
-                 exp(nccl->mean - a->mean), dqn, note);
+          printf("    %-32s %8.1f %10.2f %8.2f %9.3fx %9.3fx %7s%s\n", text, a->count, exp(a->mean), 100 * sd,
+                 exp(nccl->mean - a->mean), dqn, ran, note);
         }
       }
     }
