@@ -92,8 +92,10 @@ typedef struct dccl_agent_reading {
 /* A reading on its way into its arms, held while it may be part of a burst of slow calls. */
 typedef struct dccl_agent_held {
   dccl_agent_reading reading;
-  float charge;     /* the learner's charge for left work, in the reading's units */
-  uint8_t channels; /* NCCL ran it on (0: not reported) */
+  float charge;      /* the learner's charge for left work, in the reading's units */
+  float drift_owed;  /* what the common drift did not take of the reading's tail (corrected_reading): taken
+                        where the reading is not booked clipped (left out in a burst, or a change) */
+  uint8_t channels;  /* NCCL ran it on (0: not reported) */
 } dccl_agent_held;
 
 typedef struct dccl_agent_cell {
@@ -115,6 +117,8 @@ typedef struct dccl_agent_cell {
   uint8_t loaded;                      /* statistics loaded from a saved policy and not yet checked against
                                           this job's measurements (check_loaded in config_agent.c) */
   uint8_t nccl_read_last;              /* the cell's last reading was NCCL's choice's (check_loaded waits) */
+  uint8_t tail_as_it_came;             /* loaded from a policy whose readings were booked with their slow tail
+                                          (format 4 or older): this job's are too (booked_tail_limit) */
   uint8_t channel_cap;                 /* NCCL ran a request for more channels on this many (0: none seen, or
                                           NCCL ran more since: dccl_agent_observe); saved with the policy */
   uint8_t leveling;                    /* loaded from a saved policy with 64 readings of NCCL's choice or more,
@@ -229,8 +233,10 @@ int dccl_agent_arm_runnable(const dccl_config_agent* agent, const dccl_arm* arm,
  * context, whatever context the job that saved it ended in (this job's Agent-1 starts calm). A learning agent measures
  * its own recent readings (the guard compares what runs now, not what ran in the job that saved the
  * policy; a frozen one measures no reference and keeps the saved ones), and checks the saved statistics
- * against this job's once it has measured the exploited action and NCCL's choice. */
-void dccl_agent_cell_loaded(dccl_config_agent* agent, dccl_agent_cell* cell);
+ * against this job's once it has measured the exploited action and NCCL's choice. `tail_clipped`: the saved
+ * statistics were booked with the slow tail of readings clipped (format 5 on); else this job's readings of
+ * the cell are booked as they come too, so that the arms keep one kind of mean. */
+void dccl_agent_cell_loaded(dccl_config_agent* agent, dccl_agent_cell* cell, int tail_clipped);
 
 /* Writes every known cell's exploit action (no exploration) into `table`: the frozen policy. */
 void dccl_agent_exploit_table(dccl_config_agent* agent, dccl_table* table);

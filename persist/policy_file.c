@@ -28,7 +28,8 @@ enum {
   SECTION_LSTM = 0x4D54534Cu,
   SECTION_CELLS = 0x534C4C43u,
   SECTION_LEFTOVERS = 0x5446454Cu,
-  SECTION_CHANNELS = 0x4E414843u
+  SECTION_CHANNELS = 0x4E414843u,
+  SECTION_TAIL = 0x4C494154u
 };
 
 #define PAYLOAD_SIZE_OFFSET 24
@@ -213,6 +214,17 @@ static void put_channels(writer* w, const dccl_config_agent* agent) {
   }
 }
 
+/* The cells whose arms hold readings booked with their slow tail (format 5): loaded from an older policy,
+ * they booked this job's readings so too (dccl_agent_cell_loaded); their table indexes. */
+static void put_tail_cells(writer* w, const dccl_config_agent* agent) {
+  uint32_t records = 0;
+  for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) records += agent->cells[s].cell >= 0 && agent->cells[s].tail_as_it_came;
+  put_u32(w, SECTION_TAIL);
+  put_u32(w, records);
+  for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++)
+    if (agent->cells[s].cell >= 0 && agent->cells[s].tail_as_it_came) put_u16(w, (uint16_t)agent->cells[s].cell);
+}
+
 int dccl_policy_save(const char* path, const dccl_policy_meta* meta, const dccl_config_agent* agent,
                      const dccl_trigger* trigger, const dccl_leftover_cell* leftovers, char* error, size_t error_size) {
   writer w = {0};
@@ -255,6 +267,7 @@ int dccl_policy_save(const char* path, const dccl_policy_meta* meta, const dccl_
       }
   }
   put_channels(&w, agent);
+  put_tail_cells(&w, agent);
   if (leftovers != NULL) put_leftovers(&w, agent, leftovers);
   if (w.failed) {
     free(w.data);
@@ -369,11 +382,13 @@ static int parse_payload(reader* r, uint32_t version, dccl_config_agent* agent, 
   enum { CELL_NOT_SEEN, CELL_SEEN, CELL_WITH_LEFTOVERS };
   uint8_t seen[DCCL_TABLE_CELLS] = {0}; /* a leftover record needs its cell's record before it, once */
   uint8_t channels_seen[DCCL_TABLE_CELLS] = {0}; /* so does a channel record */
+  uint8_t tail_seen[DCCL_TABLE_CELLS] = {0};     /* and a tail record */
   while (r->left > 0) {
     uint32_t tag = get_u32(r), count = get_u32(r);
     if (r->failed) return fail(error, error_size, "truncated section header");
     /* A section its format did not have is damage (a writer of that format never wrote one). */
-    if ((tag == SECTION_LEFTOVERS && version < 3) || (tag == SECTION_CHANNELS && version < 4))
+    if ((tag == SECTION_LEFTOVERS && version < 3) || (tag == SECTION_CHANNELS && version < 4) ||
+        (tag == SECTION_TAIL && version < 5))
       return fail(error, error_size, "section %.4s in a policy of format %u", (const char*)&tag, version);
     if (tag == SECTION_QNET || tag == SECTION_LSTM) {
       size_t expected = tag == SECTION_QNET ? expected_q : expected_lstm;
@@ -419,7 +434,7 @@ static int parse_payload(reader* r, uint32_t version, dccl_config_agent* agent, 
         dccl_action exploit = get_u32(r);
         uint32_t arms = get_u32(r);
         if (r->failed) return fail(error, error_size, "truncated cell record");
-        if (!ok || cell >= DCCL_TABLE_CELLS || context >= DCCL_AGENT_CONTEXTS || !isfinite(log2_bytes) ||
+        if (!ok || cell >= DCCL_TABLE_CELLS || seen[cell] != CELL_NOT_SEEN || context >= DCCL_AGENT_CONTEXTS || !isfinite(log2_bytes) ||
             log2_bytes < 0 || log2_bytes > 64 || !(epsilon >= 0 && epsilon <= 1) || !dccl_action_well_formed(exploit))
           return fail(error, error_size, "cell record %u is inconsistent", n);
         seen[cell] = CELL_SEEN;
@@ -448,7 +463,8 @@ static int parse_payload(reader* r, uint32_t version, dccl_config_agent* agent, 
             if (index >= 0) c->arms[(size_t)arm_context * agent->max_actions + index] = a;
           }
         }
-        if (c != NULL) dccl_agent_cell_loaded(agent, c);
+        /* Format 5 on: the readings' tail clipped, but in the cells its TAIL section lists (after this). */
+        if (c != NULL) dccl_agent_cell_loaded(agent, c, version >= 5);
       }
     } else if (tag == SECTION_LEFTOVERS) {
       if (count > DCCL_AGENT_MAX_CELLS)
@@ -490,6 +506,17 @@ static int parse_payload(reader* r, uint32_t version, dccl_config_agent* agent, 
           for (int k = 0; index >= 0 && k < DCCL_AGENT_CONTEXTS; k++)
             c->arms[(size_t)k * agent->max_actions + index].channels_ran = (uint8_t)channels;
         }
+      }
+    } else if (tag == SECTION_TAIL) {
+      if (count > DCCL_AGENT_MAX_CELLS) return fail(error, error_size, "%u tail records (at most %d)", count, DCCL_AGENT_MAX_CELLS);
+      for (uint32_t n = 0; n < count; n++) {
+        int cell = get_u16(r);
+        if (r->failed) return fail(error, error_size, "truncated tail record");
+        if (cell >= DCCL_TABLE_CELLS || seen[cell] == CELL_NOT_SEEN || tail_seen[cell])
+          return fail(error, error_size, "tail record %u is inconsistent", n);
+        tail_seen[cell] = 1;
+        dccl_agent_cell* c = agent != NULL ? dccl_agent_cell_slot(agent, cell, 0) : NULL;
+        if (c != NULL) c->tail_as_it_came = 1;
       }
     } else {
       return fail(error, error_size, "unknown section %08x", tag);

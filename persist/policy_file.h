@@ -6,8 +6,8 @@
  *   u32 flags (bit 0: chunk sizes tuned; the others must be 0)
  * then tagged sections: the DQN's weights, the trigger's LSTM weights, every cell (its NCCL cost
  * snapshot, NCCL's arm per context, every measured action by its packed value), from format 3 the
- * leftover estimates of the cells that have them, and from format 4 the channels NCCL ran each cell's
- * requests on (both after the cells). The checksum covers
+ * leftover estimates of the cells that have them, from format 4 the channels NCCL ran each cell's
+ * requests on, and from format 5 the cells booked with their readings' slow tail (all after the cells). The checksum covers
  * the whole file but its own 8 bytes (format 1 covered only the payload), and the fingerprint must be
  * that of the header's own ranks, nodes, channels and flags. A file is applied only after it has been
  * read and checked completely: wrong magic, version, size, checksum, an inconsistent header, another
@@ -24,10 +24,12 @@
 #include "../agents/trigger.h"
 
 /* 2: the checksum covers the header too; 3: the leftover estimates (agents/leftover.h) are saved too;
- * 4: what NCCL ran each cell's requests on (its channel cap, each arm's channels_ran). Formats 2 and 3
- * are still read (their cells start without what they lack); others are rejected (never converted), and
- * a newer DynamICCL's too. */
-#define DCCL_POLICY_VERSION 4
+ * 4: what NCCL ran each cell's requests on (its channel cap, each arm's channels_ran); 5: arms whose
+ * readings were booked with their slow tail clipped (agents/config_agent.c, booked_tail_limit), but in the
+ * cells listed as booked with it. Formats 2 to 4 are still read (their cells start without what they lack,
+ * and book this job's readings with their tail, as theirs were); others are rejected (never converted),
+ * and a newer DynamICCL's too. */
+#define DCCL_POLICY_VERSION 5
 #define DCCL_POLICY_OLDEST_VERSION 2
 /* A header's rank count beyond this is damage, not a job. */
 #define DCCL_POLICY_MAX_RANKS (1u << 24)

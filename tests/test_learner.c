@@ -519,8 +519,9 @@ static void test_first_call_of_a_run_after_a_larger_call_is_not_learned(void) {
   /* Rounds of one large call and 11 small ones, as collbench's learning run plays sizes: the small cell's
    * calls come in runs (10 of 11 right after one of its own), so a run's first call, right after the
    * larger call, is not learned once the cell has had 16 calls: from the third round on (22 of 24), so
-   * that 2 of its arm's readings are 1,000 us rather than 24; learning every call, the arm reads over 1.1x
-   * more (the agent's drift estimate, which a lone arm's readings move, takes part of either). The large
+   * that 2 of its arm's readings are 1,000 us rather than 24; learning every call, the arm reads over 1.05x
+   * more (1.08x: the agent's drift estimate, which a lone arm's readings move, takes part of either, and its
+   * clip of a reading's slow tail most of the rest; 1.1x and more before the clip). The large
    * cell's calls all follow a smaller call of another cell: all kept. Interleaved (one large, one small),
    * no cell comes in runs: nothing is skipped. */
   fixture f;
@@ -548,7 +549,7 @@ static void test_first_call_of_a_run_after_a_larger_call_is_not_learned(void) {
   CHECK(small != NULL);
   if (small != NULL) {
     CHECK_NEAR(small->count, 24 * 11, 1e-3);
-    CHECK_MSG(exp(small->mean) > 1.1 * skipping_us, "learning every call %.1f us, skipping %.1f", exp(small->mean),
+    CHECK_MSG(exp(small->mean) > 1.05 * skipping_us, "learning every call %.1f us, skipping %.1f", exp(small->mean),
               skipping_us);
   }
   fixture_free(&f);

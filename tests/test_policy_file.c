@@ -251,6 +251,7 @@ static void check_agent_restored(const dccl_config_agent* from, dccl_config_agen
       }
     for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) CHECK_EQ_INT(b->nccl[k].channels_ran, 0);
     CHECK_EQ_INT(b->channel_cap, a->channel_cap);
+    CHECK_EQ_INT(b->tail_as_it_came, a->tail_as_it_came);
     capped_cells += a->channel_cap > 0;
   }
   CHECK_MSG(compared_arms >= N_CELLS * 6, "only %d measured arms: the agent did not learn", compared_arms);
@@ -644,6 +645,17 @@ static void test_rejections(void) {
   dccl_policy_seal(copy, size);
   CHECK(test_write_file(bad, copy, size) == 0);
   expect_rejected("too many cells, resealed", bad, fp, &target, &trigger_target, "cells");
+  /* The second cell record names the first's cell: a record given twice (it would load the cell again, and
+   * undo what later sections said of it). After epsilon: exploit u32, arm count u32, then per arm an action
+   * u32, a context u8 and the arm (19 bytes). */
+  uint32_t arms;
+  memcpy(&arms, data + epsilon_at + 8, 4);
+  const size_t second_at = epsilon_at + 12 + (size_t)arms * 24;
+  memcpy(copy, data, size);
+  memcpy(copy + second_at, data + record_at, 2);
+  dccl_policy_seal(copy, size);
+  CHECK(test_write_file(bad, copy, size) == 0);
+  expect_rejected("a cell record given twice, resealed", bad, fp, &target, &trigger_target, "cell record 1 is inconsistent");
 
   /* And after all that, the good file still loads into the untouched agent. */
   memset(error, 0, sizeof(error));
@@ -1081,18 +1093,15 @@ static void test_policy_saved_congested_loads_calm(void) {
   }
 }
 
-/* Mutations of a saved policy, resealed, through the fuzz target (tests/fuzz/policy_target.h): each
- * is refused with a reason, or loads into an agent that decides well-formed actions, learns, trains and
- * saves a policy that loads again (the target aborts otherwise). Bytes are overwritten with random ones
- * or with special floats (NaN, infinities, huge, negative, zero) at 4-byte boundaries, where the file's
- * floats lie; some files are cut short. Both outcomes must occur, or the mutations test nothing. */
-/* The size of the channel section (format 4) that dccl_policy_save writes for `agent`: per cell that knows
- * a cap or what an arm ran on, its index (2 bytes), cap (1) and entry count (2), and 5 bytes an entry. */
-static size_t channel_section_bytes(const dccl_config_agent* agent) {
-  size_t bytes = 8;
+/* The size of the sections of formats 4 and 5 that dccl_policy_save writes for `agent` before the leftover
+ * estimates: the channel section, per cell that knows a cap or what an arm ran on its index (2 bytes), cap
+ * (1) and entry count (2), and 5 bytes an entry; then the tail section, 2 bytes a cell it lists. */
+static size_t format4_sections_bytes(const dccl_config_agent* agent) {
+  size_t bytes = 8 + 8;
   for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) {
     const dccl_agent_cell* c = &agent->cells[s];
     if (c->cell < 0) continue;
+    bytes += 2 * (size_t)c->tail_as_it_came;
     size_t entries = 0;
     for (int i = 0; i < agent->n_actions[c->info.coll]; i++)
       entries += c->arms[i].channels_ran > 0 || c->arms[(size_t)agent->max_actions + i].channels_ran > 0;
@@ -1191,7 +1200,7 @@ static void test_leftover_estimates_saved(void) {
   CHECK(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
         strstr(error, "leftover record 1 is inconsistent") != NULL);
   /* Format 2: the same policy without the leftover section, nor the channel section before it. */
-  size_t channels_start = section - channel_section_bytes(&trained_a);
+  size_t channels_start = section - format4_sections_bytes(&trained_a);
   CHECK(memcmp(data + channels_start, "CHAN", 4) == 0);
   memcpy(copy, data, channels_start);
   put_u32_at(copy, 8, 2);
@@ -1207,7 +1216,7 @@ static void test_leftover_estimates_saved(void) {
   dccl_policy_seal(copy, channels_start);
   CHECK(test_write_file(path, copy, channels_start) == 0);
   CHECK(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
-        strstr(error, "older DynamICCL (policy format 1; this one reads formats 2 to 4)") != NULL);
+        strstr(error, "older DynamICCL (policy format 1; this one reads formats 2 to 5)") != NULL);
   /* A section its format did not have is damage: the leftover estimates in a format 2 file. */
   memcpy(copy, data, channels_start);
   memcpy(copy + channels_start, data + section, LEFTOVER_SECTION_BYTES);
@@ -1250,7 +1259,7 @@ static void test_channels_saved(void) {
   size_t size;
   uint8_t* data = test_read_file(path, &size);
   uint8_t* copy = data != NULL ? malloc(size) : NULL;
-  size_t channels_start = size - LEFTOVER_SECTION_BYTES - channel_section_bytes(&trained_a);
+  size_t channels_start = size - LEFTOVER_SECTION_BYTES - format4_sections_bytes(&trained_a);
   CHECK(copy != NULL && channels_start > HEADER_BYTES && memcmp(data + channels_start, "CHAN", 4) == 0);
   if (copy == NULL || channels_start <= HEADER_BYTES || memcmp(data + channels_start, "CHAN", 4) != 0) {
     free(copy);
@@ -1284,15 +1293,84 @@ static void test_channels_saved(void) {
   }
   CHECK_EQ_INT(cells, N_CELLS);
   CHECK_EQ_INT(known, 0);
+  /* Format 3's readings were booked with their slow tail: its cells book this job's so too, and a save
+   * says so (the TAIL section), which the next load keeps; trained_a's own cells clip it (none listed). */
+  int as_it_came = 0;
+  for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) as_it_came += fresh.cells[s].cell >= 0 && fresh.cells[s].tail_as_it_came;
+  CHECK_EQ_INT(as_it_came, N_CELLS);
+  char again[128];
+  path_in(again, sizeof(again), "channels_again.bin");
+  CHECK(save(again, &fresh, NULL) == 0);
+  static dccl_config_agent reloaded;
+  CHECK(make_agent(&reloaded, 8, 6) == 0);
+  CHECK_MSG(dccl_policy_load(again, 0, &m, &reloaded, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_LOADED, "%s", error);
+  CHECK_EQ_INT((int)m.version, DCCL_POLICY_VERSION);
+  as_it_came = 0;
+  for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++)
+    as_it_came += reloaded.cells[s].cell >= 0 && reloaded.cells[s].tail_as_it_came;
+  CHECK_EQ_INT(as_it_came, N_CELLS);
+  dccl_agent_free(&reloaded);
+  size_t again_size;
+  uint8_t* again_data = test_read_file(again, &again_size);
+  /* Its TAIL section's cells: a cell the file holds no record of, or one given twice, refuses the file. */
+  size_t tail = again_data != NULL ? again_size - 8 - 2 * N_CELLS : 0;
+  CHECK(again_data != NULL && memcmp(again_data + tail, "TAIL", 4) == 0);
+  if (again_data != NULL && memcmp(again_data + tail, "TAIL", 4) == 0) {
+    uint16_t nowhere = (uint16_t)dccl_cell_for_call(DCCL_COLL_ALLGATHER, 4096, 1, 0);
+    memcpy(again_data + tail + 8, &nowhere, 2);
+    dccl_policy_seal(again_data, again_size);
+    CHECK(test_write_file(again, again_data, again_size) == 0);
+    CHECK_MSG(dccl_policy_load(again, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
+                strstr(error, "tail record 0 is inconsistent") != NULL,
+              "%s", error);
+    memcpy(again_data + tail + 8, again_data + tail + 10, 2);
+    dccl_policy_seal(again_data, again_size);
+    CHECK(test_write_file(again, again_data, again_size) == 0);
+    CHECK_MSG(dccl_policy_load(again, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
+                strstr(error, "tail record 1 is inconsistent") != NULL,
+              "%s", error);
+  }
+  free(again_data);
+  unlink(again);
   dccl_agent_free(&fresh);
-  /* The channel section in a format 3 file is damage. */
-  memcpy(copy, data, size);
-  put_u32_at(copy, 8, 3);
-  dccl_policy_seal(copy, size);
-  CHECK(test_write_file(path, copy, size) == 0);
-  CHECK_MSG(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
-              strstr(error, "section CHAN in a policy of format 3") != NULL,
-            "%s", error);
+  /* Format 4: without the tail section, whose readings were booked with their tail (the channels known). */
+  size_t tail_start = size - LEFTOVER_SECTION_BYTES - 8;
+  CHECK(memcmp(data + tail_start, "TAIL", 4) == 0);
+  memcpy(copy, data, tail_start);
+  memcpy(copy + tail_start, data + size - LEFTOVER_SECTION_BYTES, LEFTOVER_SECTION_BYTES);
+  put_u32_at(copy, 8, 4);
+  dccl_policy_seal(copy, tail_start + LEFTOVER_SECTION_BYTES);
+  CHECK(test_write_file(path, copy, tail_start + LEFTOVER_SECTION_BYTES) == 0);
+  CHECK(make_agent(&fresh, 8, 5) == 0);
+  CHECK_MSG(dccl_policy_load(path, 0, &m, &fresh, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_LOADED, "%s", error);
+  CHECK_EQ_INT((int)m.version, 4);
+  cells = known = as_it_came = 0;
+  for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) {
+    const dccl_agent_cell* c = &fresh.cells[s];
+    if (c->cell < 0) continue;
+    cells++;
+    known += c->channel_cap > 0;
+    as_it_came += c->tail_as_it_came;
+  }
+  CHECK_EQ_INT(cells, N_CELLS);
+  CHECK_EQ_INT(known, N_CELLS);
+  CHECK_EQ_INT(as_it_came, N_CELLS);
+  dccl_agent_free(&fresh);
+  /* The tail section in a format 4 file, and the channel section (the first seen) in a format 3 one, are
+   * damage. */
+  const struct {
+    uint32_t version;
+    const char* reason;
+  } older[] = {{4, "section TAIL in a policy of format 4"}, {3, "section CHAN in a policy of format 3"}};
+  for (size_t k = 0; k < sizeof(older) / sizeof(older[0]); k++) {
+    memcpy(copy, data, size);
+    put_u32_at(copy, 8, older[k].version);
+    dccl_policy_seal(copy, size);
+    CHECK(test_write_file(path, copy, size) == 0);
+    CHECK_MSG(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
+                strstr(error, older[k].reason) != NULL,
+              "format %u: %s", older[k].version, error);
+  }
   uint16_t absent = (uint16_t)dccl_cell_for_call(DCCL_COLL_ALLGATHER, 4096, 1, 0), seen_cell;
   memcpy(&seen_cell, data + record, 2);
   uint8_t zero = 0, too_many = DCCL_MAX_CHANNELS + 1;
@@ -1341,6 +1419,11 @@ static void test_channels_saved(void) {
   free(data);
 }
 
+/* Mutations of a saved policy, resealed, through the fuzz target (tests/fuzz/policy_target.h): each
+ * is refused with a reason, or loads into an agent that decides well-formed actions, learns, trains and
+ * saves a policy that loads again (the target aborts otherwise). Bytes are overwritten with random ones
+ * or with special floats (NaN, infinities, huge, negative, zero) at 4-byte boundaries, where the file's
+ * floats lie; some files are cut short. Both outcomes must occur, or the mutations test nothing. */
 static void test_mutated_policies_load_or_refuse(void) {
   char path[128];
   path_in(path, sizeof(path), "mutated.bin");

@@ -1238,6 +1238,115 @@ def long_run_table(rows):
               f"{'-' if link is None else f'{link:.2f}'} | {'-' if reading is None else f'{reading:.3f}'} |")
 
 
+# agents/config_agent.c's booked_tail_limit: from an arm's 4th reading, each is booked at most this far
+# above the arm's mean (log latency): log 1.3, or 2.5 of the arm's standard deviations where that is more.
+TAIL_FLOOR, TAIL_DEVIATIONS, TAIL_MIN_SAMPLES = math.log(1.3), 2.5, 3
+
+
+def booked_mean(values, clip):
+    """The mean log latency of `values` (one action's calls, in call order) booked one by one as the learner
+    books an arm's readings (Welford): as they came, or with the slow tail clipped (booked_tail_limit; the
+    spread 0.05 before two readings, at least 0.01). No drift or level: the calls as measured."""
+    count, mean, m2 = 0, 0.0, 0.0
+    for v in values:
+        x = math.log(v)
+        if clip and count >= TAIL_MIN_SAMPLES:
+            sd = max(math.sqrt(m2 / (count - 1)), 0.01)
+            x = min(x, mean + max(TAIL_FLOOR, TAIL_DEVIATIONS * sd))
+        count += 1
+        delta = x - mean
+        mean += delta / count
+        m2 += delta * (x - mean)
+    return mean
+
+
+def booked_means_table(rows):
+    """Per collective and size, each action run 11 times or more (its first call left out) against NCCL's most
+    run one: by the median
+    call (as the pairs rank them), by the mean as the learner booked readings before its tail clip, and
+    with it."""
+    groups = collections.defaultdict(list)
+    for r in rows:
+        groups[(r["collective"], int(r["bytes"]), f"{r['algorithm']}/{r['protocol']}/ch={r['channels']}")].append(
+            float(r["duration_ns"]) / 1e3)
+    cells = collections.defaultdict(dict)
+    for (collective, size, action), spans in groups.items():
+        if len(spans) > 10:
+            cells[(collective, size)][action] = spans[1:]  # its first call: NCCL's one-time work
+    heading("The learner's means, with and without its slow-tail clip",
+            "From the learning run's rank-0 trace: per collective and size, each action NCCL ran 11 times or "
+            "more (its first call left out) against the one it ran most (NCCL's choice, the reference), as the reference's latency over the "
+            "action's (> 1: faster), by median call (what the pairs compare), by the mean log latency booked call "
+            "by call as the learner books an arm before its slow-tail clip, and with it (booked_tail_limit: from "
+            "the 4th reading, at most log 1.3 or 2.5 standard deviations above the mean so far). No drift or level.")
+    print("| collective | bytes | action | calls | by median | mean as booked before | with the tail clipped |")
+    print("|---|---|---|---|---|---|---|")
+    off = {"before": [], "clipped": []}  # |log| of each mean's ratio over the median's
+    for key in sorted(cells):
+        actions = cells[key]
+        if len(actions) < 2:
+            continue
+        reference = max(actions, key=lambda a: len(actions[a]))
+        ref = actions[reference]
+        for action in sorted(actions):
+            if action == reference:
+                continue
+            spans = actions[action]
+            by_median = statistics.median(ref) / statistics.median(spans)
+            plain = math.exp(booked_mean(ref, False) - booked_mean(spans, False))
+            clipped = math.exp(booked_mean(ref, True) - booked_mean(spans, True))
+            print(f"| {key[0]} | {key[1]} | {action} (against {reference}) | {len(spans)} | {by_median:.3f} | "
+                  f"{plain:.3f} | {clipped:.3f} |")
+            off["before"].append(abs(math.log(plain / by_median)))
+            off["clipped"].append(abs(math.log(clipped / by_median)))
+    if off["before"]:
+        print(f"\nMean |log(ratio by means / ratio by medians)| over {len(off['before'])} rows: before the clip "
+              f"{statistics.mean(off['before']):.4f}, with it {statistics.mean(off['clipped']):.4f}.")
+
+
+def tail_ratios(rows, window=15):
+    """Per (collective, bytes): each call's log span over the median of the same action's calls around it
+    (up to `window` on each side, itself left out), for actions run 11 times or more, each process's first
+    call of a collective, algorithm and protocol left out (NCCL's one-time work)."""
+    groups, seen = collections.defaultdict(list), set()
+    for r in rows:
+        first = (r["collective"], r["algorithm"], r["protocol"])
+        if first not in seen:
+            seen.add(first)
+            continue
+        groups[(r["collective"], int(r["bytes"]), r["algorithm"], r["protocol"], r["channels"])].append(
+            float(r["duration_ns"]))
+    ratios = collections.defaultdict(list)
+    for key, spans in groups.items():
+        if len(spans) < 11:
+            continue
+        for i, span in enumerate(spans):
+            around = spans[max(0, i - window):i] + spans[i + 1:i + window + 1]
+            ratios[key[:2]].append(math.log(span / statistics.median(around)))
+    return ratios
+
+
+def slow_tail_table(rows):
+    """The share of a learning run's calls well above their neighbours' median, per collective and size."""
+    ratios = tail_ratios(rows)
+    heading("The slow tail of the learning run's calls",
+            "From the learning run's rank-0 trace: each call against the median of the same action's calls around "
+            "it (15 on each side), per collective and size: the core spread (1.4826 x the median absolute log "
+            "ratio: a normal's standard deviation), and the shares of calls over 1.2, 1.4 and 2 times that median "
+            "and under 1/1.2 of it. A normal spread of 0.1 has 3.4% over 1.2x and as many under 1/1.2, and none "
+            "over 1.4x; the learner books a reading at most log 1.3 or 2.5 standard deviations above its arm's "
+            "mean (booked_tail_limit).")
+    print("| collective | bytes | calls | core spread | > 1.2x | > 1.4x | > 2x | < 1/1.2 |")
+    print("|---|---|---|---|---|---|---|---|")
+    for key in sorted(ratios):
+        values = ratios[key]
+        spread = 1.4826 * statistics.median(abs(x) for x in values)
+        share = lambda test: sum(1 for x in values if test(x)) / len(values)
+        print(f"| {key[0]} | {key[1]} | {len(values)} | {spread:.3f} | {share(lambda x: x > math.log(1.2)):.3f} | "
+              f"{share(lambda x: x > math.log(1.4)):.3f} | {share(lambda x: x > math.log(2)):.3f} | "
+              f"{share(lambda x: x < -math.log(1.2)):.3f} |")
+
+
 def learn_trace_tables(out):
     """The sections read from the learning run's rank-0 trace alone, read once; False (and none) without one."""
     rows = learn_trace_rows(out)
@@ -1245,6 +1354,8 @@ def learn_trace_tables(out):
         after_other_cell_table(rows)
         long_run_table(rows)
         burst_table(rows)
+        booked_means_table(rows)
+        slow_tail_table(rows)
     return bool(rows)
 
 
@@ -1260,6 +1371,22 @@ def self_test():
         checks[0] += 1
         if got != expected:
             failures.append(f"{what}: {got} != {expected}")
+    # The learner's booking: three calls at 100 us and one at 200; as they came, the log mean is log 100 + log 2
+    # / 4; clipped, the fourth is booked at log 1.3 above the mean (the spread's floor, 0.01, x 2.5 is less).
+    check("booked mean as it came", round(math.exp(booked_mean([100, 100, 100, 200], False)), 3),
+          round(100 * 2 ** 0.25, 3))
+    check("booked mean, tail clipped", round(math.exp(booked_mean([100, 100, 100, 200], True)), 3),
+          round(100 * 1.3 ** 0.25, 3))
+    check("booked mean: the first three as they came", round(math.exp(booked_mean([100, 100, 400], True)), 3),
+          round(100 * 4 ** (1 / 3), 3))
+    # The slow tail: 12 calls of one action at 100 us but one at 300 (after a first call, left out): each
+    # against its neighbours' median, 100; the slow one log 3 above it, the others 0.
+    calls = [{"collective": "allreduce", "bytes": "1024", "algorithm": "ring", "protocol": "ll", "channels": "1",
+              "duration_ns": str(span)} for span in [9000] + [100] * 5 + [300] + [100] * 6]
+    ratios = tail_ratios(calls)
+    check("slow tail: the first call left out", len(ratios[("allreduce", 1024)]), 12)
+    check("slow tail: one call 3x its neighbours' median", sorted(round(x, 6) for x in ratios[("allreduce", 1024)])[-2:],
+          [0.0, round(math.log(3), 6)])
     ten = [float(i) for i in range(10, 0, -1)]
     low, high, cover = median_interval(ten)
     check("10 values: order statistics 2 and 9", (low, high), (2.0, 9.0))
@@ -1699,6 +1826,7 @@ def main():
     learning_curve(out, best_of)
     congestion_table(out)
     profiler_check(out)
+    learn_trace_tables(out)
     return 0
 
 
