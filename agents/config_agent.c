@@ -640,8 +640,7 @@ void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int e
       c->calm_exploit = c->exploit;
     }
     /* Readings held as a possible burst came after the change too (a burst that an onset comes a few
-     * calls into): dropped with the context they were read in. */
-    drop_held(agent, c);
+     * calls into): dropped with the context they were read in (restart_cell). */
     c->context = (uint8_t)context;
     restart_cell(agent, c, context, onset ? 0.25f : 0.5f, INFINITY);
   }

@@ -179,37 +179,38 @@ static uint8_t channels_ran_of(const dccl_config_agent* agent, const dccl_agent_
   return 0;
 }
 
+/* How many of a cell's actions know the channels NCCL ran them on. */
+static uint16_t channel_entries(const dccl_config_agent* agent, const dccl_agent_cell* c) {
+  uint16_t entries = 0;
+  for (int i = 0; i < agent->n_actions[c->info.coll]; i++) entries += channels_ran_of(agent, c, i) > 0;
+  return entries;
+}
+
 /* What NCCL ran the requests of each cell on (format 4): per cell that knows any of it, its table index,
  * channel cap (0: none seen) and the actions with the channels NCCL last ran them on. A warm start then
  * knows at once which requests would only run as an arm already measured (above the cap, or on the
  * channels of NCCL's own choice) instead of spending its first explorations to find out again. */
 static void put_channels(writer* w, const dccl_config_agent* agent) {
   uint32_t records = 0;
-  for (int pass = 0; pass < 2; pass++) {
-    if (pass == 1) {
-      put_u32(w, SECTION_CHANNELS);
-      put_u32(w, records);
-    }
-    for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) {
-      const dccl_agent_cell* c = &agent->cells[s];
-      if (c->cell < 0) continue;
-      int coll = c->info.coll;
-      uint16_t entries = 0;
-      for (int i = 0; i < agent->n_actions[coll]; i++) entries += channels_ran_of(agent, c, i) > 0;
-      if (entries == 0 && c->channel_cap == 0) continue;
-      if (pass == 0) {
-        records++;
-        continue;
-      }
-      put_u16(w, (uint16_t)c->cell);
-      put_u8(w, c->channel_cap);
-      put_u16(w, entries);
-      for (int i = 0; i < agent->n_actions[coll]; i++) {
-        uint8_t channels = channels_ran_of(agent, c, i);
-        if (channels == 0) continue;
-        put_u32(w, agent->actions[coll][i]);
-        put_u8(w, channels);
-      }
+  for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) {
+    const dccl_agent_cell* c = &agent->cells[s];
+    records += c->cell >= 0 && (c->channel_cap > 0 || channel_entries(agent, c) > 0);
+  }
+  put_u32(w, SECTION_CHANNELS);
+  put_u32(w, records);
+  for (int s = 0; s < DCCL_AGENT_MAX_CELLS; s++) {
+    const dccl_agent_cell* c = &agent->cells[s];
+    if (c->cell < 0) continue;
+    uint16_t entries = channel_entries(agent, c);
+    if (entries == 0 && c->channel_cap == 0) continue;
+    put_u16(w, (uint16_t)c->cell);
+    put_u8(w, c->channel_cap);
+    put_u16(w, entries);
+    for (int i = 0; i < agent->n_actions[c->info.coll]; i++) {
+      uint8_t channels = channels_ran_of(agent, c, i);
+      if (channels == 0) continue;
+      put_u32(w, agent->actions[c->info.coll][i]);
+      put_u8(w, channels);
     }
   }
 }
@@ -373,16 +374,24 @@ static int get_leftover_cell(reader* r, dccl_leftover_cell* cell) {
   return !r->failed && dccl_leftover_cell_valid(cell);
 }
 
+enum { SEEN_CELL = 1, SEEN_LEFTOVERS = 2, SEEN_CHANNELS = 4, SEEN_TAIL = 8 }; /* a cell's records read (bits) */
+
+/* Whether a record of `kind` for `cell` may be read: the cell's own record read before it, and no other of
+ * that kind; marks it read. */
+static int first_record_of(uint8_t* seen, int cell, uint8_t kind) {
+  if (cell < 0 || cell >= DCCL_TABLE_CELLS || !(seen[cell] & SEEN_CELL) || (seen[cell] & kind)) return 0;
+  seen[cell] |= kind;
+  return 1;
+}
+
 /* Walks the payload; applies it when `agent` is not NULL (and the leftover estimates, of the agent's
  * cells by slot, when `leftovers` is not NULL too); counts the leftover records into `leftover_cells`
  * when that is not NULL. */
 static int parse_payload(reader* r, uint32_t version, dccl_config_agent* agent, dccl_trigger* trigger,
                          dccl_leftover_cell* leftovers, size_t expected_q, size_t expected_lstm,
                          uint32_t* leftover_cells, char* error, size_t error_size) {
-  enum { CELL_NOT_SEEN, CELL_SEEN, CELL_WITH_LEFTOVERS };
-  uint8_t seen[DCCL_TABLE_CELLS] = {0}; /* a leftover record needs its cell's record before it, once */
-  uint8_t channels_seen[DCCL_TABLE_CELLS] = {0}; /* so does a channel record */
-  uint8_t tail_seen[DCCL_TABLE_CELLS] = {0};     /* and a tail record */
+  /* The records read of each cell: its cell record once, then at most one of each other kind. */
+  uint8_t seen[DCCL_TABLE_CELLS] = {0};
   while (r->left > 0) {
     uint32_t tag = get_u32(r), count = get_u32(r);
     if (r->failed) return fail(error, error_size, "truncated section header");
@@ -434,10 +443,11 @@ static int parse_payload(reader* r, uint32_t version, dccl_config_agent* agent, 
         dccl_action exploit = get_u32(r);
         uint32_t arms = get_u32(r);
         if (r->failed) return fail(error, error_size, "truncated cell record");
-        if (!ok || cell >= DCCL_TABLE_CELLS || seen[cell] != CELL_NOT_SEEN || context >= DCCL_AGENT_CONTEXTS || !isfinite(log2_bytes) ||
-            log2_bytes < 0 || log2_bytes > 64 || !(epsilon >= 0 && epsilon <= 1) || !dccl_action_well_formed(exploit))
+        if (!ok || cell >= DCCL_TABLE_CELLS || seen[cell] != 0 || context >= DCCL_AGENT_CONTEXTS ||
+            !isfinite(log2_bytes) || log2_bytes < 0 || log2_bytes > 64 || !(epsilon >= 0 && epsilon <= 1) ||
+            !dccl_action_well_formed(exploit))
           return fail(error, error_size, "cell record %u is inconsistent", n);
-        seen[cell] = CELL_SEEN;
+        seen[cell] = SEEN_CELL;
         dccl_agent_cell* c = agent != NULL ? dccl_agent_cell_slot(agent, cell, 1) : NULL;
         if (c != NULL) {
           c->context = (uint8_t)context;
@@ -475,9 +485,8 @@ static int parse_payload(reader* r, uint32_t version, dccl_config_agent* agent, 
         dccl_leftover_cell read;
         int ok = get_leftover_cell(r, &read);
         if (r->failed) return fail(error, error_size, "truncated leftover record");
-        if (!ok || cell >= DCCL_TABLE_CELLS || seen[cell] != CELL_SEEN)
+        if (!ok || !first_record_of(seen, cell, SEEN_LEFTOVERS))
           return fail(error, error_size, "leftover record %u is inconsistent", n);
-        seen[cell] = CELL_WITH_LEFTOVERS;
         dccl_agent_cell* c = agent != NULL && leftovers != NULL ? dccl_agent_cell_slot(agent, cell, 0) : NULL;
         if (c != NULL) {
           dccl_leftover_cell* into = &leftovers[c - agent->cells];
@@ -491,9 +500,8 @@ static int parse_payload(reader* r, uint32_t version, dccl_config_agent* agent, 
       for (uint32_t n = 0; n < count; n++) {
         int cell = get_u16(r), cap = get_u8(r), entries = get_u16(r);
         if (r->failed) return fail(error, error_size, "truncated channel record");
-        if (cell >= DCCL_TABLE_CELLS || seen[cell] == CELL_NOT_SEEN || channels_seen[cell] || cap > DCCL_MAX_CHANNELS)
+        if (!first_record_of(seen, cell, SEEN_CHANNELS) || cap > DCCL_MAX_CHANNELS)
           return fail(error, error_size, "channel record %u is inconsistent", n);
-        channels_seen[cell] = 1;
         dccl_agent_cell* c = agent != NULL ? dccl_agent_cell_slot(agent, cell, 0) : NULL;
         if (c != NULL) c->channel_cap = (uint8_t)cap;
         for (int e = 0; e < entries; e++) {
@@ -512,9 +520,7 @@ static int parse_payload(reader* r, uint32_t version, dccl_config_agent* agent, 
       for (uint32_t n = 0; n < count; n++) {
         int cell = get_u16(r);
         if (r->failed) return fail(error, error_size, "truncated tail record");
-        if (cell >= DCCL_TABLE_CELLS || seen[cell] == CELL_NOT_SEEN || tail_seen[cell])
-          return fail(error, error_size, "tail record %u is inconsistent", n);
-        tail_seen[cell] = 1;
+        if (!first_record_of(seen, cell, SEEN_TAIL)) return fail(error, error_size, "tail record %u is inconsistent", n);
         dccl_agent_cell* c = agent != NULL ? dccl_agent_cell_slot(agent, cell, 0) : NULL;
         if (c != NULL) c->tail_as_it_came = 1;
       }

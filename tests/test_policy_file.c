@@ -1093,6 +1093,23 @@ static void test_policy_saved_congested_loads_calm(void) {
   }
 }
 
+/* Writes `data` (`size` bytes) to `path` with `bytes` of `value` at `offset`, resealed, and checks that a
+ * load (checking only) refuses it as `status`, its reason naming `reason`. */
+static void expect_edit_refused(const char* path, const uint8_t* data, size_t size, size_t offset, const void* value,
+                                size_t bytes, dccl_policy_status status, const char* reason) {
+  uint8_t* copy = malloc(size);
+  CHECK(copy != NULL);
+  if (copy == NULL) return;
+  memcpy(copy, data, size);
+  memcpy(copy + offset, value, bytes);
+  dccl_policy_seal(copy, size);
+  CHECK(test_write_file(path, copy, size) == 0);
+  error[0] = '\0';
+  CHECK_MSG(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == status && strstr(error, reason) != NULL,
+            "%s, edited at byte %zu: %s", reason, offset, error);
+  free(copy);
+}
+
 /* The size of the sections of formats 4 and 5 that dccl_policy_save writes for `agent` before the leftover
  * estimates: the channel section, per cell that knows a cap or what an arm ran on its index (2 bytes), cap
  * (1) and entry count (2), and 5 bytes an entry; then the tail section, 2 bytes a cell it lists. */
@@ -1182,23 +1199,12 @@ static void test_leftover_estimates_saved(void) {
     {record + 7 + 8, &window_plus_one, 4},         /* used after the cell's last sample (20 x 2) */
     {record + 6, &zero, 1},                        /* no entries */
   };
-  for (size_t k = 0; k < sizeof(damage) / sizeof(damage[0]); k++) {
-    memcpy(copy, data, size);
-    memcpy(copy + damage[k].offset, damage[k].value, damage[k].bytes);
-    dccl_policy_seal(copy, size);
-    CHECK(test_write_file(path, copy, size) == 0);
-    error[0] = '\0';
-    CHECK_MSG(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
-                strstr(error, "leftover record 0 is inconsistent") != NULL,
-              "damage %zu: %s", k, error);
-  }
+  for (size_t k = 0; k < sizeof(damage) / sizeof(damage[0]); k++)
+    expect_edit_refused(path, data, size, damage[k].offset, damage[k].value, damage[k].bytes, DCCL_POLICY_REJECTED,
+                        "leftover record 0 is inconsistent");
   /* A record for a cell given twice. */
-  memcpy(copy, data, size);
-  memcpy(copy + record + RECORD, copy + record, 2);
-  dccl_policy_seal(copy, size);
-  CHECK(test_write_file(path, copy, size) == 0);
-  CHECK(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
-        strstr(error, "leftover record 1 is inconsistent") != NULL);
+  expect_edit_refused(path, data, size, record + RECORD, data + record, 2, DCCL_POLICY_REJECTED,
+                      "leftover record 1 is inconsistent");
   /* Format 2: the same policy without the leftover section, nor the channel section before it. */
   size_t channels_start = section - format4_sections_bytes(&trained_a);
   CHECK(memcmp(data + channels_start, "CHAN", 4) == 0);
@@ -1226,12 +1232,8 @@ static void test_leftover_estimates_saved(void) {
   CHECK_MSG(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
               strstr(error, "section LEFT in a policy of format 2") != NULL,
             "%s", error);
-  memcpy(copy, data, size);
-  put_u32_at(copy, 8, DCCL_POLICY_VERSION + 1);
-  dccl_policy_seal(copy, size);
-  CHECK(test_write_file(path, copy, size) == 0);
-  CHECK(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_FOREIGN &&
-        strstr(error, "newer DynamICCL") != NULL);
+  uint32_t newer = DCCL_POLICY_VERSION + 1;
+  expect_edit_refused(path, data, size, 8, &newer, 4, DCCL_POLICY_FOREIGN, "newer DynamICCL");
   /* Estimates the loader would refuse (an action on more channels than NCCL has) are left out of the save
    * rather than costing the whole policy. */
   int slot = (int)(dccl_agent_cell_slot(&trained_a, cell_of(0), 0) - trained_a.cells);
@@ -1317,18 +1319,10 @@ static void test_channels_saved(void) {
   CHECK(again_data != NULL && memcmp(again_data + tail, "TAIL", 4) == 0);
   if (again_data != NULL && memcmp(again_data + tail, "TAIL", 4) == 0) {
     uint16_t nowhere = (uint16_t)dccl_cell_for_call(DCCL_COLL_ALLGATHER, 4096, 1, 0);
-    memcpy(again_data + tail + 8, &nowhere, 2);
-    dccl_policy_seal(again_data, again_size);
-    CHECK(test_write_file(again, again_data, again_size) == 0);
-    CHECK_MSG(dccl_policy_load(again, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
-                strstr(error, "tail record 0 is inconsistent") != NULL,
-              "%s", error);
-    memcpy(again_data + tail + 8, again_data + tail + 10, 2);
-    dccl_policy_seal(again_data, again_size);
-    CHECK(test_write_file(again, again_data, again_size) == 0);
-    CHECK_MSG(dccl_policy_load(again, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
-                strstr(error, "tail record 1 is inconsistent") != NULL,
-              "%s", error);
+    expect_edit_refused(again, again_data, again_size, tail + 8, &nowhere, 2, DCCL_POLICY_REJECTED,
+                        "tail record 0 is inconsistent");
+    expect_edit_refused(again, again_data, again_size, tail + 8, again_data + tail + 10, 2, DCCL_POLICY_REJECTED,
+                        "tail record 1 is inconsistent");
   }
   free(again_data);
   unlink(again);
@@ -1362,15 +1356,8 @@ static void test_channels_saved(void) {
     uint32_t version;
     const char* reason;
   } older[] = {{4, "section TAIL in a policy of format 4"}, {3, "section CHAN in a policy of format 3"}};
-  for (size_t k = 0; k < sizeof(older) / sizeof(older[0]); k++) {
-    memcpy(copy, data, size);
-    put_u32_at(copy, 8, older[k].version);
-    dccl_policy_seal(copy, size);
-    CHECK(test_write_file(path, copy, size) == 0);
-    CHECK_MSG(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
-                strstr(error, older[k].reason) != NULL,
-              "format %u: %s", older[k].version, error);
-  }
+  for (size_t k = 0; k < sizeof(older) / sizeof(older[0]); k++)
+    expect_edit_refused(path, data, size, 8, &older[k].version, 4, DCCL_POLICY_REJECTED, older[k].reason);
   uint16_t absent = (uint16_t)dccl_cell_for_call(DCCL_COLL_ALLGATHER, 4096, 1, 0), seen_cell;
   memcpy(&seen_cell, data + record, 2);
   uint8_t zero = 0, too_many = DCCL_MAX_CHANNELS + 1;
@@ -1387,26 +1374,14 @@ static void test_channels_saved(void) {
     {entry + 4, &too_many, 1, "entry 0 of channel record 0 is inconsistent"}, /* on more than NCCL has */
     {entry, &bad_algo, 4, "entry 0 of channel record 0 is inconsistent"},    /* no such algorithm */
   };
-  for (size_t k = 0; k < sizeof(damage) / sizeof(damage[0]); k++) {
-    memcpy(copy, data, size);
-    memcpy(copy + damage[k].offset, damage[k].value, damage[k].bytes);
-    dccl_policy_seal(copy, size);
-    CHECK(test_write_file(path, copy, size) == 0);
-    error[0] = '\0';
-    CHECK_MSG(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
-                strstr(error, damage[k].reason) != NULL,
-              "damage %zu: %s", k, error);
-  }
+  for (size_t k = 0; k < sizeof(damage) / sizeof(damage[0]); k++)
+    expect_edit_refused(path, data, size, damage[k].offset, damage[k].value, damage[k].bytes, DCCL_POLICY_REJECTED,
+                        damage[k].reason);
   /* A cell given twice: the second record names the first's cell. */
   uint16_t entries;
   memcpy(&entries, data + record + 3, 2);
-  memcpy(copy, data, size);
-  memcpy(copy + record + 5 + 5 * (size_t)entries, &seen_cell, 2);
-  dccl_policy_seal(copy, size);
-  CHECK(test_write_file(path, copy, size) == 0);
-  CHECK_MSG(dccl_policy_load(path, 0, NULL, NULL, NULL, NULL, error, sizeof(error)) == DCCL_POLICY_REJECTED &&
-              strstr(error, "channel record 1 is inconsistent") != NULL,
-            "%s", error);
+  expect_edit_refused(path, data, size, record + 5 + 5 * (size_t)entries, &seen_cell, 2, DCCL_POLICY_REJECTED,
+                      "channel record 1 is inconsistent");
   /* Cut inside a record. */
   memcpy(copy, data, channels_start + 8 + 3);
   dccl_policy_seal(copy, channels_start + 8 + 3);

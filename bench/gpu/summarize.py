@@ -941,23 +941,30 @@ def leftover_profile_table(out):
 SLOW_CALL_FACTORS = (2, 3, 10)
 
 
+def action_spans(rows, skip_calls=0):
+    """A process's kernel spans (ns), in call order, by what NCCL ran: (collective, bytes, algorithm, protocol,
+    channels), from its trace rows in call order; its first call of each collective, algorithm and protocol
+    left out (NCCL's one-time work, which the learner skips: plugin/call_skips.c's first_call), and its first
+    `skip_calls` calls."""
+    groups, seen = collections.defaultdict(list), set()
+    for r in rows:
+        kernel = (r["collective"], r["algorithm"], r["protocol"])
+        first = kernel not in seen
+        seen.add(kernel)
+        if first or int(r["call_order"]) < skip_calls:
+            continue
+        groups[(r["collective"], int(r["bytes"]), r["algorithm"], r["protocol"], r["channels"])].append(
+            int(r["duration_ns"]))
+    return groups
+
+
 def slow_calls(out):
     """Rank 0's kernel spans in the pairs entries' traces, each over the median of its group (entry,
     collective, size and what NCCL ran; groups of 5 calls or more; a process's first 3 calls left out, and
-    its first call of each collective, algorithm and protocol, which holds NCCL's one-time work and which
-    the learner skips: plugin/call_skips.c's first_call): {bytes: [span / median]}."""
+    its first call of each collective, algorithm and protocol: action_spans): {bytes: [span / median]}."""
     shares = {}
     for _, by_rank in pairs_traces(out):
-        group, seen = {}, set()
-        for r in in_call_order(by_rank[0].values()):
-            kernel = (r["collective"], r["algorithm"], r["protocol"])
-            first = kernel not in seen
-            seen.add(kernel)
-            if first or int(r["call_order"]) < 3:
-                continue
-            key = (r["collective"], int(r["bytes"]), r["algorithm"], r["protocol"], r["channels"])
-            group.setdefault(key, []).append(int(r["duration_ns"]))
-        for key, spans in group.items():
+        for key, spans in action_spans(in_call_order(by_rank[0].values()), skip_calls=3).items():
             middle = statistics.median(spans) if len(spans) >= 5 else 0
             if middle > 0:
                 shares.setdefault(key[1], []).extend(span / middle for span in spans)
@@ -1261,21 +1268,17 @@ def booked_mean(values, clip):
 
 
 def booked_means_table(rows):
-    """Per collective and size, each action run 11 times or more (its first call left out) against NCCL's most
-    run one: by the median
-    call (as the pairs rank them), by the mean as the learner booked readings before its tail clip, and
-    with it."""
-    groups = collections.defaultdict(list)
-    for r in rows:
-        groups[(r["collective"], int(r["bytes"]), f"{r['algorithm']}/{r['protocol']}/ch={r['channels']}")].append(
-            float(r["duration_ns"]) / 1e3)
+    """Per collective and size, each action run 10 times or more (action_spans) against NCCL's most run one:
+    by the median call (as the pairs rank them), by the mean as the learner booked readings before its tail
+    clip, and with it."""
     cells = collections.defaultdict(dict)
-    for (collective, size, action), spans in groups.items():
-        if len(spans) > 10:
-            cells[(collective, size)][action] = spans[1:]  # its first call: NCCL's one-time work
+    for (collective, size, algorithm, protocol, channels), spans in action_spans(rows).items():
+        if len(spans) >= 10:
+            cells[(collective, size)][f"{algorithm}/{protocol}/ch={channels}"] = spans
     heading("The learner's means, with and without its slow-tail clip",
-            "From the learning run's rank-0 trace: per collective and size, each action NCCL ran 11 times or "
-            "more (its first call left out) against the one it ran most (NCCL's choice, the reference), as the reference's latency over the "
+            "From the learning run's rank-0 trace: per collective and size, each action NCCL ran 10 times or "
+            "more (NCCL's first call of each collective, algorithm and protocol left out) against the one it ran "
+            "most (NCCL's choice, the reference), as the reference's latency over the "
             "action's (> 1: faster), by median call (what the pairs compare), by the mean log latency booked call "
             "by call as the learner books an arm before its slow-tail clip, and with it (booked_tail_limit: from "
             "the 4th reading, at most log 1.3 or 2.5 standard deviations above the mean so far). No drift or level.")
@@ -1306,19 +1309,10 @@ def booked_means_table(rows):
 
 def tail_ratios(rows, window=15):
     """Per (collective, bytes): each call's log span over the median of the same action's calls around it
-    (up to `window` on each side, itself left out), for actions run 11 times or more, each process's first
-    call of a collective, algorithm and protocol left out (NCCL's one-time work)."""
-    groups, seen = collections.defaultdict(list), set()
-    for r in rows:
-        first = (r["collective"], r["algorithm"], r["protocol"])
-        if first not in seen:
-            seen.add(first)
-            continue
-        groups[(r["collective"], int(r["bytes"]), r["algorithm"], r["protocol"], r["channels"])].append(
-            float(r["duration_ns"]))
+    (up to `window` on each side, itself left out), for actions run 10 times or more (action_spans)."""
     ratios = collections.defaultdict(list)
-    for key, spans in groups.items():
-        if len(spans) < 11:
+    for key, spans in action_spans(rows).items():
+        if len(spans) < 10:
             continue
         for i, span in enumerate(spans):
             around = spans[max(0, i - window):i] + spans[i + 1:i + window + 1]
@@ -1382,7 +1376,8 @@ def self_test():
     # The slow tail: 12 calls of one action at 100 us but one at 300 (after a first call, left out): each
     # against its neighbours' median, 100; the slow one log 3 above it, the others 0.
     calls = [{"collective": "allreduce", "bytes": "1024", "algorithm": "ring", "protocol": "ll", "channels": "1",
-              "duration_ns": str(span)} for span in [9000] + [100] * 5 + [300] + [100] * 6]
+              "call_order": str(order), "duration_ns": str(span)}
+             for order, span in enumerate([9000] + [100] * 5 + [300] + [100] * 6)]
     ratios = tail_ratios(calls)
     check("slow tail: the first call left out", len(ratios[("allreduce", 1024)]), 12)
     check("slow tail: one call 3x its neighbours' median", sorted(round(x, 6) for x in ratios[("allreduce", 1024)])[-2:],
