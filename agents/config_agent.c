@@ -43,6 +43,8 @@ _Static_assert(LEVEL_READINGS <= 255, "a cell counts its level's readings in 8 b
 #define BURST_MIN_SAMPLES 8 /* a reading is held as slow against an arm with this many samples, */
 #define BURST_SLOWER 0.9162907318741551 /* at 2.5x its mean (log 2.5) or slower (book_or_hold); */
 #define BURST_SHORTEST 3 /* this many slow readings in a row are a burst, left out */
+#define UNRESOLVED_MARGIN 0.0295588022415444 /* log 1.03: a candidate that may beat the exploited action by more
+                                               than this keeps a cell unresolved (dccl_agent_decide) */
 #define SLOW_RELATIVES 0.6931471805599453 /* log 2: relatives twice slower than the best measured beside them */
 #define TAIL_MIN_SAMPLES 3 /* a reading is booked at most at its arm's mean plus TAIL_DEVIATIONS of the arm's */
 #define TAIL_DEVIATIONS 2.5 /* standard deviations or TAIL_FLOOR, the more, once the arm has this many */
@@ -55,6 +57,8 @@ void dccl_agent_default_options(dccl_agent_options* o) {
   o->epsilon_restart = 0.15;
   o->epsilon_min = 0.01;
   o->epsilon_halflife = 48;
+  o->epsilon_unresolved = 0.2;
+  o->unresolved_halflife = 300;
   o->guard = 0.03;
   o->explore_budget = 0; /* no limit */
   o->prior_strength = 1.0;
@@ -792,6 +796,7 @@ static dccl_action choose_exploit(dccl_config_agent* agent, dccl_agent_cell* c, 
  * this job's onsets. Measured in docs/agents.md (Loading a policy saved under an alarm). */
 void dccl_agent_cell_loaded(dccl_config_agent* agent, dccl_agent_cell* c, int tail_clipped) {
   c->tail_as_it_came = !tail_clipped;
+  c->from_policy = 1;
   if (c->context != 0) {
     if (c->samples[1] > c->samples[0]) {
       c->nccl[0] = c->nccl[1];
@@ -1005,37 +1010,18 @@ static int runs_as_measured(const dccl_agent_cell* c, const uint64_t* ran, dccl_
   return (ran[run_group(action)] >> (channels - 1)) & 1;
 }
 
-/* The action to explore: `raced` (the challenger, when there is one) first, else the most promising by
- * an upper bound mixing measurements with the DQN's prediction (or the seed priors before the DQN has
- * trained), among actions that can still beat the best. */
-static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell* c, dccl_action exploit,
-                                      double best_bound, dccl_action raced) {
+/* The most promising action to explore by an upper bound mixing measurements with the DQN's prediction (or
+ * the seed priors before the DQN has trained), among actions that can still beat the best (NCCL's choice:
+ * none); *lead (when not NULL) how far its upper bound beats the exploited action's mean (0: none does). */
+static dccl_action most_promising(dccl_config_agent* agent, dccl_agent_cell* c, dccl_action exploit, double best_bound,
+                                  double* lead) {
   int context = c->context, coll = c->info.coll;
   const dccl_arm* nccl = &c->nccl[context];
-  /* Keep NCCL's own choice measured: the guard compares GUARD_MIN_SAMPLES recent readings of it with the
-   * exploited action's. Until it has them, every exploration goes to NCCL's choice, unless the exploited
-   * action, checked against this job if loaded from a saved policy (check_loaded), is proven (its lower
-   * bound) more than 20% faster than it, beyond what the guard's margin (3% and two standard errors, once
-   * it has 16 readings at the GPU's 15-20% a call) lets it tell: then half do. A settled cell explores a
-   * run of two calls on about 4% of its decisions, of which the learner books one, and a restart empties
-   * the recent readings, so NCCL's choice took every exploration of a busy cell: on the pairs replay
-   * warm-started from the GPU's run 19 policy, AllReduce 16 KiB (tree/LL on 2 channels exploited at 1.5x
-   * NCCL's choice; ring/LL on 1 channel, the best, never tried on the GPU) missed the best on 162 of 200
-   * seeds, 136 with this share (docs/agents.md). */
-  if (!dccl_action_is_nccl(exploit)) {
-    double nccl_share = nccl->recent_count >= GUARD_MIN_SAMPLES          ? 0.15
-                        : best_bound > GUARD_MAY_WAIT && !c->loaded ? WAITING_GUARD_SHARE
-                                                                    : 1.0;
-    if (nccl_share >= 1.0 || dccl_rng_uniform(&agent->rng) < nccl_share) return DCCL_ACTION_NCCL;
-  }
   refresh_predictions(agent, c);
   int predicted = c->q_steps != 0;
   double kappa = agent->options.prior_strength, reference = nccl->mean;
   double exploration = 2.0 * TYPICAL_SIGMA * sqrt(log(2.0 + c->samples[context]));
   double bytes = exp2(c->info.log2_bytes);
-  /* A challenger (measured faster than the exploited action, not yet proven) gets more samples before
-   * anything else. */
-  if (!dccl_action_is_nccl(raced)) return raced;
   /* The incumbent: the best mean so far with two samples or more, the centre of the local search. */
   double incumbent_reward = 0;
   int incumbent_index = best_measured_arm(agent, c, context, &incumbent_reward);
@@ -1112,7 +1098,37 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
       best = action;
     }
   }
+  if (lead != NULL) *lead = dccl_action_is_nccl(best) ? 0 : best_upper - exploit_mean;
   return best;
+}
+
+/* The action to explore: NCCL's choice while the guard needs its readings, `raced` (the challenger, when
+ * there is one), else the most promising (most_promising). */
+static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell* c, dccl_action exploit,
+                                      double best_bound, dccl_action raced) {
+  int context = c->context;
+  const dccl_arm* nccl = &c->nccl[context];
+  /* Keep NCCL's own choice measured: the guard compares GUARD_MIN_SAMPLES recent readings of it with the
+   * exploited action's. Until it has them, every exploration goes to NCCL's choice, unless the exploited
+   * action, checked against this job if loaded from a saved policy (check_loaded), is proven (its lower
+   * bound) more than 20% faster than it, beyond what the guard's margin (3% and two standard errors, once
+   * it has 16 readings at the GPU's 15-20% a call) lets it tell: then half do. A settled cell explores a
+   * run of two calls on about 4% of its decisions, of which the learner books one, and a restart empties
+   * the recent readings, so NCCL's choice took every exploration of a busy cell: on the pairs replay
+   * warm-started from the GPU's run 19 policy, AllReduce 16 KiB (tree/LL on 2 channels exploited at 1.5x
+   * NCCL's choice; ring/LL on 1 channel, the best, never tried on the GPU) missed the best on 162 of 200
+   * seeds, 136 with this share (docs/agents.md). */
+  if (!dccl_action_is_nccl(exploit)) {
+    double nccl_share = nccl->recent_count >= GUARD_MIN_SAMPLES          ? 0.15
+                        : best_bound > GUARD_MAY_WAIT && !c->loaded ? WAITING_GUARD_SHARE
+                                                                    : 1.0;
+    if (nccl_share >= 1.0 || dccl_rng_uniform(&agent->rng) < nccl_share) return DCCL_ACTION_NCCL;
+  }
+  refresh_predictions(agent, c); /* here too, before a raced challenger returns: the predictions age as before */
+  /* A challenger (measured faster than the exploited action, not yet proven) gets more samples before
+   * anything else. */
+  if (!dccl_action_is_nccl(raced)) return raced;
+  return most_promising(agent, c, exploit, best_bound, NULL);
 }
 
 int dccl_agent_channels_safe(const dccl_config_agent* agent, int coll, dccl_action action) {
@@ -1194,6 +1210,29 @@ int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table) {
        * loaded only while it exploits another action), which exploration measures first while it has few
        * recent readings; epsilon alone, at its minimum in a settled cell, would take a whole job. */
       if (epsilon < CHECK_EPSILON && c->loaded) epsilon = CHECK_EPSILON;
+      /* An unresolved cell, one whose most promising candidate's upper bound still beats the exploited
+       * action's mean by 3%, explores at a floor of its own (epsilon_unresolved, 0.2), which halves every
+       * unresolved_halflife (300) of the cell's observations; a restart does not take them back (a floor
+       * over the context's samples came back whole after every alarm: test_learning's replayed-GPU run then
+       * ended with a stream 1.10x NCCL). Not in a cell loaded from a saved policy: the job that saved it
+       * resolved it, and check_loaded restarts it where this job disagrees (with the floor, the disagreeing
+       * warm start of bench/bench_disagreeing_warm_start.sh ended 876 streams more than 2% slower than
+       * NCCL over 192 seeds, without it 699). At epsilon's floor alone a settled cell explores a run of two
+       * calls on 4% of its decisions and books one, most of them the guard's readings of NCCL's choice: on
+       * the pairs replay of the GPU test machine half the sizes that missed the best had read the best
+       * action at most twice in their 1,600 calls (AllReduce 16 KiB's ring/LL on 1 channel, 3.5% faster
+       * than the exploited tree/LL, on 38 of 200 seeds). Early in a cell the floor costs little, its
+       * candidates' bounds closing after a few readings each but for near ties; a slower halving (600) paid
+       * for it later, in the calls a job runs for (docs/agents.md, Exploration). */
+      double unresolved = agent->options.unresolved_halflife > 0
+                            ? agent->options.epsilon_unresolved *
+                                  exp2(-(double)c->observations / agent->options.unresolved_halflife)
+                            : 0;
+      if (epsilon < unresolved && dccl_action_is_nccl(raced) && !c->from_policy) {
+        double lead = 0;
+        most_promising(agent, c, c->exploit, bound, &lead);
+        if (lead > UNRESOLVED_MARGIN) epsilon = unresolved;
+      }
       int bits = (int)floor(8 * epsilon + dccl_rng_uniform(&agent->rng));
       /* Over its budget (DYNAMICCL_EXPLORE_BUDGET_PCT), a cell explores only a challenger measured
        * faster than what it runs: a collective called 20 times in a short job (a data-parallel gradient

@@ -60,6 +60,10 @@ typedef struct dccl_agent_options {
   int learning;                 /* 0: frozen, exploit only, no randomness */
   double epsilon_start, epsilon_restart, epsilon_min;
   double epsilon_halflife;      /* cell samples over which epsilon halves */
+  double epsilon_unresolved;    /* epsilon's floor while a candidate's upper bound still beats the exploited
+                                   action by 3% (an unresolved cell not loaded from a saved policy), from
+                                   its first observation ... */
+  double unresolved_halflife;   /* ... halving every this many of them (0: no such floor) */
   double guard;                 /* e.g. 0.03: 3% */
   double explore_budget;        /* a cell explores (beyond a raced challenger) only while its explored calls
                                    have cost at most this share of its time (0: no limit) */
@@ -117,6 +121,7 @@ typedef struct dccl_agent_cell {
   uint8_t loaded;                      /* statistics loaded from a saved policy and not yet checked against
                                           this job's measurements (check_loaded in config_agent.c) */
   uint8_t nccl_read_last;              /* the cell's last reading was NCCL's choice's (check_loaded waits) */
+  uint8_t from_policy;                 /* loaded from a saved policy (dccl_agent_cell_loaded): no unresolved floor */
   uint8_t tail_as_it_came;             /* loaded from a policy whose readings were booked with their slow tail
                                           (format 4 or older): this job's are too (booked_tail_limit) */
   uint8_t channel_cap;                 /* NCCL ran a request for more channels on this many (0: none seen, or

@@ -8,9 +8,9 @@
  * neighbours of the incumbent predicted much slower (no optimism for them), nor requests NCCL would
  * run as one already measured (untried, or tried and busier), tries a channel variant that another
  * collective at the same size runs and measured faster than its pair, takes the machine's common drift off its
- * samples, races a noisy challenger until proven, keeps a busy cell exploring, leaves half of the
- * explorations that the guard's readings of NCCL's choice take to other candidates where its action is
- * proven 20% faster, in frozen mode publishes no exploration, and checks a policy loaded from another job
+ * samples, races a noisy challenger until proven, keeps a busy cell exploring and an unresolved one more,
+ * leaves half of the explorations that the guard's readings of NCCL's choice take to other candidates
+ * where its action is proven 20% faster, in frozen mode publishes no exploration, and checks a policy loaded from another job
  * against this job's measurements. */
 #include <math.h>
 #include <stdio.h>
@@ -749,6 +749,74 @@ static void test_busy_cell_keeps_exploring(void) {
   dccl_agent_free(&agent);
 }
 
+/* Decisions, of 400 with no call between them, that explored and that explored ring/Simple on 4 channels,
+ * in a settled cell (epsilon aged to its floor) exploiting ring/Simple on 8 channels (800 us, 100 readings)
+ * against NCCL's choice (1000 us, `nccl_readings` readings), every other action read 4 times at its latency,
+ * and ring/Simple on 4 channels, 2% slower at 815 us, read `near_tie_readings` times; `floor`: the
+ * unresolved cell's floor on (as by default) or off; `from_policy`: the cell marked as loaded from a saved
+ * policy. */
+static uint32_t last_samples;
+static void unresolved_explorations(int near_tie_readings, int nccl_readings, int floor, int from_policy, int* explored,
+                                    int* near_tie) {
+  dccl_action ring8 = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 8, 0);
+  dccl_action ring4 = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 4, 0);
+  setup(1);
+  agent.options.train_every = 0;
+  agent.options.prior_strength = 0.05; /* the candidate's bound from its readings, not the seed priors */
+  if (!floor) agent.options.unresolved_halflife = 0;
+  for (int k = 0; k < nccl_readings; k++) {
+    if (k % 8 == 0) dccl_agent_decide(&agent, &table);
+    observe(cell, bytes, DCCL_ACTION_NCCL, 1000 * exp(0.03 * dccl_rng_normal(&noise)));
+    if (k < 100) observe(cell, bytes, ring8, 800 * exp(0.03 * dccl_rng_normal(&noise)));
+  }
+  dccl_agent_cell* c = dccl_agent_cell_slot(&agent, cell, 0);
+  for (int i = 0; i < agent.n_actions[DCCL_COLL_ALLREDUCE]; i++) {
+    dccl_action a = agent.actions[DCCL_COLL_ALLREDUCE][i];
+    if (a == ring8 || a == ring4 || dccl_agent_arm(&agent, c, 0, i)->invalid) continue;
+    for (int k = 0; k < 4; k++) observe(cell, bytes, a, standard_latency(a) * exp(0.03 * dccl_rng_normal(&noise)));
+  }
+  for (int k = 0; k < near_tie_readings; k++) observe(cell, bytes, ring4, 815 * exp(0.03 * dccl_rng_normal(&noise)));
+  c->age = 1u << 20;
+  c->from_policy = (uint8_t)from_policy;
+  last_samples = c->samples[0];
+  *explored = *near_tie = 0;
+  for (int decision = 0; decision < 400; decision++) {
+    c->dirty = 1;
+    dccl_agent_decide(&agent, &table);
+    CHECK(dccl_table_get(&table, cell) == ring8);
+    if (atomic_load(&table.explore_mask[cell]) == 0) continue;
+    (*explored)++;
+    *near_tie += c->explore == ring4;
+  }
+  dccl_agent_free(&agent);
+}
+
+/* A cell whose most promising candidate may still beat the exploited action by 3% (one 2% slower, read
+ * twice: not a challenger to race) keeps exploring at a floor above epsilon's, which halves every 300 of
+ * the cell's samples: at about 350 samples a third of its decisions explore, mostly that candidate,
+ * against 3% with the floor off (epsilon's floor alone); once the candidate is read 200 times, in a cell
+ * loaded from a saved policy (resolved by the job that saved it; check_loaded restarts it where this job
+ * disagrees), or late in the cell (3,200 samples), epsilon's floor alone. */
+static void test_unresolved_cell_keeps_exploring(void) {
+  int explored, near_tie, without_floor;
+  unresolved_explorations(2, 150, 0, 0, &without_floor, &near_tie);
+  unresolved_explorations(2, 150, 1, 0, &explored, &near_tie);
+  printf("unresolved: %d of 400 decisions explored, %d the 2%%-slower candidate (cell samples %u); %d without the floor\n",
+         explored, near_tie, last_samples, without_floor);
+  CHECK_MSG(explored >= 40 && explored >= 2 * without_floor && near_tie >= explored / 2,
+            "unresolved: %d of 400 decisions explored, %d the candidate; %d without the floor", explored, near_tie,
+            without_floor);
+  unresolved_explorations(200, 150, 1, 0, &explored, &near_tie);
+  printf("resolved: %d of 400 decisions explored\n", explored);
+  CHECK_MSG(explored <= 30, "resolved: %d of 400 decisions explored", explored);
+  unresolved_explorations(2, 150, 1, 1, &explored, &near_tie);
+  printf("unresolved, loaded from a saved policy: %d of 400 decisions explored\n", explored);
+  CHECK_MSG(explored <= 30, "unresolved, loaded from a saved policy: %d of 400 decisions explored", explored);
+  unresolved_explorations(2, 3000, 1, 0, &explored, &near_tie);
+  printf("unresolved, %u samples: %d of 400 decisions explored\n", last_samples, explored);
+  CHECK_MSG(explored <= 30, "unresolved, %u samples: %d of 400 decisions explored", last_samples, explored);
+}
+
 /* Decisions of a cell whose exploited action (ring/Simple on 8 channels) measured `exploited_us`
  * against NCCL's 1000 us, while NCCL's choice has no recent reading for the guard (as after a restart;
  * no call runs between the decisions, so the cell does not age and explores on every decision): how many
@@ -1457,6 +1525,7 @@ int main(void) {
   RUN(test_challenger_is_raced_until_proven);
   RUN(test_near_tie_is_raced_until_proven);
   RUN(test_busy_cell_keeps_exploring);
+  RUN(test_unresolved_cell_keeps_exploring);
   RUN(test_proven_action_shares_the_guards_explorations);
   RUN(test_rare_cell_explores_within_budget);
   RUN(test_training_put_off_while_behind);
