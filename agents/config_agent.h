@@ -137,6 +137,7 @@ typedef struct dccl_agent_cell {
   dccl_action calm_exploit;            /* the calm context's decision when congestion began */
   uint8_t explore_mask;
   uint64_t observations, guard_trips;
+  uint64_t nccl_read_at;               /* `observations` when NCCL's choice was last read here */
   double time_us;                      /* latency of every call measured here in this job */
   double explore_cost_us;              /* latency of explored calls beyond the exploited action's mean */
   dccl_autoccl_state autoccl;          /* strategy autoccl only */

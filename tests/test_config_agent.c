@@ -161,20 +161,28 @@ static void test_guard_sees_a_slowdown_held_as_bursts(void) {
   slowdown_of_best = 1.0;
 }
 
+/* A cell settled on the 800-us action that then runs 30% slower than NCCL's choice is back on NCCL's choice
+ * within 3,000 calls, on each of 16 seeds: the common drift takes the slowdown of a job's one busy action as
+ * the machine's within a few hundred calls, and only a fresh reading of NCCL's choice shows it to the guard,
+ * which NCCL's choice gets at least every 2,048 of the cell's calls (at epsilon's floor alone, on 15 of 30
+ * seeds). */
 static void test_guard_returns_to_nccl(void) {
-  setup(1);
-  uint32_t n = 0;
+  int returned = 0;
+  for (uint64_t seed = 1; seed <= 16; seed++) {
+    setup_seeded(1, seed);
+    dccl_rng_seed(&noise, 99 + seed);
+    uint32_t n = 0;
+    slowdown_of_best = 1.0;
+    drive(6000, &n);
+    slowdown_of_best = 1.3 * 1000 / 800;
+    drive(3000, &n);
+    dccl_agent_decide(&agent, &table);
+    dccl_action exploit = dccl_table_get(&table, cell);
+    returned += latency_of(exploit) <= 1000 && (agent.stats.guard_trips >= 1 || dccl_action_is_nccl(exploit));
+    dccl_agent_free(&agent);
+  }
   slowdown_of_best = 1.0;
-  drive(6000, &n);
-  /* The learned action becomes 30% slower than NCCL's choice (e.g. something changed on the node). */
-  slowdown_of_best = 1.3 * 1000 / 800;
-  drive(3000, &n);
-  dccl_agent_decide(&agent, &table);
-  dccl_action exploit = dccl_table_get(&table, cell);
-  CHECK_MSG(latency_of(exploit) <= 1000, "still on an action of %.0f us", latency_of(exploit));
-  CHECK(agent.stats.guard_trips >= 1 || dccl_action_is_nccl(exploit));
-  dccl_agent_free(&agent);
-  slowdown_of_best = 1.0;
+  CHECK_MSG(returned == 16, "back on NCCL's choice within 3,000 calls on %d of 16 seeds", returned);
 }
 
 static void test_restart_keeps_the_calm_decision(void) {
