@@ -1104,8 +1104,14 @@ static dccl_action most_promising(dccl_config_agent* agent, dccl_agent_cell* c, 
   return best;
 }
 
-/* The action to explore: NCCL's choice while the guard needs its readings, `raced` (the challenger, when
- * there is one), else the most promising (most_promising). */
+/* Whether NCCL's choice, while another action is exploited, was last read GUARD_STALE_CALLS or more of the
+ * cell's calls ago: the guard's comparison then stands on an old reading of it (dccl_agent_decide). */
+static int nccl_reading_stale(const dccl_agent_cell* c) {
+  return !dccl_action_is_nccl(c->exploit) && c->observations - c->nccl_read_at > GUARD_STALE_CALLS;
+}
+
+/* The action to explore: NCCL's choice while the guard needs its readings (or its last reading is stale),
+ * `raced` (the challenger, when there is one), else the most promising (most_promising). */
 static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell* c, dccl_action exploit,
                                       double best_bound, dccl_action raced) {
   int context = c->context;
@@ -1121,6 +1127,7 @@ static dccl_action choose_exploration(dccl_config_agent* agent, dccl_agent_cell*
    * NCCL's choice; ring/LL on 1 channel, the best, never tried on the GPU) missed the best on 162 of 200
    * seeds, 136 with this share (docs/agents.md). */
   if (!dccl_action_is_nccl(exploit)) {
+    if (nccl_reading_stale(c)) return DCCL_ACTION_NCCL;
     double nccl_share = nccl->recent_count >= GUARD_MIN_SAMPLES          ? 0.15
                         : best_bound > GUARD_MAY_WAIT && !c->loaded ? WAITING_GUARD_SHARE
                                                                     : 1.0;
@@ -1247,7 +1254,7 @@ int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table) {
        * the time: the same share of calls on average. */
       if (bits == 1) bits = dccl_rng_uniform(&agent->rng) < 0.5 ? 2 : 0;
       /* While another action is exploited, NCCL's choice is read at least once every GUARD_STALE_CALLS of
-       * the cell's calls (a run of two, of which the learner books one): the guard compares recent
+       * the cell's calls (a run of two, of which the learner books one; choose_exploration): the guard compares recent
        * readings, and in a job of one busy cell the common drift, which follows every reading, takes a
        * slowdown of the exploited action as the machine's within a few hundred calls; the exploited arm's
        * readings then look as before, and only a fresh reading of NCCL's choice (faster by the drift)
@@ -1257,12 +1264,10 @@ int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table) {
        * 30 too, at twice the cost: each read takes 2 calls in 8 until the next decision; a settled cell
        * decided every 64 calls then explores 0.7% of its calls without it, 1.6% with it, 2.2% at 1,024;
        * test_guard_returns_to_nccl). */
-      int stale = !dccl_action_is_nccl(c->exploit) && c->observations - c->nccl_read_at > GUARD_STALE_CALLS;
+      int stale = nccl_reading_stale(c);
       if (stale && bits < 2) bits = 2;
       if (bits > 0) {
-        c->explore = stale         ? DCCL_ACTION_NCCL
-                     : over_budget ? raced
-                                   : choose_exploration(agent, c, c->exploit, bound, raced);
+        c->explore = over_budget && !stale ? raced : choose_exploration(agent, c, c->exploit, bound, raced);
         if (c->explore != c->exploit) {
           unsigned run = bits >= 8 ? 0xFFu : (1u << bits) - 1, offset = (unsigned)dccl_rng_below(&agent->rng, 8);
           c->explore_mask = (uint8_t)((run << offset | run >> (8 - offset)) & 0xFFu);

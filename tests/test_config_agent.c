@@ -10,8 +10,9 @@
  * collective at the same size runs and measured faster than its pair, takes the machine's common drift off its
  * samples, races a noisy challenger until proven, keeps a busy cell exploring and an unresolved one more,
  * leaves half of the explorations that the guard's readings of NCCL's choice take to other candidates
- * where its action is proven 20% faster, in frozen mode publishes no exploration, and checks a policy loaded from another job
- * against this job's measurements. */
+ * where its action is proven 20% faster, reads NCCL's choice again once its last reading is old, in frozen
+ * mode publishes no exploration, and checks a policy loaded from another job against this job's
+ * measurements. */
 #include <math.h>
 #include <stdio.h>
 #include <unistd.h>
