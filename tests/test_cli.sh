@@ -2,8 +2,8 @@
 # tests/test_cli.sh: the dccl command's outputs that people read: the GPU runs' workloads as the simulator
 # plays them, `dccl inspect --arms` (measured, untried and invalid actions), its refusal of a truncated
 # policy, bench/bench_replay.sh's frozen sizes after gpu-learn, its jobs in a row and its start from a saved
-# policy, bench/bench_disagreeing_warm_start.sh's summary, and bench/bench_trigger_trace's replay of a GPU
-# learning trace.
+# policy, bench/bench_disagreeing_warm_start.sh's summary, bench/bench_trigger_trace's replay of a GPU
+# learning trace, and tools/replay_misses.py's kinds of the frozen sizes that miss the best.
 # Usage: tests/test_cli.sh BUILD_DIR (the Makefile installs BUILD_DIR/tests/test_cli, which runs this).
 set -u
 export LC_ALL=C
@@ -96,6 +96,33 @@ grep -A1 "^Frozen sizes below 0.97 of NCCL" "$work/replay.txt" | grep -Eq "^  (n
 for kept in learn-1.txt frozen-1.txt policy-1.bin; do
   [ -s "$work/kept/$kept" ] || fail "BENCH_REPLAY_KEEP did not keep $kept"
 done
+end
+
+# tools/replay_misses.py on the kept seed: each frozen size below 0.97 of the best is of one kind. Its report doctored
+# so that all 27 sizes miss: 27 kinds, one line each with --cases, and --exclude leaves one size out.
+begin replay_misses_sorts_the_kept_seeds_misses
+python3 tools/replay_misses.py --self-test > "$work/misses-self.txt" 2>&1 ||
+  { fail "replay_misses.py --self-test: exit status $?"; show "$work/misses-self.txt"; }
+grep -Eq '^replay_misses.py self-test: [0-9]+ passed, 0 failed$' "$work/misses-self.txt" || fail "no closing line of a pass"
+below=$(sed -n 's/.*frozen: \([0-9]*\) sizes below 0.97 of the best.*/\1/p' "$work/replay.txt")
+python3 tools/replay_misses.py "$work/kept" --dccl "$dccl" > "$work/misses.txt" 2>&1 ||
+  { fail "replay_misses.py: exit status $?"; show "$work/misses.txt"; }
+grep -q "^1 seeds: ${below:-none} sizes below 0.97 of the best$" "$work/misses.txt" || { fail "not the replay's ${below:-no} misses"; show "$work/misses.txt"; }
+kinds() { awk '/^  (untried|misjudged|unproven)/ { n += $NF } END { print n + 0 }' "$1"; }
+[ "$(kinds "$work/misses.txt")" = "${below:-none}" ] || { fail "kinds do not add up to the misses"; show "$work/misses.txt"; }
+mkdir -p "$work/doctored"
+cp "$work/kept/policy-1.bin" "$work/doctored/"
+awk '($1 == "allgather" || $1 == "reducescatter" || $1 == "allreduce") && NF == 8 { $7 = "1.2000" } { print }' \
+  "$work/kept/frozen-1.txt" > "$work/doctored/frozen-1.txt"
+python3 tools/replay_misses.py "$work/doctored" --dccl "$dccl" --cases --exclude allgather:1K > "$work/doctored.txt" 2>&1 ||
+  { fail "replay_misses.py: exit status $?"; show "$work/doctored.txt"; }
+grep -q "^1 seeds: 26 sizes below 0.97 of the best (1 more at excluded sizes)$" "$work/doctored.txt" || { fail "not 26 and 1 excluded"; show "$work/doctored.txt"; }
+[ "$(kinds "$work/doctored.txt")" = 26 ] || { fail "kinds do not add up to 26"; show "$work/doctored.txt"; }
+cases=$(grep -Ec '^seed 1 [a-z]+ [0-9]+[KM]: 1\.2000 x best, (untried|misjudged|unproven)' "$work/doctored.txt")
+[ "$cases" = 26 ] || { fail "$cases case lines, not 26"; show "$work/doctored.txt"; }
+grep -q "^seed 1 allgather 1K:" "$work/doctored.txt" && fail "an excluded size listed"
+if python3 tools/replay_misses.py "$work/none" > "$work/no-keep.txt" 2>&1; then fail "a folder without reports accepted"; fi
+grep -q "no frozen-N.txt in" "$work/no-keep.txt" || { fail "no reason given"; show "$work/no-keep.txt"; }
 end
 
 # The measurements a saved policy was learned from, as `dccl inspect` gives them.
