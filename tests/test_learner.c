@@ -439,7 +439,9 @@ static void test_first_call_of_a_kernel_is_not_learned(void) {
   /* The communicator's first call of each (collective, algorithm, protocol) holds NCCL's one-time work
    * (loading the kernel, connecting the algorithm's channels): here the first fast call takes 5 ms, 50x
    * its 100 us. Left in, that one reading puts the fast action's mean of 21 readings 1.2x above its
-   * truth (and the slow one's 2% off, by the drift it reads into later calls); skipped, both are exact. The slow action's first call is right after a switch, so
+   * truth (the slow one's stays within 0.5%: the common drift, which weighs a reading by its arm's
+   * precision, follows little an arm that one reading spreads so; 2% off when it weighed all alike);
+   * skipped, both are exact. The slow action's first call is right after a switch, so
    * skipped either way and counted there. Another collective's first call is its own first, and so is
    * the first call on another datatype. */
   for (int learn_first = 1; learn_first >= 0; learn_first--) {
@@ -460,9 +462,9 @@ static void test_first_call_of_a_kernel_is_not_learned(void) {
     if (fast != NULL && slow != NULL) {
       CHECK_NEAR(fast->count, learn_first ? 21 : 20, 1e-3);
       CHECK_NEAR(slow->count, 20, 1e-3);
-      if (learn_first) { /* through the agent's drift estimate it moves the slow action's mean too */
+      if (learn_first) {
         CHECK(exp(fast->mean) > 1.15 * 100);
-        CHECK(fabs(slow->mean - log(300.0)) > 0.01);
+        CHECK(fabs(slow->mean - log(300.0)) < 0.005);
       } else {
         CHECK_NEAR(fast->mean, log(100.0), 1e-4);
         CHECK_NEAR(slow->mean, log(300.0), 1e-4);
