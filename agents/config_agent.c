@@ -36,7 +36,7 @@
 #define BEHIND_TRAIN_SHARE 4 /* while the learner is behind, one DQN training step in this many runs */
 #define DRIFT_WEIGHT (1.0f / 64) /* the common drift follows the residuals of all cells' calls at this weight */
 #define DRIFT_MIN_SAMPLES 8      /* from arms with this many samples, */
-#define DRIFT_SIGMA 0.2          /* at DRIFT_SIGMA^2 / variance of it where the arm spreads wider (drift_weight) */
+#define DRIFT_SIGMA 0.2          /* at DRIFT_SIGMA^2 / variance of it where an arm spreads wider (dccl_arm_drift_weight) */
 #define LEVEL_READINGS 64 /* a loaded cell's level: from this job's first 64 readings of NCCL's choice (corrected_reading) */
 #define LEVEL_PRIOR 4.0f  /* readings' worth of weight on a level of 0 (the saved statistics' own) */
 #define LEVEL_MOST 0.1397619423751587f /* log 1.15: a level at most 15% either way */
@@ -366,7 +366,7 @@ static double booked_tail_limit(const dccl_agent_cell* c, const dccl_arm* ran) {
   return fmax(TAIL_FLOOR, TAIL_DEVIATIONS * sqrt(dccl_arm_variance(ran)));
 }
 
-/* How far the common drift follows a reading of `ran`: DRIFT_WEIGHT, shrunk by DRIFT_SIGMA^2 over the arm's
+/* How far the common drift follows a reading of `arm`: DRIFT_WEIGHT, shrunk by DRIFT_SIGMA^2 over the arm's
  * variance where its spread is wider than DRIFT_SIGMA (the least-variance mix of the cells' residuals, on the
  * time scale of the steady ones). The drift is one level for every cell, and at equal weights the noisiest
  * cells moved it most: the GPU test machine's AllGather and ReduceScatter at 1-4 KiB spread 0.65-0.84 a
@@ -376,8 +376,8 @@ static double booked_tail_limit(const dccl_agent_cell* c, const dccl_arm* ran) {
  * of 1-2 readings read 7.5% slower than measured and one of 50 or more 3.4% (medians; weighted, 5.6% and
  * 2.0%: tools/replay_misses.py --bias), and 13 sizes of 600 froze below NCCL (2 weighted; docs/agents.md,
  * "The common drift weighs its readings"). */
-static double drift_weight(const dccl_arm* ran) {
-  double variance = dccl_arm_variance(ran);
+double dccl_arm_drift_weight(const dccl_arm* arm) {
+  double variance = dccl_arm_variance(arm);
   return variance > DRIFT_SIGMA * DRIFT_SIGMA ? DRIFT_WEIGHT * DRIFT_SIGMA * DRIFT_SIGMA / variance : DRIFT_WEIGHT;
 }
 
@@ -417,7 +417,7 @@ static float corrected_reading(dccl_config_agent* agent, dccl_agent_cell* c, con
     c->level = fmaxf(-LEVEL_MOST, fminf(LEVEL_MOST, c->level));
     if (c->level_readings >= LEVEL_READINGS) c->leveling = 0;
   } else {
-    double weight = drift_weight(ran);
+    double weight = dccl_arm_drift_weight(ran);
     agent->drift_level += weight * booked;
     *drift_owed = (float)(weight * (residual - booked));
   }

@@ -256,6 +256,9 @@ static inline dccl_arm* dccl_agent_arm(const dccl_config_agent* agent, dccl_agen
 }
 /* Variance of an arm's log-latency samples (a typical value until it has two). */
 double dccl_arm_variance(const dccl_arm* arm);
+/* How far the machine's common drift follows a reading of `arm` (of its residual): 1/64 where the arm's spread
+ * is 0.2 or less, less by 0.2^2 over its variance where wider. */
+double dccl_arm_drift_weight(const dccl_arm* arm);
 
 /* Index of an action in its collective's list, or -1. */
 int dccl_agent_action_index(const dccl_config_agent* agent, int coll, dccl_action action);

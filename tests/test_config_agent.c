@@ -1349,13 +1349,6 @@ static void test_burst_is_left_out(void) {
  * and log 1.3, once the arm has 3 readings (its first ones as they come), and the common drift follows the
  * reading as booked: a slow call among many, every action alike on the GPU test machine, then moves an
  * arm's mean by its clipped excess only. */
-/* The common drift's weight of a reading of `arm` (agents/config_agent.c, drift_weight): 1/64, times 0.2^2 over
- * the arm's variance where its spread is wider than 0.2. */
-static double drift_weight_of(const dccl_arm* arm) {
-  double variance = dccl_arm_variance(arm);
-  return variance > 0.04 ? 0.04 / variance / 64 : 1.0 / 64;
-}
-
 static void test_slow_tail_is_clipped(void) {
   setup(1);
   dccl_action ring8 = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 8, 0);
@@ -1376,7 +1369,7 @@ static void test_slow_tail_is_clipped(void) {
   /* Then a call twice its usual, under the 2.5x of a burst's: booked at the limit, and the drift follows
    * that. */
   double sd = sqrt(arm->m2 / (arm->count - 1)), limit = fmax(log(1.3), 2.5 * sd);
-  double mean = arm->mean, count = arm->count, drift = agent.drift_level, weight = drift_weight_of(arm);
+  double mean = arm->mean, count = arm->count, drift = agent.drift_level, weight = dccl_arm_drift_weight(arm);
   double corrected = log(1600) - drift, booked = fmin(corrected, mean + limit);
   CHECK_MSG(corrected - mean > limit + 0.3, "the reading (%.3f above the mean) is not beyond the limit %.3f",
             corrected - mean, limit);
@@ -1397,7 +1390,7 @@ static void test_slow_tail_is_clipped(void) {
   sd = sqrt(arm->m2 / (arm->count - 1));
   limit = fmax(log(1.3), 2.5 * sd);
   double expected = agent.drift_level, owed = 0;
-  weight = drift_weight_of(arm);
+  weight = dccl_arm_drift_weight(arm);
   for (int i = 0; i < 3; i++) {
     double residual = log(3200) - expected - mean;
     expected += fmin(residual, limit) * weight;

@@ -107,15 +107,23 @@ BIAS_BUCKETS = ((1, "1-2"), (3, "3-9"), (10, "10-49"), (50, "50+"))
 BIAS_INCUMBENT_READINGS = 200
 
 
+def measured_key(name, ran):
+    """The profile's name for what an arm measured: its algorithm and protocol on the channels NCCL ran it on
+    (None where that is not known)."""
+    return None if ran is None else f"{re.sub(r'/ch=[0-9]+', '', name)}/ch={ran}"
+
+
+def bucket_of(readings):
+    return next(label for low, label in reversed(BIAS_BUCKETS) if readings >= low)
+
+
 def booked_errors(arms, times):
     """(readings, log error) of each arm against the most read one: the arms' means as booked over the
-    measured latencies (`times`, by action), the arm found as in classify; none below 200 readings."""
+    measured latencies (`times`, by action; the most read arm of each measured key); none below 200 readings."""
     by_key = {}
     for name, readings, mean, ran in arms:
-        if ran is None or readings <= 0:
-            continue
-        key = f"{re.sub(r'/ch=[0-9]+', '', name)}/ch={ran}"
-        if key in times and (key not in by_key or readings > by_key[key][0]):
+        key = measured_key(name, ran)
+        if readings >= 1 and key in times and (key not in by_key or readings > by_key[key][0]):
             by_key[key] = (readings, mean)
     if not by_key:
         return []
@@ -129,17 +137,15 @@ def booked_errors(arms, times):
 
 def print_bias(errors):
     print("arms against the cell's most read arm, booked minus measured (log), by readings:")
-    for low, label in reversed(BIAS_BUCKETS):
-        bucket = sorted(e for r, e in errors if r >= low and all(r < l for l, _ in BIAS_BUCKETS if l > low))
+    for _, label in reversed(BIAS_BUCKETS):
+        bucket = sorted(e for r, e in errors if bucket_of(r) == label)
         if bucket:
             print(f"  {label:<6} {len(bucket):6d} arms: median {bucket[len(bucket) // 2]:+.3f}, "
                   f"mean {sum(bucket) / len(bucket):+.3f}")
 
 
 def classify(best, best_us, nccl, arms):
-    pair, channels = best.rsplit("/ch=", 1)
-    own = [a for a in arms if re.sub(r"/ch=\d+", "", a[0]) == pair and a[3] == int(channels)]
-    readings, mean = max(((a[1], a[2]) for a in own), default=(0.0, None))
+    readings, mean = max(((a[1], a[2]) for a in arms if measured_key(a[0], a[3]) == best), default=(0.0, None))
     if readings < FEW_READINGS:
         if readings == 0:
             return "untried", "never", readings, mean
@@ -213,13 +219,13 @@ def main():
     profile = args.profile if os.path.exists(args.profile) else f"scenarios/profiles/{args.profile}.profile"
     measured = load_measured(profile)
     excluded = {(c, size_bytes(s)) for c, s in (e.split(":", 1) for e in args.exclude)}
-    reports = sorted(glob.glob(os.path.join(args.keep, "frozen-*.txt")), key=lambda p: int(re.findall(r"\d+", p)[-1]))
-    if not reports:
+    seeds = sorted((int(re.findall(r"\d+", os.path.basename(p))[-1]), p)
+                   for p in glob.glob(os.path.join(args.keep, "frozen-*.txt")))
+    if not seeds:
         sys.exit(f"replay_misses.py: no frozen-N.txt in {args.keep}")
+    seeds = [(seed, report, os.path.join(args.keep, f"policy-{seed}.bin")) for seed, report in seeds]
     kinds, by_size, left_out = collections.Counter(), collections.defaultdict(collections.Counter), 0
-    for report in reports:
-        seed = re.findall(r"\d+", os.path.basename(report))[-1]
-        policy = os.path.join(args.keep, f"policy-{seed}.bin")
+    for seed, report, policy in seeds:
         for collective, size, x_best in frozen_misses(report):
             key = (collective, size_bytes(size))
             if key in excluded:
@@ -242,14 +248,12 @@ def main():
                       f"{nccl_text}; exploited {exploited or 'nccl'}")
     if args.bias:
         errors = []
-        for report in reports:
-            seed = re.findall(r"\d+", os.path.basename(report))[-1]
-            policy = os.path.join(args.keep, f"policy-{seed}.bin")
+        for _, _, policy in seeds:
             for (collective, size), times in sorted(measured.items()):
                 errors += booked_errors(calm_arms(args.dccl, policy, collective, size_text(size))[1], times)
         print_bias(errors)
     total = sum(kinds.values())
-    print(f"{len(reports)} seeds: {total} sizes below 0.97 of the best" +
+    print(f"{len(seeds)} seeds: {total} sizes below 0.97 of the best" +
           (f" ({left_out} more at excluded sizes)" if left_out else ""))
     for label, count in sorted(kinds.items()):
         print(f"  {label}: {count}")
