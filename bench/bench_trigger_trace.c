@@ -61,7 +61,7 @@ typedef struct feed_options {
 
 /* What one replay did. */
 typedef struct replay_result {
-  size_t fed, first_calls, after_switch, run_starts;
+  size_t fed, first_calls, after_switch, run_starts, after_pause;
   int onsets, recoveries, congested_at_end, streams;
   /* per stream, for slowdowns: state at the first slowed call, fed calls since it, delay (0: none yet) */
   int busy[DCCL_TRIGGER_STREAMS];
@@ -191,10 +191,12 @@ static int replay(const trace* t, const feed_options* o, replay_result* r) {
     dccl_call_skips_next(&skips, m, dccl_cell_for_call(m->coll, m->bytes, 1, 0), &why);
     int starts_run = why.run_start && (!o->run_starts_within || dccl_launched_within(previous, m));
     previous = m;
-    if (why.after_switch || starts_run || why.first_call) {
+    int paused = why.after_pause && !why.after_switch && !o->run_starts_within; /* no pause rule then either */
+    if (why.after_switch || starts_run || paused || why.first_call) {
       r->after_switch += (size_t)why.after_switch;
       r->run_starts += (size_t)starts_run;
-      r->first_calls += (size_t)(why.first_call && !why.after_switch && !starts_run);
+      r->after_pause += (size_t)paused;
+      r->first_calls += (size_t)(why.first_call && !why.after_switch && !starts_run && !paused);
       continue;
     }
     int slowed = i >= o->slow_from;
@@ -271,8 +273,8 @@ static int measure(const trace* t, const char* path, int rank, int seeds, int tr
     if (replay(t, &listed, &result) != 0) return 1;
   }
   printf("fed %zu calls to %d streams; left out %zu first calls of a collective, algorithm and protocol, %zu right "
-         "after a switch of action, %zu first of a run\n\n",
-         result.fed, result.streams, result.first_calls, result.after_switch, result.run_starts);
+         "after a switch of action, %zu first of a run, %zu launched after a host pause\n\n",
+         result.fed, result.streams, result.first_calls, result.after_switch, result.run_starts, result.after_pause);
 
   printf("(a) calm, the trace as it ran, trigger seeds 1-%d: onsets and recoveries (median [min-max]), streams "
          "still congested at the end, calls fed per onset\n", seeds);

@@ -233,7 +233,8 @@ static void drain_stream(rank_context* r, gpu_timeline* g) {
  * (the profile's `leftover` lines), plus the previous call's tail (noise.tail_share: a measurement
  * effect, not in the call's accounted latency): less the gap before this call, or all of it after a
  * pause, which the ranks leave apart (on the GPU test machine the first call after collbench's check of
- * a larger size's results waits for the peer that left it later: docs/simulator.md). A pause's idle GPU
+ * a larger size's results waits for the peer that left it later: docs/simulator.md), and then also the
+ * ranks' skew (noise.pause_skew_us and noise.pause_share of the call's latency). A pause's idle GPU
  * runs what the last kernel left. */
 static void launch(rank_context* r, gpu_timeline* g, const dccl_call* call, const dccl_execution* e, double measured_us,
                    void* parent, uint64_t seq) {
@@ -246,7 +247,8 @@ static void launch(rank_context* r, gpu_timeline* g, const dccl_call* call, cons
   if (pause_ns > 0) {
     if (r->profiling) drain_stream(r, g);
     g->carried_ns = g->carried_ns > pause_ns ? g->carried_ns - pause_ns : 0;
-    waited_ns = g->tail_ns;
+    const dccl_truth_params* t = &r->sim->profile.truth;
+    waited_ns = g->tail_ns + (uint64_t)llround(t->pause_skew_us * 1000.0 + t->pause_share * (double)duration_ns);
   }
   g->clock_ns += pause_ns + gap_ns;
   g->tail_ns = (uint64_t)llround((double)duration_ns * r->sim->profile.truth.tail_share);

@@ -1,5 +1,5 @@
 /* plugin/call_skips.c: which measured calls the agents leave out, and why: right after a switch of action,
- * a run's first call after a larger call, a kernel's first call. */
+ * a run's first call after a larger call, a call of a run launched after a host pause, a kernel's first call. */
 #include "call_skips.h"
 
 #include <string.h>
@@ -53,20 +53,41 @@ static int after_switch(const dccl_call_skips* s, const dccl_measurement* m, int
  * a smaller one reads 1.1-1.9x there, and is kept: skipping every run's first call cost 0.3% of the
  * simulated suite's total latency, as each cell of a sweep loses a reading in 10-20 (docs/agents.md).
  * Where a cell's calls are interleaved with others' (a data-parallel job's last, smaller bucket after the
- * others), all are kept: what they wait for is common to every action of the cell. */
-static int run_start(dccl_call_skips* s, const dccl_measurement* m, int cell) {
+ * others), all are kept: what they wait for is common to every action of the cell.
+ *
+ * A call of a run launched after a host pause (the call before it, of the same cell, had ended before
+ * this one was launched: the GPU sat idle, waiting for the application) in a cell whose calls come back
+ * to back (3 in 4 or more of its calls right after its own were launched within them) is left out too
+ * (*after_pause). On the GPU test machine collbench waits for its stream and checks a size's first
+ * result after its 3 warm-up calls; the timed call after that pause read 1.09-1.28x the same action's
+ * back-to-back calls at 256 KiB-64 MiB and 1.22-2.30x at 1-4 KiB (medians, run 20's learning trace:
+ * `python3 bench/gpu/summarize.py docs/results/gpu/20-h200-cold-learn-trace`, "Calls after a host
+ * pause"), and it fell on whichever action the exploration mask put there: ReduceScatter 1 MiB's
+ * ring/Simple on 1 channel, 1.07-1.10x NCCL's choice in the pairs, booked 3 of its 8.5 readings so
+ * (375-429 us against 231-288 back to back) and was left at 0.925x, the one size that missed the best in
+ * runs 21-22. Where every call follows a pause (a training step's compute between collectives), all are
+ * kept. */
+static int run_start(dccl_call_skips* s, const dccl_measurement* m, int cell, int* after_pause) {
   const dccl_measurement* p = &s->previous;
+  *after_pause = 0;
   if (s->previous_cell < 0 || m->host_launch_ns == 0 || p->host_launch_ns == 0 || m->call_order != p->call_order + 1)
     return 0;
-  int own_cell = s->previous_cell == cell;
+  int own_cell = s->previous_cell == cell, within = own_cell && dccl_launched_within(p, m);
   uint32_t* after_a_call = &s->calls_after_a_call[cell];
   uint32_t* after_own_cell = &s->calls_after_own_cell[cell];
+  uint32_t* launched_within = &s->calls_launched_within[cell];
   if (*after_a_call >= RUNS_WINDOW_CALLS) {
     *after_a_call /= 2;
     *after_own_cell /= 2;
+    *launched_within /= 2;
   }
   (*after_a_call)++;
   *after_own_cell += (uint32_t)own_cell;
+  *launched_within += (uint32_t)within;
+  /* A call of a run launched after a host pause (after_pause in call_skips.h): the cell's calls right after
+   * its own come back to back, 3 in 4 or more, and this one did not. */
+  *after_pause = own_cell && !within && p->host_done_ns != 0 && *after_own_cell >= RUNS_MIN_CALLS &&
+                 4 * *launched_within >= 3 * *after_own_cell;
   return !own_cell && p->bytes > m->bytes && *after_a_call >= RUNS_MIN_CALLS && 4 * *after_own_cell >= 3 * *after_a_call;
 }
 
@@ -90,7 +111,7 @@ static int first_call(dccl_call_skips* s, const dccl_measurement* m) {
 }
 
 void dccl_call_skips_next(dccl_call_skips* s, const dccl_measurement* m, int cell, dccl_skip_reasons* out) {
-  out->run_start = run_start(s, m, cell);
+  out->run_start = run_start(s, m, cell, &out->after_pause);
   out->after_switch = after_switch(s, m, cell);
   s->previous_cell = cell;
   s->previous = *m;

@@ -1,6 +1,7 @@
 /* plugin/call_skips.h: the measured calls the agents leave out, judged call by call in the order the
  * profiler delivers them: a call right after its cell's call of another action, the first call of a run
- * of a cell's calls right after a larger call of another cell, and a communicator's first call of a
+ * of a cell's calls right after a larger call of another cell, a call of a run launched after a host pause
+ * where the cell's calls come back to back, and a communicator's first call of a
  * collective, datatype, algorithm and protocol (why each: plugin/call_skips.c). The learner asks for every
  * joined measurement (plugin/learner.c); bench/bench_trigger_trace asks for a GPU trace's calls, to feed
  * Agent-1 what the learner fed it. Fixed memory; no allocation. */
@@ -21,12 +22,14 @@ typedef struct dccl_call_skips {
   /* Per decision cell, of its calls right after another call by call order: how many, and how many of
    * them right after a call of the same cell. */
   uint32_t calls_after_a_call[DCCL_TABLE_CELLS], calls_after_own_cell[DCCL_TABLE_CELLS];
+  /* and of those right after its own, how many were launched within that call (dccl_launched_within). */
+  uint32_t calls_launched_within[DCCL_TABLE_CELLS];
 } dccl_call_skips;
 
 /* Why a call would be left out; each judged whatever the others say (a run start is never right after
  * a switch: that is the same cell). */
 typedef struct dccl_skip_reasons {
-  int after_switch, run_start, first_call;
+  int after_switch, run_start, after_pause, first_call;
 } dccl_skip_reasons;
 
 void dccl_call_skips_init(dccl_call_skips* skips);

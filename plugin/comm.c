@@ -684,13 +684,14 @@ void dccl_comm_destroy(dccl_comm* comm) {
     double largest_level;
     dccl_agent_levels(&l->agent, &leveled, &largest_level);
     DCCL_INFO(&comm->logger,
-              "learner: %llu measurements (%llu unmatched, %llu of them of calls it lost; %llu whose next call was waiting, %llu charged a leftover; %llu right after a switch of action, %llu first of a run of their cell and %llu first of their collective, datatype, algorithm and protocol, not learned), %llu tables published, %llu congestion onsets, %llu "
+              "learner: %llu measurements (%llu unmatched, %llu of them of calls it lost; %llu whose next call was waiting, %llu charged a leftover; %llu right after a switch of action, %llu first of a run of their cell, %llu launched after a host pause and %llu first of their collective, datatype, algorithm and protocol, not learned), %llu tables published, %llu congestion onsets, %llu "
               "recoveries, %llu readings left out as bursts of slow calls, %llu guard trips, %llu loaded cells this job contradicted, %d took this job's level (the farthest %+.1f%%), %.1f us of background CPU per 1000 measurements, %llu DQN training steps put off "
               "while behind (%llu dropped, %u still owed), %.1f MiB",
               (unsigned long long)l->counters.measurements, (unsigned long long)l->counters.unjoined,
               (unsigned long long)l->counters.lost_calls, (unsigned long long)l->counters.stream_timed,
               (unsigned long long)l->counters.leftover_charged, (unsigned long long)l->counters.after_switch,
-              (unsigned long long)l->counters.run_starts, (unsigned long long)l->counters.first_calls,
+              (unsigned long long)l->counters.run_starts, (unsigned long long)l->counters.after_pause,
+              (unsigned long long)l->counters.first_calls,
               (unsigned long long)l->counters.publications, (unsigned long long)l->counters.onsets,
               (unsigned long long)l->counters.recoveries, (unsigned long long)a->burst_readings,
               (unsigned long long)a->guard_trips,

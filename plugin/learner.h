@@ -62,7 +62,8 @@ typedef struct dccl_learner_options {
   int trigger;               /* 0: no Agent-1; 1: plain CUSUM; 2: LSTM + CUSUM */
   dccl_cost_mode cost;       /* what a call is charged (core/settings.h) */
   int learn_after_switch;    /* 1: also learn a call right after the cell's call of another action (after_switch)
-                                and a run's first call right after a larger call of another cell (run_start) */
+                                a run's first call right after a larger call of another cell (run_start) and a
+                                call launched after a host pause (after_pause) */
   int learn_first_calls;     /* 1: also learn the first call of each collective, datatype, algorithm and protocol (first_call) */
   dccl_agent_options agent;  /* agent.learning: 1 learn mode, 0 frozen; agent.model_intensity < 0: from gaps */
   dccl_trigger_options trigger_options;
@@ -94,6 +95,7 @@ typedef struct dccl_learner_counters {
   uint64_t after_switch; /* measurements not learned: the cell's call right before ran another action */
   uint64_t first_calls;  /* measurements not learned: the communicator's first of their collective, datatype, algorithm and protocol */
   uint64_t run_starts;   /* measurements not learned: the first of a run of their cell's calls, where its calls come in runs */
+  uint64_t after_pause;  /* measurements not learned: launched after a host pause, where their cell's calls come back to back */
   uint64_t cpu_ns; /* thread CPU time spent in dccl_learner_step */
 } dccl_learner_counters;
 

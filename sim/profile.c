@@ -63,6 +63,8 @@ static const field scalar_fields[] = {
   {"noise.drift_sigma", FIELD_DOUBLE, TRUTH(drift_sigma), 0, 2},
   {"noise.drift_calls", FIELD_DOUBLE, TRUTH(drift_calls), 1, 1e12},
   {"noise.tail_share", FIELD_DOUBLE, TRUTH(tail_share), 0, 1},
+  {"noise.pause_skew_us", FIELD_DOUBLE, TRUTH(pause_skew_us), 0, 1e6},
+  {"noise.pause_share", FIELD_DOUBLE, TRUTH(pause_share), 0, 10},
 };
 
 static int set_field(dccl_profile* profile, field_type type, size_t offset, double low, double high, const char* value,

@@ -76,6 +76,9 @@ typedef struct dccl_truth_params {
                                                (the peers' last transfers), less the gap between them; it is
                                                in the next kernel's measured span only, in no call's latency
                                                (the NCCL emulator) */
+  double pause_skew_us, pause_share;        /* after a workload's pause, the next kernel spans this much longer,
+                                               plus this share of its call's latency: the ranks resume apart; in
+                                               that kernel's span only (the NCCL emulator) */
 } dccl_truth_params;
 
 /* A measured latency of one action at one size on a real machine (a replay profile: `measured =` lines,

@@ -197,14 +197,18 @@ trace15=docs/results/gpu/15-cold-learn-trace-pairs-r6/learn-trace/trace-0.csv.gz
 zcat "$trace15" > "$work/trace.csv" || fail "zcat $trace15: exit status $?"
 "$build/bench/bench_trigger_trace" --seeds 1 --trials 0 --run-starts within "$work/trace.csv" > "$work/within.txt" 2>&1 ||
   { fail "bench_trigger_trace: exit status $?"; show "$work/within.txt"; }
-grep -q "^fed 36669 calls to 27 streams; left out 6 first calls of a collective, algorithm and protocol, 1605 right after a switch of action, 0 first of a run$" \
+grep -q "^fed 36669 calls to 27 streams; left out 6 first calls of a collective, algorithm and protocol, 1605 right after a switch of action, 0 first of a run, 0 launched after a host pause$" \
   "$work/within.txt" || { fail "not the plugin's counts"; show "$work/within.txt"; }
-# The learner's rule now: the first call of each round of 13 after a larger size (126 rounds x 27 sizes, less
-# the first size of each round and the first rounds, while the cells' runs are not known yet).
+# The learner's rules now: the first call of each round of 13 after a larger size (126 rounds x 27 sizes, less
+# the first size of each round and the first rounds, while the cells' runs are not known yet), and the call after
+# collbench's check of each round's first result (its 4th: at most 126 x 27 = 3,402, less those right after a switch
+# of action and the first round, while the cells' calls are not known to come back to back).
 "$build/bench/bench_trigger_trace" --seeds 1 --trials 0 "$work/trace.csv" > "$work/learn.txt" 2>&1 ||
   { fail "bench_trigger_trace: exit status $?"; show "$work/learn.txt"; }
-starts=$(sed -n 's/.* \([0-9]*\) first of a run$/\1/p' "$work/learn.txt")
+starts=$(sed -n 's/.* \([0-9]*\) first of a run, .*/\1/p' "$work/learn.txt")
 [ "${starts:-0}" -ge 300 ] && [ "${starts:-0}" -le 378 ] || { fail "${starts:-no} run starts left out"; show "$work/learn.txt"; }
+pauses=$(sed -n 's/.* \([0-9]*\) launched after a host pause$/\1/p' "$work/learn.txt")
+[ "${pauses:-0}" -ge 2900 ] && [ "${pauses:-0}" -le 3402 ] || { fail "${pauses:-no} calls after a pause left out"; show "$work/learn.txt"; }
 grep -Eq "^lstm\+cusum onsets +[0-9]+ " "$work/learn.txt" || { fail "no onset count"; show "$work/learn.txt"; }
 end
 

@@ -266,7 +266,8 @@ static void test_trace_matches_gpu_durations_processes(void) { run_with_trace(1)
  * the calls' own latencies do not hold it): 64 KiB's first call waits 3% of a 1 MiB call. 1 MiB's and
  * 64 KiB's first calls come after a 2-ms pause: the stream drained (the last kernel's end reached the
  * profiler before the launch), what the last kernel left to the next one ran meanwhile, and the tail is
- * waited in full. Also with host_ahead, where each other kernel's end reaches the profiler after the
+ * waited in full, and the ranks' skew after the pause (noise.pause_skew_us, and noise.pause_share of the
+ * call's latency). Also with host_ahead, where each other kernel's end reaches the profiler after the
  * next call's launch. */
 /* Whether call `call` of check_leftovers' workload comes after a pause: the first of each 1 MiB and 64 KiB
  * line (lines of 16 calls, 4 MiB, 1 MiB, 64 KiB, twice). */
@@ -337,10 +338,12 @@ static void check_leftovers(int synchronous) {
   CHECK_MSG(later_calls >= 16 && longer_calls >= 32 && both_calls >= 12, "%d calls leave a tenth later, %d longer, %d both",
             later_calls, longer_calls, both_calls);
   double carried = 0, tail = 0, tail_share = sim.profile.truth.tail_share, most_waited = 0;
+  double skew_us = sim.profile.truth.pause_skew_us, skew_share = sim.profile.truth.pause_share;
   CHECK(tail_share > 0.01);
+  CHECK(skew_us > 1 && skew_share > 0.01);
   int wrong_spans = 0, wrong_starts = 0, waiting = 0, drained = 0;
   for (int i = 0; i < n_calls && i < n_traced; i++) {
-    double waited = paused(i) ? tail : tail > 5.0 ? tail - 5.0 : 0;
+    double waited = paused(i) ? tail + skew_us + skew_share * own_us[i] : tail > 5.0 ? tail - 5.0 : 0;
     if (paused(i)) carried = carried > 2000.0 ? carried - 2000.0 : 0;
     if (waited > most_waited) most_waited = waited;
     double expected_span = own_us[i] * (1 - later[i] - longer[i]) + carried + waited;

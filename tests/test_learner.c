@@ -592,6 +592,69 @@ static void test_skipped_calls_keep_their_place_in_the_gap_estimate(void) {
   fixture_free(&f);
 }
 
+/* Plays `rounds` rounds of `calls` AllReduce calls of BYTES, the fast action, with host stamps, as collbench
+ * plays a size: back to back (each launched before the last one's end was seen) but for the call after its
+ * 3 warm-up calls, launched 1 ms after the last one's end was seen, which spans 300 us against the others'
+ * 100 (the ranks left apart by the check). `pause_every`: a pause before every call instead (a training
+ * step's compute between collectives), each call 100 us. Returns the cell's arm. */
+static dccl_arm* play_paused_rounds(fixture* f, int rounds, int calls, int pause_every) {
+  uint64_t order = 0, launch_ns = 1000, done_ns = 0;
+  for (int round = 0; round < rounds; round++)
+    for (int k = 0; k < calls; k++, order++) {
+      int paused = pause_every || k == 3;
+      launch_ns = paused && order > 0 ? done_ns + 1000000 : launch_ns + 10000;
+      done_ns = launch_ns + 200000;
+      dccl_call_record r = {BYTES, order, order, f->fast, (uint16_t)dccl_cell_for_call(COLL, BYTES, 1, 0), COLL, 0};
+      dccl_call_log_push(&call_log, &r);
+      dccl_measurement m = measurement_of(f, order, BYTES, f->fast);
+      m.duration_ns = paused && !pause_every ? 300000 : 100000;
+      m.call_order = order;
+      m.host_launch_ns = launch_ns;
+      m.host_done_ns = done_ns;
+      take(f, &m);
+    }
+  return arm_of(f, f->fast);
+}
+
+static void test_call_after_a_host_pause_is_not_learned(void) {
+  /* 20 rounds of 13 calls: the call after each round's pause follows 3 of the cell's calls and the 9 of the
+   * round before, all back to back: left out once the cell has had 16 calls right after its own (from the
+   * second round on: 19 of 20), so the arm reads its 100 us (100.8: the first round's is booked); learning it
+   * too (DYNAMICCL_AFTER_SWITCH=learn), one reading in 13 is 3x, booked at most 1.3x or 2.5 standard deviations
+   * above the arm's mean (the slow-tail clip): 102.3 us. */
+  fixture f;
+  fixture_init(&f);
+  dccl_arm* arm = play_paused_rounds(&f, 20, 13, 0);
+  CHECK_EQ_INT(f.learner->counters.after_pause, 19);
+  CHECK_EQ_INT(f.learner->counters.after_switch, 0);
+  CHECK_EQ_INT(f.learner->counters.run_starts, 0);
+  CHECK(arm != NULL);
+  double skipping_us = 0;
+  if (arm != NULL) {
+    CHECK_NEAR(arm->count, 20 * 13 - 19, 1e-3);
+    skipping_us = exp(arm->mean);
+    CHECK_MSG(skipping_us < 101.0, "left out, the arm reads %.2f us", skipping_us); /* the first round's, booked */
+  }
+  fixture_free(&f);
+  fixture_init(&f);
+  f.learner->options.learn_after_switch = 1;
+  arm = play_paused_rounds(&f, 20, 13, 0);
+  CHECK_EQ_INT(f.learner->counters.after_pause, 0);
+  CHECK(arm != NULL);
+  if (arm != NULL) {
+    CHECK_NEAR(arm->count, 20 * 13, 1e-3);
+    CHECK_MSG(exp(arm->mean) > 1.01 * skipping_us, "learning every call %.2f us, skipping %.2f", exp(arm->mean),
+              skipping_us);
+  }
+  fixture_free(&f);
+  /* Every call after a pause: the cell's calls do not come back to back, and all are learned. */
+  fixture_init(&f);
+  arm = play_paused_rounds(&f, 20, 13, 1);
+  CHECK_EQ_INT(f.learner->counters.after_pause, 0);
+  CHECK(arm != NULL && arm->count > 20 * 13 - 0.5);
+  fixture_free(&f);
+}
+
 int main(void) {
   RUN(test_lost_measurements_skip_their_calls);
   RUN(test_lagging_learner_drops_what_it_lost);
@@ -600,6 +663,7 @@ int main(void) {
   RUN(test_stream_time_charges_work_left_behind_the_kernel);
   RUN(test_first_call_of_a_kernel_is_not_learned);
   RUN(test_first_call_of_a_run_after_a_larger_call_is_not_learned);
+  RUN(test_call_after_a_host_pause_is_not_learned);
   RUN(test_a_gap_the_application_made_is_not_charged);
   RUN(test_overlapping_calls_cost_their_spans);
   RUN(test_leftover_charges_work_left_behind_not_the_applications_waits);

@@ -1038,6 +1038,60 @@ def launches_after_other_cells(rows):
     return found
 
 
+def calls_after_pauses(rows):
+    """Per cell (collective, bytes) and action: the spans (us) of the calls right after a call of the same cell
+    and action (calls_after_calls), launched within it (back to back) or after it (a host pause: collbench's
+    check of a size's first result, after its warm-up calls), the latter with the GPU's idle time before them.
+    {(collective, bytes, action): ([back-to-back us], [(paused us, idle us)])}"""
+    found = collections.defaultdict(lambda: ([], []))
+    for previous, r, relation in calls_after_calls(rows):
+        if relation != "same" or ran(previous) != ran(r):
+            continue
+        span = int(r["duration_ns"]) / 1e3
+        spans = found[(r["collective"], int(r["bytes"]), ran(r))]
+        if launched_within(previous, r):
+            spans[0].append(span)
+        elif int(previous.get("host_done_ns") or 0) and int(r.get("host_launch_ns") or 0):
+            idle = (int(r["gpu_start_ns"]) - int(previous["gpu_start_ns"]) - int(previous["duration_ns"])) / 1e3
+            spans[1].append((span, idle))
+    return found
+
+
+def pause_table(rows):
+    """The calls launched after a host pause against the same action's back-to-back calls (calls_after_pauses),
+    per cell and action with 20 of them or more and 100 back to back; the closing ranges take each cell's action
+    with the most."""
+    found = {key: spans for key, spans in calls_after_pauses(rows).items() if len(spans[1]) >= 20 and len(spans[0]) >= 100}
+    if not found:
+        return
+    most = {}
+    for (collective, size, action), (_, paused) in found.items():
+        if len(paused) > most.get((collective, size), (None, 0))[1]:
+            most[(collective, size)] = (action, len(paused))
+    heading("Calls after a host pause",
+            "From the learning run's rank-0 trace: per collective, size and action, the calls launched "
+            "after the call before them (the same size and action) had ended (20 or more), as collbench launches a size's first "
+            "timed call after waiting for its stream and checking the warm-up's result (the learner leaves such calls "
+            "out where a cell's calls come back to back: plugin/call_skips.c's after_pause), against the action's calls "
+            "launched back to back (100 or more): medians of the GPU's idle time before them and of the spans, and their "
+            "ratio; the closing ranges take each size's action with the most such calls.")
+    print("| collective | bytes | action | paused calls | idle before them us | back to back us | after the pause us | ratio |")
+    print("|---|---|---|---|---|---|---|---|")
+    ratios = {}
+    for key in sorted(found):
+        back, paused = found[key]
+        usual, after = statistics.median(back), statistics.median(s for s, _ in paused)
+        if most[key[:2]][0] == key[2]:
+            ratios[key[:2]] = after / usual
+        print(f"| {key[0]} | {key[1]} | {key[2]} | {len(paused)} | {statistics.median(i for _, i in paused):.0f} | "
+              f"{usual:.1f} | {after:.1f} | {after / usual:.3f} |")
+    small = [r for (_, size), r in ratios.items() if size <= 4096]
+    large = [r for (_, size), r in ratios.items() if size >= 262144]
+    if small and large:
+        print(f"\nRatio at 1-4 KiB {min(small):.2f}-{max(small):.2f}, at 256 KiB and more {min(large):.2f}-{max(large):.2f} "
+              f"(median {statistics.median(large):.3f}).")
+
+
 BURST_FACTOR = 2.5  # a call in a burst spans at least this many times its group's median
 BURST_MIN_CALLS = 3
 
@@ -1347,6 +1401,7 @@ def learn_trace_tables(out):
     if rows:
         after_other_cell_table(rows)
         long_run_table(rows)
+        pause_table(rows)
         burst_table(rows)
         booked_means_table(rows)
         slow_tail_table(rows)
@@ -1676,6 +1731,22 @@ def self_test():
         launches = launches_after_other_cells(learn_trace_rows(folder))
         check("after other cells: launches", {k: v[:2] for k, v in launches.items()}, {"larger": (1, 0), "smaller": (1, 1)})
         check("after other cells: idle before", launches["larger"][2], [(10**8 - 20000 * 1000) / 1e3])
+    # Calls after a host pause: 1 KiB ring/LL on 1 channel, 5 calls launched back to back but for the 4th, launched
+    # 2 us after the 3rd's end was seen (its kernel starting 30 us after the 3rd's end), then a call of another
+    # action (not the same action's: in neither list) and one more of it.
+    rows, start = [], 0
+    for order, (algorithm, us, paused) in enumerate([("ring", 20, 0), ("ring", 20, 0), ("ring", 22, 0), ("ring", 45, 1),
+                                                     ("ring", 21, 0), ("tree", 25, 0), ("tree", 26, 0)]):
+        start += 30000 if paused else 1000
+        launch = rows[-1]["host_done_ns"] + 2000 if paused else start - 500
+        rows.append({"collective": "allreduce", "bytes": "1024", "algorithm": algorithm, "protocol": "ll", "channels": "1",
+                     "channels_measured": "1", "gpu_start_ns": start, "duration_ns": us * 1000, "call_order": str(order),
+                     "host_launch_ns": launch, "host_done_ns": start + us * 1000 + 1000})
+        start += us * 1000
+    rows = [{k: str(v) for k, v in r.items()} for r in rows]
+    pauses = calls_after_pauses(rows)
+    check("after pauses: back to back and paused", pauses[("allreduce", 1024, "ring/ll/ch=1")], ([20.0, 22.0, 21.0], [(45.0, 30.0)]))
+    check("after pauses: the other action's second call", pauses[("allreduce", 1024, "tree/ll/ch=1")], ([26.0], []))
     # Runs of one action: at 16 KiB ring/LL, then tree/LL on 2 channels in a run of 3 whose last call's next was
     # launched after its end (a host pause: not timed, and the next run starts again at 1), then tree in a run of
     # 5 (positions 4 and 5 pooled as 4+), the next kernel after its fourth call starting 2 us before that call's

@@ -71,6 +71,14 @@ noise.burst_scale = 10
 # first call of a run after a smaller call waits 0.4-1.3 of that call's span there, which one share does not
 # fit; this one is the larger call's.
 noise.tail_share = 0.03
+# After a pause the ranks resume apart, and the next call waits in its kernel for the peer: in run 20's
+# learning trace (`python3 bench/gpu/summarize.py docs/results/gpu/20-h200-cold-learn-trace`, "Calls after a
+# host pause") the call after collbench's check of a size's first result spans 1.09-1.28x the same action's
+# back-to-back calls at 256 KiB-64 MiB (median 1.14) and 1.22-2.30x at 1-4 KiB (run 15: 1.06-1.24x and
+# 1.29-2.48x). The pause's 3% tail above, 8 us and 0.10 of the call give 1.13x at 4 MiB and up, 1.2x at
+# 256 KiB and 1.5-1.6x at 1-4 KiB (more than the GPU's 1.02-1.25x at 16-64 KiB); every action alike.
+noise.pause_skew_us = 8
+noise.pause_share = 0.10
 # Work each action leaves behind its kernel over sockets, measured in one run: the `leftover` lines of
 # `python3 bench/gpu/summarize.py docs/results/gpu/9-stream-time-learn-pairs-r6` (section "A replay profile's
 # leftover lines"), pasted. `later`: the share of a call's stream time (its kernel start to the next's, the
