@@ -493,6 +493,20 @@ static void test_first_call_of_a_kernel_is_not_learned(void) {
   }
 }
 
+/* Call `order` of `bytes` (AllReduce, the fast action) logged and measured with host stamps: its kernel spans
+ * `duration_ns`; launched at `launch_ns`, its end seen by the profiler at `done_ns`. */
+static void take_stamped(fixture* f, uint64_t order, uint64_t bytes, uint64_t duration_ns, uint64_t launch_ns,
+                         uint64_t done_ns) {
+  dccl_call_record r = {bytes, order, order, f->fast, (uint16_t)dccl_cell_for_call(COLL, bytes, 1, 0), COLL, 0};
+  dccl_call_log_push(&call_log, &r);
+  dccl_measurement m = measurement_of(f, order, bytes, f->fast);
+  m.duration_ns = duration_ns;
+  m.call_order = order;
+  m.host_launch_ns = launch_ns;
+  m.host_done_ns = done_ns;
+  take(f, &m);
+}
+
 /* Plays `rounds` rounds of one 16 MiB call and then `small_calls` calls of BYTES (both AllReduce, the fast
  * action, with host stamps): a small call right after the large one waits for its work and spans 1,000
  * us, the others 100. Back to back, or `paused`: each call launched 50 ms after the previous one's end was
@@ -505,14 +519,9 @@ static dccl_arm* play_rounds(fixture* f, int rounds, int small_calls, int paused
   for (int round = 0; round < rounds; round++)
     for (int k = 0; k <= small_calls; k++, order++) {
       uint64_t bytes = k == 0 ? LARGE_BYTES : BYTES;
-      dccl_call_record r = {bytes, order, order, f->fast, (uint16_t)dccl_cell_for_call(COLL, bytes, 1, 0), COLL, 0};
-      dccl_call_log_push(&call_log, &r);
-      dccl_measurement m = measurement_of(f, order, bytes, f->fast);
-      m.duration_ns = k == 0 ? 2000000 : k == 1 ? 1000000 : 100000;
-      m.call_order = order;
-      m.host_launch_ns = paused ? 100000000 * (order + 1) : 1000 + order;
-      m.host_done_ns = paused ? 100000000 * (order + 1) + 50000000 : 1000000 + 1000 * order;
-      take(f, &m);
+      take_stamped(f, order, bytes, k == 0 ? 2000000 : k == 1 ? 1000000 : 100000,
+                   paused ? 100000000 * (order + 1) : 1000 + order,
+                   paused ? 100000000 * (order + 1) + 50000000 : 1000000 + 1000 * order);
     }
   return arm_of(f, f->fast);
 }
@@ -604,14 +613,7 @@ static dccl_arm* play_paused_rounds(fixture* f, int rounds, int calls, int pause
       int paused = pause_every || k == 3;
       launch_ns = paused && order > 0 ? done_ns + 1000000 : launch_ns + 10000;
       done_ns = launch_ns + 200000;
-      dccl_call_record r = {BYTES, order, order, f->fast, (uint16_t)dccl_cell_for_call(COLL, BYTES, 1, 0), COLL, 0};
-      dccl_call_log_push(&call_log, &r);
-      dccl_measurement m = measurement_of(f, order, BYTES, f->fast);
-      m.duration_ns = paused && !pause_every ? 300000 : 100000;
-      m.call_order = order;
-      m.host_launch_ns = launch_ns;
-      m.host_done_ns = done_ns;
-      take(f, &m);
+      take_stamped(f, order, BYTES, paused && !pause_every ? 300000 : 100000, launch_ns, done_ns);
     }
   return arm_of(f, f->fast);
 }
