@@ -42,7 +42,7 @@
 #define LEVEL_MOST 0.1397619423751587f /* log 1.15: a level at most 15% either way */
 _Static_assert(LEVEL_READINGS <= 255, "a cell counts its level's readings in 8 bits");
 #define FEW_CHANNELS 4 /* an untried request for under a quarter of NCCL's channels waits for its pair */
-#define BURST_MIN_SAMPLES 8 /* a reading is held as slow against an arm with this many samples, */
+#define BURST_MIN_SAMPLES 4 /* a reading is held as slow against an arm with this many samples (reads_slow), */
 #define BURST_SLOWER 0.9162907318741551 /* at 2.5x its mean (log 2.5) or slower (book_or_hold); */
 #define BURST_SHORTEST 3 /* this many slow readings in a row are a burst, left out */
 #define UNRESOLVED_MARGIN 0.0295588022415444 /* log 1.03: a candidate that may beat the exploited action by more
@@ -342,7 +342,11 @@ static int build_sample(void* argument, const dccl_replay_entry* e, float* state
 }
 
 /* Whether a reading `residual` above its arm's mean is slow: part of a burst of slow calls or a spike
- * (book_or_hold), at BURST_SLOWER or three of the arm's standard deviations, the more. */
+ * (book_or_hold), at BURST_SLOWER or three of the arm's standard deviations, the more, once the arm has
+ * BURST_MIN_SAMPLES. From 8 a burst among an arm's first readings was booked: on the pairs replay seed 177
+ * had one (4-5x, 7 calls) among NCCL's choice's first 13 readings at ReduceScatter 16 MiB, which left the arm
+ * at a spread of 46% over 64 readings, the guard's margin too wide to trip, and the size frozen on an action
+ * 4% slower than NCCL's choice (docs/agents.md, "A burst among an arm's first readings"). */
 static int reads_slow(const dccl_arm* ran, double residual) {
   return ran->count >= BURST_MIN_SAMPLES && residual >= fmax(BURST_SLOWER, 3.0 * sqrt(dccl_arm_variance(ran)));
 }
