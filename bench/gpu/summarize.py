@@ -1092,6 +1092,59 @@ def pause_table(rows):
               f"(median {statistics.median(large):.3f}).")
 
 
+ROUND_CALLS = 13  # collbench's learning step plays each size in rounds of 13 calls (64 MiB: 6)
+
+
+def rounds_of_one_action(rows):
+    """The learning trace's rounds (runs of one cell's calls in call order) of ROUND_CALLS calls that all ran one
+    action: {(collective, bytes): [[log span of each position]]}."""
+    found = collections.defaultdict(list)
+    run = []
+    for r in rows + [None]:
+        if run and (r is None or (r["collective"], r["bytes"]) != (run[0]["collective"], run[0]["bytes"]) or
+                    int(r["call_order"]) != int(run[-1]["call_order"]) + 1):
+            if len(run) == ROUND_CALLS and len({ran(x) for x in run}) == 1:
+                found[(run[0]["collective"], int(run[0]["bytes"]))].append([math.log(int(x["duration_ns"])) for x in run])
+            run = []
+        if r is not None:
+            run.append(r)
+    return found
+
+
+def round_positions(rounds):
+    """Per position in a round, the median of each call's log span over its round's median of positions 4 and
+    later; and the correlation of consecutive calls' log spans (positions 4 and later, each less its round's
+    median): [median by position], correlation (None where it cannot be told)."""
+    by_position = [[] for _ in range(ROUND_CALLS)]
+    pairs = []
+    for spans in rounds:
+        middle = statistics.median(spans[4:])
+        for position, x in enumerate(spans):
+            by_position[position].append(x - middle)
+        pairs += [(a - middle, b - middle) for a, b in zip(spans[4:], spans[5:])]
+    return [statistics.median(v) for v in by_position], correlation(pairs)
+
+
+def round_position_table(rows):
+    rounds = rounds_of_one_action(rows)
+    cells = {key: v for key, v in rounds.items() if len(v) >= 20}
+    if not cells:
+        return
+    heading("A round's calls by position",
+            f"From the learning run's rank-0 trace: the rounds of {ROUND_CALLS} calls of one size (collbench's "
+            "learning step) that ran one action throughout (20 or more a size), each call's span over its round's "
+            "median of positions 4 and later, median by position (0: the round's first call, after the last size's "
+            "and collbench's check of its results; 3: the first timed call, after the check of the warm-up's: "
+            "\"Calls after a host pause\"), and the correlation of consecutive calls' spans from position 4 on "
+            "(below 0: slow and fast calls alternate; above 0: the calls of a round share a level).")
+    print("| collective | bytes | rounds | " + " | ".join(str(p) for p in range(ROUND_CALLS)) + " | consecutive calls' correlation |")
+    print("|---|---|---|" + "---|" * ROUND_CALLS + "---|")
+    for key in sorted(cells):
+        medians, link = round_positions(cells[key])
+        shown = " | ".join(f"{math.exp(m):.2f}" for m in medians)
+        print(f"| {key[0]} | {key[1]} | {len(cells[key])} | {shown} | {'-' if link is None else f'{link:+.2f}'} |")
+
+
 BURST_FACTOR = 2.5  # a call in a burst spans at least this many times its group's median
 BURST_MIN_CALLS = 3
 
@@ -1402,6 +1455,7 @@ def learn_trace_tables(out):
         after_other_cell_table(rows)
         long_run_table(rows)
         pause_table(rows)
+        round_position_table(rows)
         burst_table(rows)
         booked_means_table(rows)
         slow_tail_table(rows)
@@ -1747,6 +1801,23 @@ def self_test():
     pauses = calls_after_pauses(rows)
     check("after pauses: back to back and paused", pauses[("allreduce", 1024, "ring/ll/ch=1")], ([20.0, 22.0, 21.0], [(45.0, 30.0)]))
     check("after pauses: the other action's second call", pauses[("allreduce", 1024, "tree/ll/ch=1")], ([26.0], []))
+    # A round's positions: two rounds of 13 calls of one action, 200 us but the first (400) and the 4th (300), then
+    # 100 and 300 us alternating from the 5th; a third round runs another action at its 2nd call (left out).
+    spans = [[400, 200, 200, 300] + [100 if k % 2 else 300 for k in range(9)]] * 2 + [[200] * 13]
+    rows = []
+    for number, round_spans in enumerate(spans):
+        for k, us in enumerate(round_spans):
+            algorithm = "tree" if number == 2 and k == 1 else "ring"
+            rows.append({"collective": "allreduce", "bytes": "1024", "algorithm": algorithm, "protocol": "ll", "channels": "1",
+                         "channels_measured": "1", "duration_ns": str(us * 1000), "call_order": str(len(rows))})
+        rows.append({"collective": "allgather", "bytes": "1024", "algorithm": "ring", "protocol": "ll", "channels": "1",
+                     "channels_measured": "1", "duration_ns": "1000", "call_order": str(len(rows))})
+    rounds = rounds_of_one_action(rows)
+    check("rounds of one action", {k: len(v) for k, v in rounds.items()}, {("allreduce", 1024): 2})
+    medians, link = round_positions(rounds[("allreduce", 1024)])
+    check("round positions: over the median of positions 4+ (300 us)", [round(math.exp(m), 4) for m in medians[:5]],
+          [1.3333, 0.6667, 0.6667, 1.0, 1.0])
+    check("round positions: alternating calls", round(link, 6), -1.0)
     # Runs of one action: at 16 KiB ring/LL, then tree/LL on 2 channels in a run of 3 whose last call's next was
     # launched after its end (a host pause: not timed, and the next run starts again at 1), then tree in a run of
     # 5 (positions 4 and 5 pooled as 4+), the next kernel after its fourth call starting 2 us before that call's
