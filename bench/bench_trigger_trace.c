@@ -191,7 +191,7 @@ static int replay(const trace* t, const feed_options* o, replay_result* r) {
     dccl_call_skips_next(&skips, m, dccl_cell_for_call(m->coll, m->bytes, 1, 0), &why);
     int starts_run = why.run_start && (!o->run_starts_within || dccl_launched_within(previous, m));
     previous = m;
-    int paused = why.after_pause && !why.after_switch && !o->run_starts_within; /* no pause rule then either */
+    int paused = why.after_pause && !o->run_starts_within; /* no pause rule then either */
     if (why.after_switch || starts_run || paused || why.first_call) {
       r->after_switch += (size_t)why.after_switch;
       r->run_starts += (size_t)starts_run;

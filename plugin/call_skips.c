@@ -35,6 +35,25 @@ static int after_switch(const dccl_call_skips* s, const dccl_measurement* m, int
 #define RUNS_MIN_CALLS 16     /* calls right after another call before a cell's calls are known to come in runs */
 #define RUNS_WINDOW_CALLS 4096 /* the counts halve here, so that they follow the workload as it changes */
 
+/* Counts `m` among its cell's calls right after another call by the profiler's call order (both with host
+ * stamps), and of those, right after a call of its own cell, and of those, launched within that call
+ * (dccl_launched_within). Returns whether it is such a call: run_start and after_pause judge only those. */
+static int count_after_a_call(dccl_call_skips* s, const dccl_measurement* m, int cell) {
+  const dccl_measurement* p = &s->previous;
+  if (s->previous_cell < 0 || m->host_launch_ns == 0 || p->host_launch_ns == 0 || m->call_order != p->call_order + 1)
+    return 0;
+  int own_cell = s->previous_cell == cell;
+  if (s->calls_after_a_call[cell] >= RUNS_WINDOW_CALLS) {
+    s->calls_after_a_call[cell] /= 2;
+    s->calls_after_own_cell[cell] /= 2;
+    s->calls_launched_within[cell] /= 2;
+  }
+  s->calls_after_a_call[cell]++;
+  s->calls_after_own_cell[cell] += (uint32_t)own_cell;
+  s->calls_launched_within[cell] += (uint32_t)(own_cell && dccl_launched_within(p, m));
+  return 1;
+}
+
 /* Whether this call is the first of a run of its cell's calls, right after a larger call (more bytes) of
  * another cell, in a cell whose calls mostly come in runs (3 in 4 or more of them right after a call of
  * the same cell, by the profiler's call order). Such a call waits in its kernel for what the larger call
@@ -53,42 +72,29 @@ static int after_switch(const dccl_call_skips* s, const dccl_measurement* m, int
  * a smaller one reads 1.1-1.9x there, and is kept: skipping every run's first call cost 0.3% of the
  * simulated suite's total latency, as each cell of a sweep loses a reading in 10-20 (docs/agents.md).
  * Where a cell's calls are interleaved with others' (a data-parallel job's last, smaller bucket after the
- * others), all are kept: what they wait for is common to every action of the cell.
- *
- * A call of a run launched after a host pause (the call before it, of the same cell, had ended before
- * this one was launched: the GPU sat idle, waiting for the application) in a cell whose calls come back
- * to back (3 in 4 or more of its calls right after its own were launched within them) is left out too
- * (*after_pause). On the GPU test machine collbench waits for its stream and checks a size's first
- * result after its 3 warm-up calls; the timed call after that pause read 1.09-1.28x the same action's
- * back-to-back calls at 256 KiB-64 MiB and 1.22-2.30x at 1-4 KiB (medians, run 20's learning trace:
- * `python3 bench/gpu/summarize.py docs/results/gpu/20-h200-cold-learn-trace`, "Calls after a host
- * pause"), and it fell on whichever action the exploration mask put there: ReduceScatter 1 MiB's
- * ring/Simple on 1 channel, 1.07-1.10x NCCL's choice in the pairs, booked 3 of its 8.5 readings so
- * (375-429 us against 231-288 back to back) and was left at 0.925x, the one size that missed the best in
- * runs 21-22. Where every call follows a pause (a training step's compute between collectives), all are
- * kept. */
-static int run_start(dccl_call_skips* s, const dccl_measurement* m, int cell, int* after_pause) {
-  const dccl_measurement* p = &s->previous;
-  *after_pause = 0;
-  if (s->previous_cell < 0 || m->host_launch_ns == 0 || p->host_launch_ns == 0 || m->call_order != p->call_order + 1)
-    return 0;
-  int own_cell = s->previous_cell == cell, within = own_cell && dccl_launched_within(p, m);
-  uint32_t* after_a_call = &s->calls_after_a_call[cell];
-  uint32_t* after_own_cell = &s->calls_after_own_cell[cell];
-  uint32_t* launched_within = &s->calls_launched_within[cell];
-  if (*after_a_call >= RUNS_WINDOW_CALLS) {
-    *after_a_call /= 2;
-    *after_own_cell /= 2;
-    *launched_within /= 2;
-  }
-  (*after_a_call)++;
-  *after_own_cell += (uint32_t)own_cell;
-  *launched_within += (uint32_t)within;
-  /* A call of a run launched after a host pause (after_pause in call_skips.h): the cell's calls right after
-   * its own come back to back, 3 in 4 or more, and this one did not. */
-  *after_pause = own_cell && !within && p->host_done_ns != 0 && *after_own_cell >= RUNS_MIN_CALLS &&
-                 4 * *launched_within >= 3 * *after_own_cell;
-  return !own_cell && p->bytes > m->bytes && *after_a_call >= RUNS_MIN_CALLS && 4 * *after_own_cell >= 3 * *after_a_call;
+ * others), all are kept: what they wait for is common to every action of the cell. */
+static int run_start(const dccl_call_skips* s, const dccl_measurement* m, int cell) {
+  uint32_t after_a_call = s->calls_after_a_call[cell], after_own_cell = s->calls_after_own_cell[cell];
+  return s->previous_cell != cell && s->previous.bytes > m->bytes && after_a_call >= RUNS_MIN_CALLS &&
+         4 * after_own_cell >= 3 * after_a_call;
+}
+
+/* Whether this call of a run was launched after a host pause (the call before it, of the same cell, had
+ * ended before this one was launched: the GPU sat idle, waiting for the application), in a cell whose
+ * calls come back to back (3 in 4 or more of its calls right after its own were launched within them).
+ * On the GPU test machine collbench waits for its stream and checks a size's first result after its 3
+ * warm-up calls; the timed call after that pause read 1.09-1.28x the same action's back-to-back calls at
+ * 256 KiB-64 MiB and 1.22-2.30x at 1-4 KiB (medians, run 20's learning trace: `python3
+ * bench/gpu/summarize.py docs/results/gpu/20-h200-cold-learn-trace`, "Calls after a host pause"), and it
+ * fell on whichever action the exploration mask put there: ReduceScatter 1 MiB's ring/Simple on 1
+ * channel, 1.07-1.10x NCCL's choice in the pairs, booked 3 of its 8.5 readings so (375-429 us against
+ * 231-288 back to back) and was left at 0.925x, the one size that missed the best in runs 21-22. The
+ * agents skip it. Where every call follows a pause (a training step's compute between collectives), all
+ * are kept. */
+static int after_pause(const dccl_call_skips* s, const dccl_measurement* m, int cell) {
+  uint32_t after_own_cell = s->calls_after_own_cell[cell];
+  return s->previous_cell == cell && s->previous.host_done_ns != 0 && !dccl_launched_within(&s->previous, m) &&
+         after_own_cell >= RUNS_MIN_CALLS && 4 * s->calls_launched_within[cell] >= 3 * after_own_cell;
 }
 
 /* Whether this is the communicator's first measured call of its collective, datatype, algorithm and
@@ -111,8 +117,10 @@ static int first_call(dccl_call_skips* s, const dccl_measurement* m) {
 }
 
 void dccl_call_skips_next(dccl_call_skips* s, const dccl_measurement* m, int cell, dccl_skip_reasons* out) {
-  out->run_start = run_start(s, m, cell, &out->after_pause);
+  int counted = count_after_a_call(s, m, cell);
+  out->run_start = counted && run_start(s, m, cell);
   out->after_switch = after_switch(s, m, cell);
+  out->after_pause = counted && !out->after_switch && after_pause(s, m, cell);
   s->previous_cell = cell;
   s->previous = *m;
   out->first_call = first_call(s, m);

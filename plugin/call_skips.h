@@ -27,7 +27,8 @@ typedef struct dccl_call_skips {
 } dccl_call_skips;
 
 /* Why a call would be left out; each judged whatever the others say (a run start is never right after
- * a switch: that is the same cell). */
+ * a switch: that is the same cell), but for after_pause, set only where after_switch is not (both are of a
+ * call right after its own cell's). */
 typedef struct dccl_skip_reasons {
   int after_switch, run_start, after_pause, first_call;
 } dccl_skip_reasons;

@@ -1022,6 +1022,11 @@ def after_other_cells(rows):
     return groups
 
 
+def idle_before_us(previous, r):
+    """The GPU's idle time before call r's kernel (us): its start less the end of the call before it."""
+    return (int(r["gpu_start_ns"]) - int(previous["gpu_start_ns"]) - int(previous["duration_ns"])) / 1e3
+
+
 def launches_after_other_cells(rows):
     """For the calls right after a larger or smaller call of another cell (calls_after_calls), per relation:
     how many, how many were launched before that call's end reached the profiler (both host stamps set,
@@ -1032,7 +1037,7 @@ def launches_after_other_cells(rows):
         if relation not in ("larger", "smaller"):
             continue
         launch, done = int(r.get("host_launch_ns") or 0), int(previous.get("host_done_ns") or 0)
-        idle = (int(r["gpu_start_ns"]) - int(previous["gpu_start_ns"]) - int(previous["duration_ns"])) / 1e3
+        idle = idle_before_us(previous, r)
         calls, within, idles = found.get(relation, (0, 0, []))
         found[relation] = (calls + 1, within + (launch != 0 and done != 0 and launch <= done), idles + [idle])
     return found
@@ -1052,8 +1057,7 @@ def calls_after_pauses(rows):
         if launched_within(previous, r):
             spans[0].append(span)
         elif int(previous.get("host_done_ns") or 0) and int(r.get("host_launch_ns") or 0):
-            idle = (int(r["gpu_start_ns"]) - int(previous["gpu_start_ns"]) - int(previous["duration_ns"])) / 1e3
-            spans[1].append((span, idle))
+            spans[1].append((span, idle_before_us(previous, r)))
     return found
 
 
