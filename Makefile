@@ -1,6 +1,7 @@
 # DynamICCL build. `make` builds the plugin, the CLI and the tests; `make test` runs every test,
 # then the same tests under AddressSanitizer and UndefinedBehaviorSanitizer, and the threaded ones
-# under ThreadSanitizer (`make test-tsan` alone); `make demo` runs the
+# under ThreadSanitizer (`make test-tsan` alone), as many binaries at a time as the machine has
+# processors (tests/run_all.sh, DYNAMICCL_TEST_JOBS); `make demo` runs the
 # simulated-cluster demo; `make bench` runs the hot-path, simulator, trigger and DQN benchmarks;
 # `make bench-agents` evaluates the learning agents; `make bench-replay` them on the GPU replay;
 # `make bench-mixed` the learner's cost under compute gaps between calls; `make bench-warm-start` a warm
@@ -84,7 +85,7 @@ endif
 
 .PHONY: all plugin test test-fast test-asan test-tsan test-coordination-long fuzz report demo bench bench-agents bench-replay bench-mixed bench-warm-start bench-graphs bench-learner clean
 .SECONDARY:
-all: plugin $(CLI) $(TESTS) $(BUILD)/tests/test_gpu_scripts $(BUILD)/tests/test_cli $(BENCHES) $(addprefix $(BUILD)/,$(FUZZ_TARGETS)) $(GPU_TOOLS)
+all: plugin $(CLI) $(TESTS) $(BUILD)/tests/test_gpu_scripts $(BUILD)/tests/test_cli $(BUILD)/tests/test_run_all $(BENCHES) $(addprefix $(BUILD)/,$(FUZZ_TARGETS)) $(GPU_TOOLS)
 plugin: $(TUNER_SO) $(PROFILER_SO)
 
 # The neural nets' elementwise loops (backward passes, Adam, ReLU, the LSTM's cell updates) vectorized: without
@@ -180,11 +181,13 @@ test-tsan:
 	@$(TSAN_ENV) tests/run_all.sh build-tsan
 
 # The TSan part is skipped, with a line saying why, where ThreadSanitizer cannot run (tests/tsan_available.sh).
+# Its builds use every processor unless make was given -j itself.
+TEST_BUILD_JOBS = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
 test:
-	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 all
+	@$(MAKE) --no-print-directory $(TEST_BUILD_JOBS) all
+	@$(MAKE) --no-print-directory $(TEST_BUILD_JOBS) BUILD=build-asan SANITIZE=1 all
 	+@builds="build build-asan"; \
-	if tests/tsan_available.sh "$(CC)"; then $(TSAN_BUILD) && builds="$$builds build-tsan" || exit 1; fi; \
+	if tests/tsan_available.sh "$(CC)"; then $(TSAN_BUILD) $(TEST_BUILD_JOBS) && builds="$$builds build-tsan" || exit 1; fi; \
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(TSAN_ENV) tests/run_all.sh $$builds
 
 demo: all
@@ -243,6 +246,12 @@ $(BUILD)/tests/test_cli: tests/test_cli.sh Makefile
 	@mkdir -p $(dir $@)
 	$(Q)printf '#!/bin/sh\n# Made by the Makefile: tests/test_cli.sh on this build.\nexec "%s" "%s"\n' \
 	  '$(CURDIR)/tests/test_cli.sh' '$(abspath $(BUILD))' > $@
+	$(Q)chmod +x $@
+
+# make test's runner, tests/run_all.sh, on stand-in test binaries (tests/test_run_all.sh).
+$(BUILD)/tests/test_run_all: tests/test_run_all.sh Makefile
+	@mkdir -p $(dir $@)
+	$(Q)printf '#!/bin/sh\n# Made by the Makefile: tests/test_run_all.sh.\nexec "%s"\n' '$(CURDIR)/tests/test_run_all.sh' > $@
 	$(Q)chmod +x $@
 
 # Fuzz targets (tests/fuzz/): the coordination message parser (fuzz_wire), the policy file loader with

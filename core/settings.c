@@ -48,6 +48,7 @@ const dccl_setting_doc dccl_setting_docs[] = {
   {"DYNAMICCL_SEED", "(from the communicator id)", "seed of the agents' random generators, 0 to 2^63-1 (0 included)"},
   {"DYNAMICCL_SCENARIOS", "(none)", "Tools only (`dccl`): a folder searched first for the profiles, workloads and conditions named without a path (then ./scenarios and the scenarios beside the program); its `suite/` is what `dccl eval` evaluates when ./scenarios/suite is missing"},
   {"DYNAMICCL_TEST_TIMEOUT_S", "600", "Testing only (`make test`): a test binary running longer is killed and reported as hung, with its log"},
+  {"DYNAMICCL_TEST_JOBS", "(processors)", "Testing only (`make test`): how many test binaries run at a time (two of one name never do)"},
   {"DYNAMICCL_TEST_CALLS", "200000", "Testing only: calls of test_coordination's 8-process run (`make test-coordination-long`: 1000000)"},
   {"DYNAMICCL_MOCK_NCCL", "2.28", "Testing only (bench/gpu's mock NCCL, docs/gpu.md): `2.30`: the mock stands for NCCL 2.30.7 (tuner and profiler v6, `NCCL_MULTI_RANK_GPU_ENABLE`) rather than 2.28.9"},
   {"DYNAMICCL_MOCK_CLOCK", "(monotonic)", "Testing only (bench/gpu's mock CUDA runtime): `model`: a clock that only the mock NCCL's collectives advance, each by its modelled latency"},

@@ -7,6 +7,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* Built with AddressSanitizer (gcc says so with __SANITIZE_ADDRESS__, clang only through __has_feature):
+ * there a test that measures a rate over many seeds runs a few of them, to check memory, not the rate. */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ADDRESS_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ADDRESS_SANITIZER 1
+#endif
+#endif
 
 static int test_passed, test_failed, test_current_failed;
 static const char* test_current_name;
@@ -42,14 +53,20 @@ static const char* test_current_name;
               (double)(tolerance));                                                   \
   } while (0)
 
+/* Runs one test function and logs "ok name (seconds)" or "not ok name (seconds)" to stderr (the
+ * binary's log under `make test`), so that a slow test shows where its time goes. */
 #define RUN(fn)                                                   \
   do {                                                            \
+    struct timespec run_start_, run_end_;                         \
     test_current_name = #fn;                                      \
     test_current_failed = 0;                                      \
+    clock_gettime(CLOCK_MONOTONIC, &run_start_);                  \
     fn();                                                         \
+    clock_gettime(CLOCK_MONOTONIC, &run_end_);                    \
     if (test_current_failed) test_failed++;                      \
     else test_passed++;                                           \
-    fprintf(stderr, "%s %s\n", test_current_failed ? "not ok" : "ok", #fn); \
+    fprintf(stderr, "%s %s (%.1f s)\n", test_current_failed ? "not ok" : "ok", #fn, \
+            (double)(run_end_.tv_sec - run_start_.tv_sec) + 1e-9 * (double)(run_end_.tv_nsec - run_start_.tv_nsec)); \
   } while (0)
 
 #define TEST_SUMMARY()                                   \
