@@ -774,7 +774,7 @@ def stream_times(out):
             samples[key][1].append(max(spans))
             after = by_rank[0].get((coll, seq + 1))
             if after and after["bytes"] == r["bytes"]:
-                samples[key][2].append((int(after["gpu_start_ns"]) - int(r["gpu_start_ns"])) / 1e3)
+                samples[key][2].append(stream_time_us(r, after))
         for key, (span0, span_max, stream) in samples.items():
             if key in calls and stream:
                 found[key] = (statistics.median(span0), statistics.median(span_max), statistics.median(stream),
