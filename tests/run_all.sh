@@ -84,6 +84,7 @@ report() {
 }
 
 declare -A running_names=() # index -> the binary's name, while it runs
+declare -A running_pids=()  # index -> the process running it (run_one)
 started=()                  # 1 once a binary has been started
 remaining=${#queue[@]}
 while [ "$remaining" -gt 0 ]; do
@@ -98,14 +99,22 @@ while [ "$remaining" -gt 0 ]; do
     started[$index]=1
     running_names[$index]=$name
     run_one "$index" "${queue[$index]}" "$(dirname "$(dirname "${queue[$index]}")")/$name" &
+    running_pids[$index]=$!
   done
   wait -n
   for index in "${!running_names[@]}"; do
     if [ -f "$results/$index.done" ]; then
-      unset "running_names[$index]"
       report "$index"
-      remaining=$((remaining - 1))
+    elif ! kill -0 "${running_pids[$index]}" 2> /dev/null; then
+      # Its run_one ended without results (killed, or the results folder unwritable): a failure, not a hang.
+      echo "$(dirname "$(dirname "${queue[$index]}")")/${running_names[$index]}: its runner ended without results; log: ${queue[$index]}.log"
+      failed=$((failed + 1))
+      status=1
+    else
+      continue
     fi
+    unset "running_names[$index]" "running_pids[$index]"
+    remaining=$((remaining - 1))
   done
 done
 wait

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/test_run_all.sh: tests/run_all.sh, the runner of `make test`, on stand-in test binaries: it sums
-# their closing lines, reports a failure, a crash and a hang, runs binaries side by side but never two of
-# one name at once, and gives each its own coordination secret.
+# their closing lines, reports a failure, a crash, a hang and a runner lost, runs binaries side by side but
+# never two of one name at once, and gives each its own coordination secret.
 # Usage: tests/test_run_all.sh (the Makefile installs BUILD_DIR/tests/test_run_all, which runs this).
 set -u
 export LC_ALL=C
@@ -68,6 +68,20 @@ grep -q "^three/test_fails: 3 passed, 1 failed" "$work/bad.txt" || { fail "no li
 grep -q "^ *FAIL test_something (x.c:1): 1 == 2$" "$work/bad.txt" || { fail "the failure's line not shown"; show "$work/bad.txt"; }
 grep -q "^three/test_crashes: crashed or printed no summary (exit 3)" "$work/bad.txt" || { fail "the crash not reported"; show "$work/bad.txt"; }
 grep -q "^three/test_hangs: timed out after 1 s" "$work/bad.txt" || { fail "the hang not reported"; show "$work/bad.txt"; }
+# A binary whose runner dies (here the binary kills it: its parent is timeout, then the shell reading its
+# output, then run_one) is a failure, and the others' lines still come.
+mkdir -p "$work/four/tests"
+cat > "$work/four/tests/test_loses_its_runner" << 'EOF2'
+#!/bin/sh
+parent() { awk '{ print $4 }' "/proc/$1/stat"; }
+kill -9 "$(parent "$(parent "$PPID")")"
+echo "1 passed, 0 failed"
+EOF2
+chmod +x "$work/four/tests/test_loses_its_runner"
+stand_in four test_passes 0.5 "4 passed, 0 failed" 0
+if (cd "$work" && timeout 60 "$run_all" four) > "$work/lost.txt" 2>&1; then fail "exit status 0 with a runner lost"; fi
+grep -q "^four/test_loses_its_runner: its runner ended without results" "$work/lost.txt" || { fail "the lost runner not reported"; show "$work/lost.txt"; }
+tail -n 1 "$work/lost.txt" | grep -qx "total: 4 passed, 1 failed" || { fail "not the total with a runner lost"; show "$work/lost.txt"; }
 (cd "$work" && DYNAMICCL_TEST_JOBS=x "$run_all" one) > "$work/jobs.txt" 2>&1
 grep -q "DYNAMICCL_TEST_JOBS='x' is not a positive number; running one test at a time" "$work/jobs.txt" ||
   { fail "a bad DYNAMICCL_TEST_JOBS not reported"; show "$work/jobs.txt"; }
