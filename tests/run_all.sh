@@ -101,7 +101,9 @@ while [ "$remaining" -gt 0 ]; do
     run_one "$index" "${queue[$index]}" "$(dirname "$(dirname "${queue[$index]}")")/$name" &
     running_pids[$index]=$!
   done
-  wait -n
+  # Polled, not `wait -n`: that bash builtin's handling of jobs that ended before the call varies between
+  # versions, and one that waited for a job already ended would stall the run.
+  sleep 0.1
   for index in "${!running_names[@]}"; do
     if [ -f "$results/$index.done" ]; then
       report "$index"
