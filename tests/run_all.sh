@@ -21,6 +21,9 @@ for build in "$@"; do
   done
 done
 
+# How a binary is named in the output: its build folder and its name (build-asan/test_coord).
+display_name() { echo "$(dirname "$(dirname "$1")")/$(basename "$1")"; }
+
 # Runs one binary; writes its exit status, seconds and standard output under $results/<index>, then
 # <index>.done last.
 run_one() {
@@ -53,7 +56,7 @@ status=0
 # Reads a finished binary's results, prints its line (and its failures) and adds up its counts.
 report() {
   local index=$1 test=${queue[$1]} name rc seconds line p f
-  name="$(dirname "$(dirname "$test")")/$(basename "$test")"
+  name=$(display_name "$test")
   [ -f "$results/$index.notes" ] && cat "$results/$index.notes"
   read -r rc seconds < "$results/$index.status"
   line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$results/$index.out" | tail -n 1)
@@ -98,7 +101,7 @@ while [ "$remaining" -gt 0 ]; do
     [ "$busy" -eq 0 ] || continue
     started[$index]=1
     running_names[$index]=$name
-    run_one "$index" "${queue[$index]}" "$(dirname "$(dirname "${queue[$index]}")")/$name" &
+    run_one "$index" "${queue[$index]}" "$(display_name "${queue[$index]}")" &
     running_pids[$index]=$!
   done
   # Polled, not `wait -n`: that bash builtin's handling of jobs that ended before the call varies between
@@ -109,7 +112,7 @@ while [ "$remaining" -gt 0 ]; do
       report "$index"
     elif ! kill -0 "${running_pids[$index]}" 2> /dev/null; then
       # Its run_one ended without results (killed, or the results folder unwritable): a failure, not a hang.
-      echo "$(dirname "$(dirname "${queue[$index]}")")/${running_names[$index]}: its runner ended without results; log: ${queue[$index]}.log"
+      echo "$(display_name "${queue[$index]}"): its runner ended without results; log: ${queue[$index]}.log"
       failed=$((failed + 1))
       status=1
     else
