@@ -239,6 +239,7 @@ static void drain_stream(rank_context* r, gpu_timeline* g) {
 static void launch(rank_context* r, gpu_timeline* g, const dccl_call* call, const dccl_execution* e, double measured_us,
                    void* parent, uint64_t seq) {
   const dccl_emu_config* cfg = r->config;
+  const dccl_truth_params* truth = &r->sim->profile.truth;
   uint64_t duration_ns = (uint64_t)llround(measured_us * 1000.0);
   if (duration_ns == 0) duration_ns = 1;
   uint64_t gap_ns = (uint64_t)llround(call->gap_us * 1000.0);
@@ -247,11 +248,10 @@ static void launch(rank_context* r, gpu_timeline* g, const dccl_call* call, cons
   if (pause_ns > 0) {
     if (r->profiling) drain_stream(r, g);
     g->carried_ns = g->carried_ns > pause_ns ? g->carried_ns - pause_ns : 0;
-    const dccl_truth_params* t = &r->sim->profile.truth;
-    waited_ns = g->tail_ns + (uint64_t)llround(t->pause_skew_us * 1000.0 + t->pause_share * (double)duration_ns);
+    waited_ns = g->tail_ns + (uint64_t)llround(truth->pause_skew_us * 1000.0 + truth->pause_share * (double)duration_ns);
   }
   g->clock_ns += pause_ns + gap_ns;
-  g->tail_ns = (uint64_t)llround((double)duration_ns * r->sim->profile.truth.tail_share);
+  g->tail_ns = (uint64_t)llround((double)duration_ns * truth->tail_share);
   double later_share, longer_share;
   dccl_sim_leftover(r->sim, call, e, &later_share, &longer_share);
   uint64_t later_ns = (uint64_t)llround((double)duration_ns * later_share);

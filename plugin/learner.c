@@ -232,13 +232,11 @@ static void observe(dccl_learner* l, const dccl_learner_inputs* in, const dccl_m
   l->counters.joined++;
   dccl_skip_reasons why;
   dccl_call_skips_next(&l->skips, m, call.cell, &why);
-  int starts_run = why.run_start && !l->options.learn_after_switch;
-  int skipped = why.after_switch && !l->options.learn_after_switch;
-  int paused = why.after_pause && !l->options.learn_after_switch;
-  l->counters.after_switch += (uint64_t)skipped;
-  l->counters.run_starts += (uint64_t)starts_run; /* never right after a switch: that is the same cell */
-  l->counters.after_pause += (uint64_t)paused;
-  skipped |= starts_run | paused;
+  if (l->options.learn_after_switch) why.after_switch = why.run_start = why.after_pause = 0; /* learned too */
+  l->counters.after_switch += (uint64_t)why.after_switch;
+  l->counters.run_starts += (uint64_t)why.run_start; /* never right after a switch: that is the same cell */
+  l->counters.after_pause += (uint64_t)why.after_pause; /* set only where after_switch is not */
+  int skipped = why.after_switch | why.run_start | why.after_pause;
   int first = why.first_call && !l->options.learn_first_calls;
   l->counters.first_calls += (uint64_t)(first && !skipped);
   skipped |= first;
