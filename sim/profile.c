@@ -372,53 +372,90 @@ usage:
   return -1;
 }
 
-/* `noise.sigma_at = <collective> <bytes> <sigma>` */
-static int parse_noise_point(dccl_profile* p, const char* value, char* why, size_t why_size) {
-  char coll_name[32], extra[2];
-  double bytes, sigma;
-  if (sscanf(value, "%31s %lf %lf %1s", coll_name, &bytes, &sigma, extra) != 3) {
-    snprintf(why, why_size, "expected '<collective> <bytes> <sigma>'");
+/* `noise.sigma_at = <collective> <bytes> <sigma>`, `noise.level_at` alike, and `noise.alternation_at =
+ * <collective> <bytes> <algorithm>/<protocol> <amplitude>` (`kind`: DCCL_NOISE_*; `key`: the line's key). */
+static int parse_noise_point(dccl_profile* p, int kind, const char* key, const char* value, char* why, size_t why_size) {
+  char coll_name[32], action_text[64] = "", extra[2];
+  double bytes, amount;
+  int alternation = kind == DCCL_NOISE_ALTERNATION;
+  int fields = alternation ? sscanf(value, "%31s %lf %63s %lf %1s", coll_name, &bytes, action_text, &amount, extra)
+                           : sscanf(value, "%31s %lf %lf %1s", coll_name, &bytes, &amount, extra);
+  if (fields != (alternation ? 4 : 3)) {
+    snprintf(why, why_size, alternation ? "expected '<collective> <bytes> <algorithm>/<protocol> <amplitude>'"
+                                        : "expected '<collective> <bytes> <sigma>'");
     return -1;
   }
-  int coll = dccl_coll_parse(coll_name);
+  int coll = dccl_coll_parse(coll_name), algo = 0, proto = 0;
   if (coll < 0) {
     snprintf(why, why_size, "'%s': unknown collective", coll_name);
     return -1;
   }
-  if (!(bytes >= 1 && bytes <= PROFILE_BYTES_MAX) || !(sigma >= 0 && sigma <= 2)) {
-    snprintf(why, why_size, "bytes must be in [1, %g] and sigma in [0, 2]", PROFILE_BYTES_MAX);
-    return -1;
-  }
-  for (int i = 0; i < p->n_noise_points; i++)
-    if (p->noise_points[i].coll == coll && p->noise_points[i].bytes == bytes) {
-      snprintf(why, why_size, "'%s %.0f' has a sigma already", coll_name, bytes);
+  if (alternation) {
+    char* slash = strchr(action_text, '/');
+    if (slash != NULL) *slash = '\0';
+    algo = dccl_algo_parse(action_text);
+    proto = slash != NULL ? dccl_proto_parse(slash + 1) : -1;
+    if (algo < 0 || proto < 0) {
+      snprintf(why, why_size, "'%s%s%s': not an algorithm/protocol", action_text, slash != NULL ? "/" : "",
+               slash != NULL ? slash + 1 : "");
       return -1;
     }
-  if (p->n_noise_points >= DCCL_NOISE_POINTS_MAX) {
-    snprintf(why, why_size, "more than %d noise.sigma_at lines", DCCL_NOISE_POINTS_MAX);
+  }
+  if (!(bytes >= 1 && bytes <= PROFILE_BYTES_MAX) || !(amount >= 0 && amount <= 2)) {
+    snprintf(why, why_size, "bytes must be in [1, %g] and the %s in [0, 2]", PROFILE_BYTES_MAX,
+             alternation ? "amplitude" : "sigma");
     return -1;
   }
-  p->noise_points[p->n_noise_points++] = (dccl_noise_point){.coll = (unsigned char)coll, .bytes = bytes, .sigma = sigma};
+  for (int i = 0; i < p->n_noise_points; i++) {
+    const dccl_noise_point* n = &p->noise_points[i];
+    if (n->kind == kind && n->coll == coll && n->algo == algo && n->proto == proto && n->bytes == bytes) {
+      snprintf(why, why_size, "'%s' has a point at %s %.0f already", key, coll_name, bytes);
+      return -1;
+    }
+  }
+  if (p->n_noise_points >= DCCL_NOISE_POINTS_MAX) {
+    snprintf(why, why_size, "more than %d noise.*_at lines", DCCL_NOISE_POINTS_MAX);
+    return -1;
+  }
+  p->noise_points[p->n_noise_points++] = (dccl_noise_point){.kind = (unsigned char)kind, .coll = (unsigned char)coll,
+                                                            .algo = (unsigned char)algo, .proto = (unsigned char)proto,
+                                                            .bytes = bytes, .value = amount};
   return 0;
 }
 
 static int compare_noise_points(const void* a, const void* b) {
   const dccl_noise_point *x = a, *y = b;
-  if (x->coll != y->coll) return x->coll < y->coll ? -1 : 1;
+  int keys[4][2] = {{x->kind, y->kind}, {x->coll, y->coll}, {x->algo, y->algo}, {x->proto, y->proto}};
+  for (int i = 0; i < 4; i++)
+    if (keys[i][0] != keys[i][1]) return keys[i][0] < keys[i][1] ? -1 : 1;
   return (x->bytes > y->bytes) - (x->bytes < y->bytes);
 }
 
-double dccl_profile_noise_sigma(const dccl_profile* p, int coll, double bytes) {
+/* A group's points (kind, collective, algorithm, protocol) interpolated at `bytes`; `none` without points. */
+static double noise_at(const dccl_profile* p, int kind, int coll, int algo, int proto, double bytes, double none) {
   const dccl_noise_point *below = NULL, *above = NULL;
   for (int i = 0; i < p->n_noise_points; i++) { /* sorted: the last point at or below, the first above */
     const dccl_noise_point* n = &p->noise_points[i];
-    if (n->coll != coll) continue;
+    if (n->kind != kind || n->coll != coll || n->algo != algo || n->proto != proto) continue;
     if (n->bytes <= bytes) below = n;
     else if (above == NULL) above = n;
   }
-  if (below == NULL && above == NULL) return p->truth.noise_sigma;
-  if (below == NULL || above == NULL) return (below != NULL ? below : above)->sigma;
-  return below->sigma + log2_weight(bytes, below->bytes, above->bytes) * (above->sigma - below->sigma);
+  if (below == NULL && above == NULL) return none;
+  if (below == NULL || above == NULL) return (below != NULL ? below : above)->value;
+  return below->value + log2_weight(bytes, below->bytes, above->bytes) * (above->value - below->value);
+}
+
+double dccl_profile_noise_sigma(const dccl_profile* p, int coll, double bytes) {
+  return noise_at(p, DCCL_NOISE_SIGMA, coll, 0, 0, bytes, p->truth.noise_sigma);
+}
+
+double dccl_profile_noise_level(const dccl_profile* p, int coll, double bytes) {
+  return noise_at(p, DCCL_NOISE_LEVEL, coll, 0, 0, bytes, 0.0);
+}
+
+double dccl_profile_noise_alternation(const dccl_profile* p, int coll, int algo, int proto, double bytes) {
+  if (algo < 0 || proto < 0) return 0.0;
+  return noise_at(p, DCCL_NOISE_ALTERNATION, coll, algo, proto, bytes, 0.0);
 }
 
 /* Measured points by collective, algorithm, protocol, channels, then size: each group is contiguous. */
@@ -465,7 +502,11 @@ int dccl_profile_parse(const char* text, const char* source, dccl_profile* out, 
     } else if (strcmp(key, "leftover") == 0) {
       rc = parse_leftover(out, value, why, sizeof(why));
     } else if (strcmp(key, "noise.sigma_at") == 0) {
-      rc = parse_noise_point(out, value, why, sizeof(why));
+      rc = parse_noise_point(out, DCCL_NOISE_SIGMA, key, value, why, sizeof(why));
+    } else if (strcmp(key, "noise.level_at") == 0) {
+      rc = parse_noise_point(out, DCCL_NOISE_LEVEL, key, value, why, sizeof(why));
+    } else if (strcmp(key, "noise.alternation_at") == 0) {
+      rc = parse_noise_point(out, DCCL_NOISE_ALTERNATION, key, value, why, sizeof(why));
     } else if (strcmp(key, "tree_pattern") == 0) {
       rc = strcasecmp(value, "balanced") == 0 ? (out->tree_pattern = DCCL_TREE_PATTERN_BALANCED, 0)
            : strcasecmp(value, "split") == 0  ? (out->tree_pattern = DCCL_TREE_PATTERN_SPLIT, 0)

@@ -112,15 +112,26 @@ typedef struct dccl_leftover {
   double spread;      /* in [0, DCCL_LEFTOVER_SPREAD_MAX]; 0: the same share on every call */
 } dccl_leftover;
 
-/* The per-call noise of one collective at one size (`noise.sigma_at = <collective> <bytes> <sigma>` lines,
- * written by bench/gpu/replay_profile.py from a GPU run's learning trace): on the GPU test machine the calls of
- * AllGather and ReduceScatter up to 16 KiB spread 0.4-0.9 in log span (a rank's span holds its wait for the
- * other rank), those from 1 MiB up 0.04-0.10. A collective's points are interpolated in log2(bytes), the end
- * points' values beyond the ends; a collective without points has `noise.sigma`. */
-#define DCCL_NOISE_POINTS_MAX 128
+/* Noise points by collective and size (written by bench/gpu/replay_profile.py from a GPU run's learning
+ * trace), interpolated in log2(bytes) between a group's points, the end points' values beyond the ends:
+ * - DCCL_NOISE_SIGMA (`noise.sigma_at = <collective> <bytes> <sigma>`): the per-call noise, independent
+ *   from call to call; a collective without points has `noise.sigma`. On the GPU test machine 0.05-0.2.
+ * - DCCL_NOISE_LEVEL (`noise.level_at = <collective> <bytes> <sigma>`): a level shared by every call of a
+ *   run (consecutive calls of one collective and size: collbench's round of a size), whatever action
+ *   each runs, drawn afresh for each run; 0 without points. On the GPU test machine 0.04-0.11 (0.40 at
+ *   AllReduce 64 KiB), independent from one round of a size to the next.
+ * - DCCL_NOISE_ALTERNATION (`noise.alternation_at = <collective> <bytes> <algorithm>/<protocol>
+ *   <amplitude>`): the calls of a run that run this algorithm and protocol are alternately slower and
+ *   faster by this much in log terms (which of the two comes first drawn per run); 0 for a group without
+ *   points. On the GPU test machine ring/LL's AllGather and ReduceScatter at 1-64 KiB alternate by
+ *   0.36-0.72 (a rank's span holds its wait for the other rank, and the two ranks take turns). */
+#define DCCL_NOISE_POINTS_MAX 512
+enum { DCCL_NOISE_SIGMA = 0, DCCL_NOISE_LEVEL = 1, DCCL_NOISE_ALTERNATION = 2 };
 typedef struct dccl_noise_point {
+  unsigned char kind;        /* DCCL_NOISE_* */
   unsigned char coll;
-  double bytes, sigma;
+  unsigned char algo, proto; /* DCCL_NOISE_ALTERNATION only; 0 otherwise */
+  double bytes, value;       /* the sigma, the level's sigma or the amplitude */
 } dccl_noise_point;
 
 typedef struct dccl_profile {
@@ -141,7 +152,7 @@ typedef struct dccl_profile {
   int n_leftovers;
   dccl_leftover leftovers[DCCL_LEFTOVER_MAX];
   int n_noise_points;
-  dccl_noise_point noise_points[DCCL_NOISE_POINTS_MAX]; /* sorted by collective, then size */
+  dccl_noise_point noise_points[DCCL_NOISE_POINTS_MAX]; /* sorted by kind, collective, algorithm, protocol, size */
 } dccl_profile;
 
 /* Parses profile text. Unknown keys, bad values and missing required keys are errors, reported with
@@ -158,6 +169,10 @@ double dccl_profile_leftover(const dccl_profile* profile, int form, int coll, in
 /* The log-normal sigma of a call's measurement noise for a collective and size, in calm conditions: its
  * collective's `noise.sigma_at` points interpolated linearly in log2(bytes), or `noise.sigma` without any. */
 double dccl_profile_noise_sigma(const dccl_profile* profile, int coll, double bytes);
+/* The sigma of a run's shared level for a collective and size (`noise.level_at` points; 0 without). */
+double dccl_profile_noise_level(const dccl_profile* profile, int coll, double bytes);
+/* The alternation amplitude of an algorithm and protocol's calls in a run (`noise.alternation_at`; 0 without). */
+double dccl_profile_noise_alternation(const dccl_profile* profile, int coll, int algo, int proto, double bytes);
 
 /* Finds a profile by name in scenarios/profiles/ (or by path). */
 int dccl_profile_find(const char* name_or_path, dccl_profile* out, char* error, size_t error_size);

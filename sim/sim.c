@@ -77,6 +77,23 @@ double dccl_sim_measure(const dccl_sim* sim, int coll, double bytes, double true
   return shared * exp(0.25 * sigma * dccl_rng_normal(&rng));
 }
 
+double dccl_sim_run_factor(const dccl_sim* sim, const dccl_call* call, const dccl_execution* e) {
+  const dccl_profile* p = &sim->profile;
+  if (p->n_noise_points == 0) return 1.0;
+  double level = dccl_profile_noise_level(p, call->coll, (double)call->bytes);
+  double amplitude = dccl_profile_noise_alternation(p, call->coll, e->algo, e->proto, (double)call->bytes);
+  if (level <= 0 && amplitude <= 0) return 1.0;
+  uint64_t start = call->run_start <= call->index ? call->run_start : call->index;
+  dccl_rng rng;
+  dccl_rng_seed(&rng, dccl_mix64(sim->seed ^ dccl_mix64(start ^ 0x1E7E1A17ull)));
+  double log_factor = level * dccl_rng_normal(&rng);
+  if (amplitude > 0) {
+    int slow = (dccl_rng_uniform(&rng) < 0.5) ^ (int)((call->index - start) & 1);
+    log_factor += (slow ? amplitude : -amplitude) - log(cosh(amplitude));
+  }
+  return exp(log_factor);
+}
+
 /* One form's share for a call: the profile's, drawn per call with its spread (normal, clipped to [0, 0.9]),
  * the same for every rank of a call (it is the call's work); the tag, mixed with the call, keeps the draw
  * apart from the call's latency noise (seeded by the call) and from the other form's. */

@@ -39,6 +39,15 @@ double dccl_sim_true_us(const dccl_sim* sim, const dccl_call* call, const dccl_e
 double dccl_sim_measure(const dccl_sim* sim, int coll, double bytes, double true_us, const dccl_conditions* conditions,
                         uint64_t call, int rank);
 
+/* The factor of a call's measurement that its run (sim/workload.h's run_start: the consecutive calls of its
+ * collective and size) sets, to multiply dccl_sim_measure's: the run's level (the profile's noise.level_at:
+ * log-normal, one draw per run, the same for every action and rank) and, for the execution's algorithm
+ * and protocol, the alternation of the run's calls (noise.alternation_at, amplitude a: the run's calls
+ * alternate exp(+a) and exp(-a) over cosh(a), which comes first drawn per run), so that two consecutive
+ * calls take the measured latency's time on average, as collbench's median of an even number of calls
+ * reads it. 1 where the profile has neither. Deterministic in (seed, run, position in the run). */
+double dccl_sim_run_factor(const dccl_sim* sim, const dccl_call* call, const dccl_execution* execution);
+
 /* The shares of a call's latency that the execution's kernel leaves to the next one (the profile's
  * `leftover` lines, by collective and size; 0 where none): `later`, by which the next kernel starts later,
  * and `longer`, by which it runs longer. With a line's spread each is drawn per call (deterministic in

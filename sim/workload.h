@@ -42,12 +42,16 @@ typedef struct dccl_call {
   int pipe_ops;
   int reg_buff;
   double pause_us; /* > 0: the stream drained and the host paused this long before the call (`pause`) */
+  uint64_t run_start; /* index of the first call of its run: the consecutive calls of this collective and size */
 } dccl_call;
 
 typedef struct dccl_workload_cursor {
   const dccl_workload* workload;
   int op;
   uint64_t within_op, iteration, call, limit;
+  int last_coll;           /* the last call's collective and size (-1: none yet), */
+  size_t last_bytes;
+  uint64_t run_start;      /* and the first call of its run */
 } dccl_workload_cursor;
 
 int dccl_workload_parse(const char* text, const char* source, dccl_workload* out, char* error, size_t error_size);

@@ -257,6 +257,64 @@ static void run_with_trace(int processes) {
 static void test_trace_matches_gpu_durations_threads(void) { run_with_trace(0); }
 static void test_trace_matches_gpu_durations_processes(void) { run_with_trace(1); }
 
+/* The replay profile's noise of runs reaches the emulated calls: each call's measured latency is the
+ * simulator's per-call measurement times its run's factor (dccl_sim_run_factor: the run's level and, for
+ * ring/LL at AllGather 4 KiB, calls alternately slower and faster), runs being the workload's consecutive
+ * calls of one collective and size. */
+static void test_measurements_carry_the_noise_of_runs(void) {
+  load_scenario("h100-sockets-2ranks-pairs", "allgather 4K x8\nallreduce 64K x5\nallgather 4K x3 pause=1ms\n"
+                                              "allgather 4K x4\nrepeat 3\n");
+  clear_environment();
+  char calls[300], error[512];
+  snprintf(calls, sizeof(calls), "%s/run-noise-calls.csv", temp_dir);
+  dccl_emu_config config = library_config(2);
+  config.call_log = calls;
+  dccl_emu_result r;
+  CHECK(dccl_emu_run(&config, &sim, &workload, &r, error, sizeof(error)) == 0);
+  FILE* f = fopen(calls, "r");
+  CHECK(f != NULL);
+  if (f == NULL) return;
+  char line[512];
+  CHECK(fgets(line, sizeof(line), f) != NULL);
+  dccl_workload_cursor cursor;
+  dccl_workload_start(&cursor, &workload, 0);
+  dccl_call call;
+  dccl_conditions calm = {0, 0};
+  int checked = 0, alternating = 0, ring_ll_pairs = 0;
+  double last_ratio = 0;
+  uint64_t last_index = 0, last_run = UINT64_MAX;
+  while (fgets(line, sizeof(line), f) && dccl_workload_next(&cursor, &call)) {
+    char coll[32], algo[32], proto[32];
+    unsigned long long index, bytes, chunk;
+    int channels;
+    double true_us, measured;
+    if (sscanf(line, "%llu,%31[^,],%llu,%31[^,],%31[^,],%d,%llu,%lf,%lf", &index, coll, &bytes, algo, proto, &channels,
+               &chunk, &true_us, &measured) != 9)
+      break;
+    CHECK_EQ_INT((int)index, (int)call.index);
+    dccl_execution e = {dccl_algo_parse(algo), dccl_proto_parse(proto), channels, 0, 0};
+    double expected = dccl_sim_measure(&sim, call.coll, (double)call.bytes, true_us, &calm, call.index, 0) *
+                      dccl_sim_run_factor(&sim, &call, &e);
+    CHECK_MSG(fabs(measured - expected) < 0.0011 + 1e-4 * expected, "call %llu: measured %.4f us, expected %.4f", index,
+              measured, expected); /* the call log holds 3 decimals */
+    checked++;
+    /* The run's calls of ring/LL alternate about their truth: consecutive ones sit on either side. */
+    if (call.coll == DCCL_COLL_ALLGATHER && e.algo == DCCL_ALGO_RING && e.proto == DCCL_PROTO_LL) {
+      double ratio = measured / true_us;
+      if (call.run_start == last_run && call.index == last_index + 1) {
+        ring_ll_pairs++;
+        alternating += (ratio > 1) != (last_ratio > 1);
+      }
+      last_ratio = ratio, last_index = call.index, last_run = call.run_start;
+    }
+  }
+  fclose(f);
+  CHECK_EQ_INT(checked, (int)dccl_workload_total_calls(&workload));
+  CHECK_MSG(ring_ll_pairs >= 40 && alternating >= ring_ll_pairs * 9 / 10, "%d of %d consecutive pairs alternate",
+            alternating, ring_ll_pairs);
+  unload_scenario();
+}
+
 /* A profile's `leftover` lines move work out of a call's kernel span into the next kernel's: on the GPU
  * test machine's profile tree/Simple on 2 channels makes its next kernel start later, on 1 channel run
  * longer, and at 64 KiB both (a small gap too).
@@ -505,6 +563,7 @@ int main(int argc, char** argv) {
   RUN(test_default_policy_on_every_workload);
   RUN(test_trace_matches_gpu_durations_threads);
   RUN(test_trace_matches_gpu_durations_processes);
+  RUN(test_measurements_carry_the_noise_of_runs);
   RUN(test_leftover_work_moves_into_the_next_kernel);
   RUN(test_host_ahead_launches_before_the_kernel_ends);
   RUN(test_release_mapping);

@@ -22,13 +22,40 @@ command -v python3 > /dev/null || skip "python3 not found"
 
 source "$source_dir/tests/shell_harness.sh"
 
+# Runs bench/gpu/SCRIPT --self-test: fails unless it exits 0 with its closing line of a pass.
+passes_its_self_test() {
+  local script=$1 log
+  log=$(mktemp "${TMPDIR:-/tmp}/test_gpu_scripts.self-test.XXXXXX")
+  python3 "$source_dir/bench/gpu/$script" --self-test > "$log" 2>&1 || { fail "$script --self-test: exit status $?"; show "$log"; }
+  grep -Eq "^$script self-test: [0-9]+ passed, 0 failed\$" "$log" || fail "$script: no closing line of a pass"
+  rm -f "$log"
+}
+
 # summarize.py's own checks (its copy of the leftover rule against tests/leftover_sequence.txt among them).
 begin summarize_self_test
-self_test_log=$(mktemp "${TMPDIR:-/tmp}/test_gpu_scripts.self-test.XXXXXX")
-python3 "$source_dir/bench/gpu/summarize.py" --self-test > "$self_test_log" 2>&1 ||
-  { fail "summarize.py --self-test: exit status $?"; show "$self_test_log"; }
-grep -Eq '^summarize.py self-test: [0-9]+ passed, 0 failed$' "$self_test_log" || fail "no closing line of a pass"
-rm -f "$self_test_log"
+passes_its_self_test summarize.py
+end
+
+# replay_profile.py's estimates of the noise's structure (per call, a run's level, an alternation) on a
+# made-up trace of known noise.
+begin replay_profile_self_test
+passes_its_self_test replay_profile.py
+end
+
+# tools/round_noise.py on run 15's learning trace prints what the replay profiles took from it (AllReduce 64 KiB's
+# level, AllGather 4 KiB's ring/LL alternation) beside its two checks of the level's model.
+begin round_noise_reads_run_15
+round_log=$(mktemp "${TMPDIR:-/tmp}/test_gpu_scripts.round-noise.XXXXXX")
+python3 "$source_dir/tools/round_noise.py" "$source_dir/docs/results/gpu/15-cold-learn-trace-pairs-r6" > "$round_log" 2>&1 ||
+  { fail "round_noise.py: exit status $?"; show "$round_log"; }
+level=$(awk '$1 == "noise.level_at" && $3 == "allreduce" && $4 == 65536 { print $5 }' \
+  "$source_dir/scenarios/profiles/h100-sockets-2ranks-pairs.profile")
+awk -v level="$level" '$1 == "allreduce" && $2 == 65536 && $4 == level && $5 == "tree/simple" { found = 1 }
+  $1 == "allgather" && $2 == 4096 && $5 == "ring/ll" && $6 + 0 > 0.6 && $7 ~ /^[-+]/ { alternates = 1 }
+  END { exit !(found && alternates) }' "$round_log" ||
+  { fail "round_noise.py does not print the profile's level ($level) at AllReduce 64 KiB and ring/LL's alternation at AllGather 4 KiB"
+    show "$round_log"; }
+rm -f "$round_log"
 end
 
 # The PyTorch scripts run only on the GPU machine (no PyTorch here): they must at least compile.
@@ -40,7 +67,7 @@ done
 end
 
 # Runs bench/gpu/replay_profile.py with the arguments given, then the profile NAME it writes into $replay_dir
-# and run 15's learning trace (the per-call noise by size): fails unless scenarios/profiles/NAME.profile is
+# and run 15's learning trace (the noise's structure by size): fails unless scenarios/profiles/NAME.profile is
 # what it writes.
 written_as_committed() {
   local name=$1
@@ -55,8 +82,8 @@ written_as_committed() {
 }
 
 # The replay profile is its base (NCCL's side and the leftover lines, pasted from summarize.py) plus run 4's
-# measurements and run 15's per-call noise by size, as bench/gpu/replay_profile.py writes it: an edit to one
-# profile alone fails here.
+# measurements and run 15's noise (per call, runs' levels, alternation) by size, as bench/gpu/replay_profile.py
+# writes it: an edit to one profile alone fails here.
 begin replay_profile_is_its_base_and_run_4
 replay_dir=$(mktemp -d "${TMPDIR:-/tmp}/test_gpu_scripts.replay.XXXXXX")
 written_as_committed h100-sockets-2ranks-replay docs/results/gpu/4-side-by-side-r10-warm \

@@ -103,6 +103,8 @@ static void test_workloads(void) {
       CHECK_EQ_INT((int)call.bytes, 1024 << ((in_iteration - 3) / 2));
       CHECK(call.pause_us == ((in_iteration - 3) % 2 == 0 ? 2000 : 0));
     }
+    /* A run: the consecutive calls of one collective and size. */
+    CHECK_EQ_INT((int)call.run_start, in_iteration < 3 ? n - in_iteration : n - (in_iteration - 3) % 2);
     n++;
   }
   CHECK_EQ_INT(n, 44);
@@ -110,6 +112,22 @@ static void test_workloads(void) {
   n = 0;
   while (dccl_workload_next(&cursor, &call)) n++;
   CHECK_EQ_INT(n, 7);
+  dccl_workload_free(&w);
+
+  /* A run goes on across lines of one cell (collbench's warm-up calls, its pause, its timed calls) and
+   * across the repeat when the last line's cell is the first's; another cell ends it. */
+  text = "name = rounds\nallreduce 1K x3 pause=1ms\nallreduce 1K x10 pause=50us\nallgather 1K x2\nallgather 1K x1\n"
+         "allreduce 1K x1\nrepeat 2\n";
+  CHECK(dccl_workload_parse(text, "rounds", &w, error, sizeof(error)) == 0);
+  static const int starts[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 13, 13, 13, 16,
+                               16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 30, 30, 30, 33};
+  dccl_workload_start(&cursor, &w, 0);
+  n = 0;
+  while (dccl_workload_next(&cursor, &call) && n < 34) {
+    CHECK_MSG((int)call.run_start == starts[n], "call %d: run from %d, not %d", n, (int)call.run_start, starts[n]);
+    n++;
+  }
+  CHECK_EQ_INT(n, 34);
   dccl_workload_free(&w);
 
   const char* bad[] = {"allreduce\n", "allreduce 1K x0\n", "allreduce 1K gap=soon\n", "allreduce 1K pause=-1ms\n", "frobnicate 1K\n",

@@ -617,6 +617,92 @@ static void test_noise_by_collective_and_size(void) {
   check_refused(bad, sizeof(bad) / sizeof(bad[0]), "noise.sigma_at");
 }
 
+/* `noise.level_at` and `noise.alternation_at` lines and the run factor they make (dccl_sim_run_factor): a
+ * level that every call of a run shares, whatever its action, drawn afresh for each run; an alternation of
+ * an algorithm and protocol's calls within a run, exp(+a) and exp(-a) over cosh(a), whichever first drawn
+ * per run, so that two consecutive calls average the measured latency; bad lines refused with the reason. */
+static void test_noise_of_runs(void) {
+  char text[4096], error[256];
+  snprintf(text, sizeof(text), "%s%s", replay_base,
+           "noise.level_at = allreduce 1024 0.2\nnoise.level_at = allreduce 1048576 0.1\n"
+           "noise.alternation_at = allgather 1024 ring/ll 0.6\nnoise.alternation_at = allgather 65536 ring/ll 0\n"
+           "noise.alternation_at = allgather 1024 pat/simple 0.3\n");
+  static dccl_profile p;
+  CHECK_MSG(dccl_profile_parse(text, "test", &p, error, sizeof(error)) == 0, "%s", error);
+  int AR = DCCL_COLL_ALLREDUCE, AG = DCCL_COLL_ALLGATHER;
+  CHECK(fabs(dccl_profile_noise_level(&p, AR, 32768) - 0.15) < 1e-12); /* halfway in log2 */
+  CHECK(fabs(dccl_profile_noise_level(&p, AR, 512) - 0.2) < 1e-12);
+  CHECK(dccl_profile_noise_level(&p, AG, 1024) == 0);                  /* no points: none */
+  CHECK(fabs(dccl_profile_noise_alternation(&p, AG, DCCL_ALGO_RING, DCCL_PROTO_LL, 8192) - 0.3) < 1e-12);
+  CHECK(fabs(dccl_profile_noise_alternation(&p, AG, DCCL_ALGO_PAT, DCCL_PROTO_SIMPLE, 1 << 20) - 0.3) < 1e-12);
+  CHECK(dccl_profile_noise_alternation(&p, AG, DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 1024) == 0);
+  CHECK(dccl_profile_noise_alternation(&p, AR, DCCL_ALGO_RING, DCCL_PROTO_LL, 1024) == 0);
+  CHECK(fabs(dccl_profile_noise_sigma(&p, AR, 1024) - p.truth.noise_sigma) < 1e-12); /* the per-call noise apart */
+
+  static dccl_sim runs;
+  CHECK(dccl_sim_init(&runs, &p, NULL, 9, 1, error, sizeof(error)) == 0);
+  dccl_execution ring_ll = {DCCL_ALGO_RING, DCCL_PROTO_LL, 1, 0, 0}, tree_simple = {DCCL_ALGO_TREE, DCCL_PROTO_SIMPLE, 2, 0, 0};
+  /* Levels: one per run of 13 calls, every call and action alike; their spread is the line's. */
+  double sum = 0, square = 0;
+  int runs_counted = 4000, shared = 1;
+  for (int k = 0; k < runs_counted; k++) {
+    dccl_call call = {.coll = AR, .bytes = 1024, .run_start = 13 * (uint64_t)k};
+    call.index = call.run_start;
+    double level = dccl_sim_run_factor(&runs, &call, &ring_ll);
+    for (int i = 1; i < 13; i++) {
+      call.index = call.run_start + (uint64_t)i;
+      shared &= dccl_sim_run_factor(&runs, &call, i % 2 ? &tree_simple : &ring_ll) == level;
+    }
+    sum += log(level);
+    square += log(level) * log(level);
+  }
+  CHECK(shared);
+  double mean = sum / runs_counted, spread = sqrt(square / runs_counted - mean * mean);
+  CHECK_MSG(fabs(mean) < 0.01 && fabs(spread - 0.2) < 0.01, "levels: mean %.4f, spread %.4f", mean, spread);
+  /* Alternation: consecutive calls of a run a factor exp(2a) apart, averaging 1; the slow one first in about
+   * half of the runs; another action in between keeps the count by position. */
+  int slow_first = 0, alternates = 1, averages = 1;
+  for (int k = 0; k < runs_counted; k++) {
+    dccl_call call = {.coll = AG, .bytes = 1024, .run_start = 1000 + 7 * (uint64_t)k};
+    double factors[7];
+    for (int i = 0; i < 7; i++) {
+      call.index = call.run_start + (uint64_t)i;
+      factors[i] = dccl_sim_run_factor(&runs, &call, &ring_ll);
+    }
+    slow_first += factors[0] > 1;
+    for (int i = 0; i + 1 < 7; i++) {
+      alternates &= fabs(fabs(log(factors[i] / factors[i + 1])) - 1.2) < 1e-9;
+      averages &= fabs((factors[i] + factors[i + 1]) / 2 - 1) < 1e-9;
+    }
+    alternates &= fabs(factors[0] - factors[2]) < 1e-12 && fabs(factors[2] - factors[6]) < 1e-12;
+  }
+  CHECK(alternates && averages);
+  CHECK_MSG(abs(slow_first - runs_counted / 2) < 150, "slow first in %d of %d runs", slow_first, runs_counted);
+  dccl_call other_action = {.index = 1001, .coll = AG, .bytes = 1024, .run_start = 1000};
+  CHECK(dccl_sim_run_factor(&runs, &other_action, &tree_simple) == 1.0); /* no alternation, no level */
+  dccl_call beyond = {.index = 1, .coll = AG, .bytes = 65536, .run_start = 0};
+  CHECK(dccl_sim_run_factor(&runs, &beyond, &ring_ll) == 1.0);          /* amplitude 0 at 64 KiB */
+  dccl_call bad_start = {.index = 3, .coll = AR, .bytes = 1024, .run_start = 10}; /* a run from a later call: its own */
+  dccl_call own = {.index = 3, .coll = AR, .bytes = 1024, .run_start = 3};
+  CHECK(dccl_sim_run_factor(&runs, &bad_start, &ring_ll) == dccl_sim_run_factor(&runs, &own, &ring_ll));
+  dccl_sim_free(&runs);
+
+  static const char* const bad[] = {
+    "noise.level_at = allreduce 1024\n", "noise.level_at = allreduce 1024 -0.1\n", "noise.level_at = allreduce 0 0.1\n",
+    "noise.level_at = allreduce 1024 0.1\nnoise.level_at = allreduce 1024 0.2\n",
+    "noise.alternation_at = allgather 1024 0.5\n", "noise.alternation_at = allgather 1024 ring 0.5\n",
+    "noise.alternation_at = allgather 1024 ring/fast 0.5\n", "noise.alternation_at = allgather 1024 ring/ll 2.5\n",
+    "noise.alternation_at = allgather 1024 ring/ll nan\n", "noise.alternation_at = allgather 1024 ring/ll 0.5 more\n",
+    "noise.alternation_at = allgather 1024 ring/ll 0.5\nnoise.alternation_at = allgather 1024 ring/ll 0.4\n"};
+  check_refused(bad, 4, "noise.level_at");
+  check_refused(bad + 4, sizeof(bad) / sizeof(bad[0]) - 4, "noise.alternation_at");
+  /* One action's alternation and another's at one size, and a level there too, are not duplicates. */
+  snprintf(text, sizeof(text), "%s%s", replay_base,
+           "noise.alternation_at = allgather 1024 ring/ll 0.5\nnoise.alternation_at = allgather 1024 ring/simple 0.4\n"
+           "noise.level_at = allgather 1024 0.1\nnoise.sigma_at = allgather 1024 0.1\n");
+  CHECK_MSG(dccl_profile_parse(text, "test", &p, error, sizeof(error)) == 0, "%s", error);
+}
+
 /* The shipped replay of the GPU runs: the simulated NCCL chooses what the real NCCL 2.28.9 chose
  * (docs/results/gpu: the default entries' traces), and the measurements make NCCL's choice slower
  * than the best by the measured margins at small and middle sizes only. */
@@ -681,6 +767,7 @@ int main(void) {
   RUN(test_drift_is_shared_within_a_segment);
   RUN(test_bursts_of_slow_calls);
   RUN(test_noise_by_collective_and_size);
+  RUN(test_noise_of_runs);
   RUN(test_replay_of_gpu_runs);
   TEST_SUMMARY();
 }

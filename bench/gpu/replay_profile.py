@@ -13,13 +13,20 @@ per-call noise explains over a median of `iterations` calls (the drift between m
 processes); its segment length (`noise.drift_calls`, 1000: about a second of this testbed's calls) is
 not measured. Without traces, the repetitions' spread is all put in `noise.sigma` and no drift.
 With a learning run's trace (rank 0's, as `bench/gpu/run.sh --learn-trace` keeps it; gzipped or not), the
-per-call noise by collective and size becomes `noise.sigma_at` lines (the simulator interpolates them in
-log2 size; `noise.sigma` stays for collectives without): the robust spread of each call's log span from the
-median of its run (the calls of one action at one size back to back, a run's first call left out, runs of
-4 calls or more: the drift between runs left out; a little low for runs of a dozen calls). On the GPU test
-machine it is 0.04-0.10 from 1 MiB up and 0.4-0.9 for AllGather and ReduceScatter up to 16 KiB, where a
-rank's span holds its wait for the other rank: the median over run 4's traces alone, `noise.sigma`, says
-0.11 for every size.
+noise's structure within a set of processes comes from it, by collective and size (noise_structure): a run
+is the consecutive calls of one size (collbench's round of 13), its first 4 left out (the warm-up calls and
+the first timed one, after a host pause), and a stretch is a run's calls of one action, its first left out.
+`noise.sigma_at` is the per-call noise: the robust spread of the differences between a stretch's calls two
+apart, over the square root of 2 (a run's level and an alternation cancel there). `noise.level_at` is the
+spread of a level that every call of a run shares: the robust spread of the stretches' mean log spans (6
+calls or more) about their action's median, less what the per-call noise explains. `noise.alternation_at`,
+by algorithm and protocol, is the amplitude of calls that alternate slow and fast: from the mean squares of
+the differences between consecutive calls (T1) and calls two apart (T2), each less its largest 5%,
+sqrt((T1 - T2) / 4). The simulator interpolates each in log2 size (`noise.sigma` stays for collectives
+without). On the GPU test machine (run 15) the per-call noise is 0.05-0.2, the level 0.04-0.11 (0.40 at
+AllReduce 64 KiB), and ring/LL's AllGather and ReduceScatter at 1-64 KiB alternate by 0.36-0.72: a rank's
+span holds its wait for the other rank, and the ranks take turns. Before 2026-11-29 the whole spread of a
+call about its run's median went into `noise.sigma_at` (0.4-0.9 there), drawn independently call by call.
 
 With `--pairs PAIRS_RUN` (repeatable: runs of the pairs step), the ratios between actions at a size come
 from the pairs instead: each action's median, over every repetition of every run given, of its bus
@@ -35,6 +42,7 @@ ahead of ring/LL on 1; the pairs of runs 8-19 have ring/LL on 1 channel 3.6% ahe
 the bias, NCCL's own choice asked for as an action (NCCL against itself again) and the best action.
 
 Usage: python3 bench/gpu/replay_profile.py [--pairs PAIRS_RUN]... RUN_DIR BASE.profile OUT.profile [LEARN_TRACE]
+       python3 bench/gpu/replay_profile.py --self-test   (noise_structure on a made-up trace of known noise)
 """
 import collections
 import csv
@@ -43,30 +51,85 @@ import gzip
 import itertools
 import math
 import os
+import random
 import statistics
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from summarize import executed_actions, pairs_executed, pooled_ratios, ran, read_trace, robust_spread  # noqa: E402
+from summarize import (STAMPED_TRACE_HEADER, executed_actions, in_call_order, pairs_executed, pooled_ratios,  # noqa: E402
+                       ran, read_trace, robust_spread)
 
 ITERATIONS = 10  # timed calls per size and pass in bench/gpu/run.sh: the repetitions' medians are over these
-RUN_CALLS_MIN = 4  # calls of a run (its first left out) for its median to center the others
-POINT_CALLS_MIN = 100  # deviations for a collective and size's noise.sigma_at line
+ROUND_SKIP = 4  # a run's first calls left out of the noise: collbench's 3 warm-up calls and its first timed one
+STRETCH_LEVEL_MIN = 6  # calls of a stretch (its first left out) for its mean to tell the run's level
+POINT_CALLS_MIN = 100  # differences for a collective and size's noise.sigma_at line
+ALTERNATION_MIN = 30  # differences two apart for an algorithm and protocol's noise.alternation_at line
+LEVEL_STRETCHES_MIN = 20  # stretches' means for a noise.level_at line (5 or more of each action counted)
 PAIRS_MIN = 6  # repetitions of an action's pairs (all runs pooled) for its ratio to replace compare.csv's
+TRIM = 0.05  # the share of the largest squared differences left out of the alternation's mean squares
 
 
-def noise_by_size(trace_path):
-    """{(collective, bytes): sigma} from a learning trace: each call's log span less its run's median."""
-    rows = read_trace(trace_path, gzip.open if trace_path.endswith(".gz") else open)
-    rows = [r for r in rows if r["rank"] == "0" and int(r["duration_ns"]) > 0]
+def trimmed_mean_square(differences):
+    """The mean of the squares, the largest TRIM of them left out."""
+    squares = sorted(d * d for d in differences)
+    kept = squares[:max(1, int(len(squares) * (1 - TRIM)))]
+    return sum(kept) / len(kept)
+
+
+def stretches(rows, skip):
+    """The stretches of rank-0 trace rows in call order: (collective, bytes, action, [log spans]) for each run
+    of consecutive calls of one size (its first `skip` calls left out) and, within it, of one action (its
+    first call left out)."""
+    rows = in_call_order([r for r in rows if r["rank"] == "0" and int(r["duration_ns"]) > 0])
+    runs = itertools.groupby(zip(rows, itertools.count()),
+                             lambda pair: (pair[0]["collective"], int(pair[0]["bytes"]), int(pair[0]["call_order"]) - pair[1]))
+    for (collective, size, _), run in runs:  # consecutive call orders of one cell
+        for action, stretch in itertools.groupby((r for r, _ in list(run)[skip:]), ran):
+            yield collective, size, action, [math.log(int(r["duration_ns"])) for r in stretch][1:]
+
+
+def add_differences(apart, collective, size, action, logs):
+    """Adds a stretch's differences between consecutive calls and calls two apart to its (collective, size,
+    algorithm/protocol) in `apart`."""
+    one, two = apart[(collective, size, "/".join(action.split("/")[:2]))]
+    one += [a - b for a, b in zip(logs, logs[1:])]
+    two += [a - b for a, b in zip(logs, logs[2:])]
+
+
+def noise_structure(trace_path, pairs_runs=()):
+    """From a learning trace (module docstring), and the pairs runs' traces for the alternation: ({(collective,
+    bytes): per-call sigma}, {(collective, bytes): the run level's sigma}, {(collective, bytes,
+    algorithm/protocol): alternation amplitude})."""
+    apart = collections.defaultdict(lambda: ([], []))  # (cell, algorithm/protocol): differences 1 and 2 calls apart
+    stretch_means = collections.defaultdict(list)  # (cell, action): (mean log span, calls) of each long stretch
+    for collective, size, action, logs in stretches(read_trace(trace_path, gzip.open if trace_path.endswith(".gz")
+                                                               else open), ROUND_SKIP):
+        add_differences(apart, collective, size, action, logs)
+        if len(logs) >= STRETCH_LEVEL_MIN:
+            stretch_means[(collective, size, action)].append((statistics.mean(logs), len(logs)))
+    sigma_apart = {key: list(two) for key, (_, two) in apart.items()}  # the learning run's alone (copies)
+    for run in pairs_runs:  # blocks of 4 calls of an action, each block's first left out
+        for path in sorted(glob.glob(os.path.join(run, "pairs-trace", "*", "trace-0.csv"))):
+            for collective, size, action, logs in stretches(read_trace(path), 0):
+                add_differences(apart, collective, size, action, logs)
+    two_by_size = collections.defaultdict(list)
+    for (collective, size, _), two in sigma_apart.items():
+        two_by_size[(collective, size)] += two
+    sigma = {key: robust_spread(two) / math.sqrt(2) for key, two in two_by_size.items() if len(two) >= POINT_CALLS_MIN}
+    alternation = {key: math.sqrt(max(0.0, (trimmed_mean_square(one) - trimmed_mean_square(two)) / 4))
+                   for key, (one, two) in apart.items() if len(two) >= ALTERNATION_MIN}
     deviations = collections.defaultdict(list)
-    # a run: consecutive calls of one action at one size
-    for (collective, size, _), run in itertools.groupby(rows, lambda r: (r["collective"], int(r["bytes"]), ran(r))):
-        values = [math.log(int(r["duration_ns"])) for r in run][1:]  # its first: waits, left work
-        if len(values) >= RUN_CALLS_MIN:
-            center = statistics.median(values)
-            deviations[(collective, size)] += [v - center for v in values]
-    return {size: robust_spread(d) for size, d in deviations.items() if len(d) >= POINT_CALLS_MIN}
+    for (collective, size, _), means in stretch_means.items():
+        if len(means) >= 5:
+            center = statistics.median(m for m, _ in means)
+            deviations[(collective, size)] += [(m - center, n) for m, n in means]
+    level = {}
+    for key, found in deviations.items():
+        if len(found) >= LEVEL_STRETCHES_MIN and key in sigma:
+            calls = statistics.mean(n for _, n in found)
+            level[key] = math.sqrt(max(0.0, robust_spread([d for d, _ in found]) ** 2 - sigma[key] ** 2 / calls))
+    return sigma, level, alternation
 
 
 def pairs_speedups(pairs_runs):
@@ -92,8 +155,52 @@ def pairs_speedups(pairs_runs):
     return speedups
 
 
+def self_test():
+    """noise_structure on a made-up learning trace: 600 rounds of 13 AllGather 4 KiB calls, each round's
+    calls sharing a level (sigma 0.15), ring/LL's alternating by 0.5 (which first drawn per round), every
+    call with its own noise (sigma 0.1); a third of the rounds switch to ring/Simple (no alternation) at
+    their 7th call; an AllReduce call between rounds. Returns the process's exit status."""
+    rng = random.Random(7)
+    rows, order = [], 0
+    for _ in range(600):
+        level, phase, switch = rng.gauss(0, 0.15), rng.choice((1, -1)), rng.random() < 1 / 3
+        for position in range(13):
+            action = ("ring", "simple", 1) if switch and position >= 6 else ("ring", "ll", 1)
+            log_span = math.log(20000) + level + rng.gauss(0, 0.1)
+            if action[1] == "ll":
+                log_span += 0.5 * phase * (1 if position % 2 else -1)
+            rows.append(("allgather", 4096, action, int(math.exp(log_span))))
+        rows.append(("allreduce", 1024, ("ring", "ll", 1), 9000))
+    failures, checks = [], 0
+    with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+        f.write(STAMPED_TRACE_HEADER)
+        for order, (collective, size, (algorithm, protocol, channels), span) in enumerate(rows):
+            f.write(f"0,{order},{collective},{size},{algorithm},{protocol},{channels},{channels},{order * 100000},{span},"
+                    f"{order},{order * 100000},{order * 100000 + 50000}\n")
+    try:
+        sigma, level, alternation = noise_structure(f.name)
+    finally:
+        os.unlink(f.name)
+    cell = ("allgather", 4096)
+    for what, got, low, high in (("per-call sigma", sigma.get(cell), 0.09, 0.11), ("level", level.get(cell), 0.12, 0.18),
+                                 ("ring/LL's alternation", alternation.get(cell + ("ring/ll",)), 0.46, 0.54),
+                                 ("ring/Simple's alternation", alternation.get(cell + ("ring/simple",)), 0.0, 0.05)):
+        checks += 1
+        if got is None or not low <= got <= high:
+            failures.append(f"{what}: {got} not in [{low}, {high}]")
+    checks += 1
+    if ("allreduce", 1024) in sigma or ("allreduce", 1024) in level:
+        failures.append("single AllReduce calls between rounds were given noise points")
+    for failure in failures:
+        print("replay_profile.py self-test:", failure, file=sys.stderr)
+    print(f"replay_profile.py self-test: {checks - len(failures)} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
 def main():
     args = sys.argv[1:]
+    if args == ["--self-test"]:
+        return self_test()
     pairs_runs = []
     while len(args) >= 2 and args[0] == "--pairs":
         pairs_runs.append(args[1])
@@ -147,7 +254,8 @@ def main():
         sigma, drift = between, 0.0
     with open(base_path) as f:
         base = [line.rstrip("\n") for line in f
-                if not line.startswith(("measured", "noise.sigma", "noise.drift", "# Replayed", "# Per-call noise"))]
+                if not line.startswith(("measured", "noise.sigma", "noise.level", "noise.alternation", "noise.drift",
+                                                  "# Replayed", "# Per-call noise"))]
     name = os.path.basename(out_path).rsplit(".profile", 1)[0]  # a profile's name is its file's
     with open(out_path, "w") as out:
         for line in base:
@@ -165,11 +273,16 @@ def main():
                   f"({from_pairs} points), scaled by NCCL's own choice in compare.csv.", file=out)
         print(f"noise.sigma = {sigma:.3f}", file=out)
         if learn_trace is not None:
-            points = noise_by_size(learn_trace)
-            print(f"# Per-call noise by collective and size: {learn_trace} (rank 0; bench/gpu/replay_profile.py).",
-                  file=out)
+            points, levels, alternations = noise_structure(learn_trace, pairs_runs)
+            print(f"# Per-call noise, runs' levels and alternation by collective and size: {learn_trace} (rank 0; "
+                  "bench/gpu/replay_profile.py).", file=out)
             for coll, size in sorted(points):
                 print(f"noise.sigma_at = {coll} {size} {points[(coll, size)]:.3f}", file=out)
+            for coll, size in sorted(levels):
+                print(f"noise.level_at = {coll} {size} {levels[(coll, size)]:.3f}", file=out)
+            for coll, size, algorithm_protocol in sorted(alternations, key=lambda k: (k[0], k[2], k[1])):
+                print(f"noise.alternation_at = {coll} {size} {algorithm_protocol} "
+                      f"{alternations[(coll, size, algorithm_protocol)]:.3f}", file=out)
         if drift > 0:
             print(f"noise.drift_sigma = {drift:.3f}", file=out)
             print("noise.drift_calls = 1000", file=out)

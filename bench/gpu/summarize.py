@@ -1118,14 +1118,16 @@ def rounds_of_one_action(rows):
 def round_positions(rounds):
     """Per position in a round, the median of each call's log span over its round's median of positions 4 and
     later; and the correlation of consecutive calls' log spans (positions 4 and later, each less its round's
-    median): [median by position], correlation (None where it cannot be told)."""
+    mean there: about its median, the calls of a round that alternates slow and fast sit on one side or the
+    other as its middle call falls, and rounds of either parity cancel out): [median by position],
+    correlation (None where it cannot be told)."""
     by_position = [[] for _ in range(ROUND_CALLS)]
     pairs = []
     for spans in rounds:
-        middle = statistics.median(spans[4:])
+        middle, mean = statistics.median(spans[4:]), statistics.mean(spans[4:])
         for position, x in enumerate(spans):
             by_position[position].append(x - middle)
-        pairs += [(a - middle, b - middle) for a, b in zip(spans[4:], spans[5:])]
+        pairs += [(a - mean, b - mean) for a, b in zip(spans[4:], spans[5:])]
     return [statistics.median(v) for v in by_position], correlation(pairs)
 
 
@@ -1822,6 +1824,12 @@ def self_test():
     check("round positions: over the median of positions 4+ (300 us)", [round(math.exp(m), 4) for m in medians[:5]],
           [1.3333, 0.6667, 0.6667, 1.0, 1.0])
     check("round positions: alternating calls", round(link, 6), -1.0)
+    # Two rounds alternating in opposite parity (5 slow and 4 fast calls from position 4, then 4 and 5): each
+    # call about its round's median would sit at 0 or on one side, and the two rounds' pairs cancel (0.0);
+    # about its mean, -0.976 (the two means are not alike: 5 slow calls in one round, 4 in the other).
+    opposite = [[math.log(v) for v in [300] * 4 + [100 if k % 2 else 300 for k in range(9)]],
+                [math.log(v) for v in [300] * 4 + [300 if k % 2 else 100 for k in range(9)]]]
+    check("round positions: alternation in either parity", round(round_positions(opposite)[1], 3), -0.976)
     # Runs of one action: at 16 KiB ring/LL, then tree/LL on 2 channels in a run of 3 whose last call's next was
     # launched after its end (a host pause: not timed, and the next run starts again at 1), then tree in a run of
     # 5 (positions 4 and 5 pooled as 4+), the next kernel after its fourth call starting 2 us before that call's
