@@ -485,6 +485,12 @@ static void drop_held(dccl_config_agent* agent, dccl_agent_cell* c) {
   c->held_count = 0;
 }
 
+/* The arm a held reading goes to, as a key: its action's index and context (NCCL's choice where its
+ * algorithm and protocol are no action: -1 - context); never 0, the key of none. */
+static int held_arm_key(const dccl_agent_reading* r) {
+  return r->index >= 0 ? 1 + r->index * DCCL_AGENT_CONTEXTS + r->context : -1 - r->context;
+}
+
 /* Books a reading, or holds it while it may be part of a burst of slow calls. The GPU test machine has
  * bursts of 3 to 12 calls at 2.5 to 10x (every action alike, docs/simulator.md); booked, a burst's
  * readings stay in whichever arm ran them, and that arm reads slower than it is: NCCL's own choice
@@ -493,14 +499,29 @@ static void drop_held(dccl_config_agent* agent, dccl_agent_cell* c) {
  * the arm's standard deviations where that is more (a noisy size's own spread is not a burst); a run of
  * BURST_SHORTEST or more slow readings of the cell, ended by one that is not slow, is left out of every
  * arm; a shorter run (a spike) is booked, its tail clipped (booked_tail_limit); a run longer than any
- * burst is a change, booked as it came. */
+ * burst is a change, booked as it came. A burst slows every action and passes: where one arm's readings
+ * alone were left out and that arm's next reading is slow again, the arm itself is slow (a loaded arm
+ * far off this machine's, read between explorations of other actions, which ended each of its runs
+ * before it was long enough to be a change: 477 calls at 3.9x NCCL's choice unlearned, docs/agents.md,
+ * "An arm's slowness taken for bursts"): its readings are booked as they come, a change. */
 static void book_or_hold(dccl_config_agent* agent, dccl_agent_cell* c, const dccl_agent_held* r, const dccl_arm* ran) {
   int slow = reads_slow(ran, r->reading.log_latency - ran->mean);
+  int key = held_arm_key(&r->reading);
+  if (slow && key == c->burst_arm && c->held_count == 0) {
+    agent->drift_level += r->drift_owed;
+    book_reading(agent, c, r, 0); /* the arm's own slowness, as it came */
+    return;
+  }
+  if (!slow && key == c->burst_arm) c->burst_arm = 0;
   if (slow) {
     c->held[c->held_count++] = *r;
     if (c->held_count <= DCCL_AGENT_BURST_LONGEST) return; /* may still be a burst */
   } else if (c->held_count >= BURST_SHORTEST) {
     agent->stats.burst_readings += c->held_count; /* a burst, ended: left out, but for the drift */
+    int one_arm = held_arm_key(&c->held[0].reading);
+    for (int k = 1; k < c->held_count; k++)
+      if (held_arm_key(&c->held[k].reading) != one_arm) one_arm = 0;
+    c->burst_arm = (int16_t)(one_arm != key ? one_arm : 0);
     drop_held(agent, c);
   }
   /* Spikes before a reading that is not slow (their tail clipped, as the drift took them), or a change
