@@ -45,6 +45,7 @@ _Static_assert(LEVEL_READINGS <= 255, "a cell counts its level's readings in 8 b
 #define BURST_MIN_SAMPLES 4 /* a reading is held as slow against an arm with this many samples (reads_slow), */
 #define BURST_SLOWER 0.9162907318741551 /* at 2.5x its mean (log 2.5) or slower (book_or_hold); */
 #define BURST_SHORTEST 3 /* this many slow readings in a row are a burst, left out */
+#define BURSTS_OF_ONE_ARM 2 /* this many bursts in a row of one arm's readings alone: the arm is slow (book_or_hold) */
 #define UNRESOLVED_MARGIN 0.0295588022415444 /* log 1.03: a candidate that may beat the exploited action by more
                                                than this keeps a cell unresolved (dccl_agent_decide) */
 #define SLOW_RELATIVES 0.6931471805599453 /* log 2: relatives twice slower than the best measured beside them */
@@ -499,15 +500,17 @@ static int held_arm_key(const dccl_agent_reading* r) {
  * the arm's standard deviations where that is more (a noisy size's own spread is not a burst); a run of
  * BURST_SHORTEST or more slow readings of the cell, ended by one that is not slow, is left out of every
  * arm; a shorter run (a spike) is booked, its tail clipped (booked_tail_limit); a run longer than any
- * burst is a change, booked as it came. A burst slows every action and passes: where one arm's readings
- * alone were left out and that arm's next reading is slow again, the arm itself is slow (a loaded arm
- * far off this machine's, read between explorations of other actions, which ended each of its runs
- * before it was long enough to be a change: 477 calls at 3.9x NCCL's choice unlearned, docs/agents.md,
- * "An arm's slowness taken for bursts"): its readings are booked as they come, a change. */
+ * burst is a change, booked as it came. A burst slows every action and passes: where BURSTS_OF_ONE_ARM
+ * bursts in a row left one arm's readings alone out, with no reading of it that is not slow between them,
+ * the arm itself is slow (a loaded arm far off this machine's, read between explorations of other actions,
+ * which ended each of its runs before it was long enough to be a change: 477 calls at 3.9x NCCL's choice
+ * unlearned, docs/agents.md, "An arm's slowness taken for bursts"): its readings are booked as they come, a
+ * change. (After one such burst, two jobs contending on the replay booked slowdowns of NCCL's choice that
+ * then passed.) */
 static void book_or_hold(dccl_config_agent* agent, dccl_agent_cell* c, const dccl_agent_held* r, const dccl_arm* ran) {
   int slow = reads_slow(ran, r->reading.log_latency - ran->mean);
   int key = held_arm_key(&r->reading);
-  if (slow && key == c->burst_arm && c->held_count == 0) {
+  if (slow && key == c->burst_arm && c->burst_repeats >= BURSTS_OF_ONE_ARM && c->held_count == 0) {
     agent->drift_level += r->drift_owed;
     book_reading(agent, c, r, 0); /* the arm's own slowness, as it came */
     return;
@@ -521,7 +524,9 @@ static void book_or_hold(dccl_config_agent* agent, dccl_agent_cell* c, const dcc
     int one_arm = held_arm_key(&c->held[0].reading);
     for (int k = 1; k < c->held_count; k++)
       if (held_arm_key(&c->held[k].reading) != one_arm) one_arm = 0;
-    c->burst_arm = (int16_t)(one_arm != key ? one_arm : 0);
+    one_arm = one_arm != key ? one_arm : 0;
+    c->burst_repeats = one_arm != 0 && one_arm == c->burst_arm && c->burst_repeats < UINT8_MAX ? c->burst_repeats + 1 : 1;
+    c->burst_arm = (int16_t)one_arm;
     drop_held(agent, c);
   }
   /* Spikes before a reading that is not slow (their tail clipped, as the drift took them), or a change

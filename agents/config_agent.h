@@ -147,6 +147,7 @@ typedef struct dccl_agent_cell {
   uint8_t readings_count, readings_head;
   dccl_agent_held held[DCCL_AGENT_BURST_LONGEST + 1]; /* the cell's last readings, each slow (book_or_hold) */
   uint8_t held_count;
+  uint8_t burst_repeats;               /* bursts in a row that left burst_arm's readings alone out */
   int16_t burst_arm;                   /* the arm whose readings alone the last burst left out, as
                                           held_arm_key gives it (0: none, or a burst of several arms' readings),
                                           until that arm reads not slow (book_or_hold) */
