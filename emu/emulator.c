@@ -321,17 +321,15 @@ static void oracle_latencies(dccl_oracle* oracle, const dccl_call* call, const d
 static void replay_graph(rank_context* r, gpu_timeline* g, const graph_call* graph, uint64_t size, uint64_t* seq,
                          const dccl_conditions* conditions, uint64_t index, dccl_oracle* oracle) {
   shared_state* shared = r->shared;
-  dccl_call replayed = {0};
+  dccl_call previous;
   for (uint64_t i = 0; i < size; i++) {
     const graph_call* c = &graph[i];
-    /* The replay's calls in a row: a run is the consecutive ones of one collective and size; numbered with
-     * the top bit set, so that their runs draw levels apart from the workload's (dccl_sim_run_factor). */
-    uint64_t number_in_replays = (index + i) | (1ull << 63);
-    uint64_t run_start = i > 0 && c->call.coll == replayed.coll && c->call.bytes == replayed.bytes ? replayed.run_start
-                                                                                                  : number_in_replays;
-    replayed = c->call;
-    replayed.index = number_in_replays;
-    replayed.run_start = run_start;
+    /* The replay's calls in a row, numbered with the top bit set, so that their runs draw levels apart from
+     * the workload's (dccl_sim_run_factor). */
+    dccl_call replayed = c->call;
+    replayed.index = (index + i) | (1ull << 63);
+    replayed.run_start = dccl_call_run_start(i > 0 ? &previous : NULL, &replayed);
+    previous = replayed;
     double true_us = dccl_sim_true_us(r->sim, &c->call, &c->execution, conditions);
     double measured_us =
       dccl_sim_measure(r->sim, c->call.coll, (double)c->call.bytes, true_us, conditions, index, r->rank) *

@@ -375,7 +375,7 @@ usage:
 /* `noise.sigma_at = <collective> <bytes> <sigma>`, `noise.level_at` alike, and `noise.alternation_at =
  * <collective> <bytes> <algorithm>/<protocol> <amplitude>` (`kind`: DCCL_NOISE_*; `key`: the line's key). */
 static int parse_noise_point(dccl_profile* p, int kind, const char* key, const char* value, char* why, size_t why_size) {
-  char coll_name[32], action_text[64] = "", extra[2];
+  char coll_name[32], action_text[64], extra[2];
   double bytes, amount;
   int alternation = kind == DCCL_NOISE_ALTERNATION;
   int fields = alternation ? sscanf(value, "%31s %lf %63s %lf %1s", coll_name, &bytes, action_text, &amount, extra)
@@ -390,16 +390,15 @@ static int parse_noise_point(dccl_profile* p, int kind, const char* key, const c
     snprintf(why, why_size, "'%s': unknown collective", coll_name);
     return -1;
   }
-  if (alternation) {
-    char* slash = strchr(action_text, '/');
-    if (slash != NULL) *slash = '\0';
-    algo = dccl_algo_parse(action_text);
-    proto = slash != NULL ? dccl_proto_parse(slash + 1) : -1;
-    if (algo < 0 || proto < 0) {
-      snprintf(why, why_size, "'%s%s%s': not an algorithm/protocol", action_text, slash != NULL ? "/" : "",
-               slash != NULL ? slash + 1 : "");
+  if (alternation) { /* an action on NCCL's channels and chunk size: its algorithm and protocol alone */
+    dccl_action action;
+    if (dccl_action_parse(action_text, &action) != 0 || dccl_action_is_nccl(action) ||
+        dccl_action_channels(action) != 0 || dccl_action_chunk_log2(action) != 0) {
+      snprintf(why, why_size, "'%s': not an algorithm/protocol", action_text);
       return -1;
     }
+    algo = dccl_action_algo(action);
+    proto = dccl_action_proto(action);
   }
   if (!(bytes >= 1 && bytes <= PROFILE_BYTES_MAX) || !(amount >= 0 && amount <= 2)) {
     snprintf(why, why_size, "bytes must be in [1, %g] and the %s in [0, 2]", PROFILE_BYTES_MAX,

@@ -177,7 +177,11 @@ void dccl_workload_start(dccl_workload_cursor* c, const dccl_workload* w, uint64
   memset(c, 0, sizeof(*c));
   c->workload = w;
   c->limit = limit;
-  c->last_coll = -1;
+}
+
+uint64_t dccl_call_run_start(const dccl_call* previous, const dccl_call* call) {
+  return previous != NULL && previous->coll == call->coll && previous->bytes == call->bytes ? previous->run_start
+                                                                                           : call->index;
 }
 
 int dccl_workload_next(dccl_workload_cursor* c, dccl_call* out) {
@@ -193,10 +197,8 @@ int dccl_workload_next(dccl_workload_cursor* c, dccl_call* out) {
       out->pause_us = c->within_op == 0 ? op->pause_us : 0;
       out->pipe_ops = op->pipe_ops;
       out->reg_buff = op->reg_buff;
-      if (op->coll != c->last_coll || op->bytes != c->last_bytes) c->run_start = out->index;
-      c->last_coll = op->coll;
-      c->last_bytes = op->bytes;
-      out->run_start = c->run_start;
+      out->run_start = dccl_call_run_start(out->index > 0 ? &c->previous : NULL, out);
+      c->previous = *out;
       c->within_op++;
       return 1;
     }

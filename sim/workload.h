@@ -49,15 +49,17 @@ typedef struct dccl_workload_cursor {
   const dccl_workload* workload;
   int op;
   uint64_t within_op, iteration, call, limit;
-  int last_coll;           /* the last call's collective and size (-1: none yet), */
-  size_t last_bytes;
-  uint64_t run_start;      /* and the first call of its run */
+  dccl_call previous; /* the last call given (when `call` > 0) */
 } dccl_workload_cursor;
 
 int dccl_workload_parse(const char* text, const char* source, dccl_workload* out, char* error, size_t error_size);
 int dccl_workload_find(const char* name_or_path, dccl_workload* out, char* error, size_t error_size);
 void dccl_workload_free(dccl_workload* workload);
 uint64_t dccl_workload_total_calls(const dccl_workload* workload);
+
+/* The first call of the run that `call` belongs to, `previous` the call right before it (NULL: none): the
+ * consecutive calls of one collective and size make a run. */
+uint64_t dccl_call_run_start(const dccl_call* previous, const dccl_call* call);
 
 /* Iterates the calls; `limit` caps the number of calls (0: the whole workload). */
 void dccl_workload_start(dccl_workload_cursor* cursor, const dccl_workload* workload, uint64_t limit);

@@ -1412,7 +1412,7 @@ static void test_an_arm_slow_between_explorations_is_booked(void) {
   CHECK_NEAR(arm->count, 22 + 8 * 8, 1e-5);
   /* (The common drift takes part of one busy arm's slowdown as the machine's: both means move, their ratio
    * tells.) */
-  CHECK_MSG(arm->mean - nccl->mean > log(2.0), "the action at %.2fx NCCL's choice after 72 readings at 4x",
+  CHECK_MSG(arm->mean - nccl->mean > log(2.0), "the action at %.2fx NCCL's choice after 64 readings at 4x",
             exp(arm->mean - nccl->mean));
   dccl_agent_decide(&agent, &table);
   CHECK(dccl_table_get(&table, cell) != fast);

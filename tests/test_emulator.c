@@ -194,6 +194,27 @@ static int read_trace(const char* path, double durations[5][4096], int counts[5]
 
 static double trace_durations[5][4096];
 
+/* One line of the emulator's call log (dccl_emu_config.call_log): call, collective, bytes, what ran, the
+ * call's true latency and its measurement (us, 3 decimals). */
+typedef struct logged_call {
+  unsigned long long index, bytes, chunk;
+  int coll;
+  dccl_execution execution;
+  double true_us, measured_us;
+} logged_call;
+
+/* Reads one call log line into `out`; 0 on success, -1 on another line (the header). */
+static int read_logged_call(const char* line, logged_call* out) {
+  char coll[32], algo[32], proto[32];
+  int channels;
+  if (sscanf(line, "%llu,%31[^,],%llu,%31[^,],%31[^,],%d,%llu,%lf,%lf", &out->index, coll, &out->bytes, algo, proto,
+             &channels, &out->chunk, &out->true_us, &out->measured_us) != 9)
+    return -1;
+  out->coll = dccl_coll_parse(coll);
+  out->execution = (dccl_execution){dccl_algo_parse(algo), dccl_proto_parse(proto), channels, 0, 0};
+  return out->coll >= 0 ? 0 : -1;
+}
+
 /* The trace every rank writes holds exactly the measured duration the emulated NCCL gave each call. */
 static void check_trace_against_call_log(int ranks) {
   char path[300];
@@ -205,19 +226,9 @@ static void check_trace_against_call_log(int ranks) {
   int expected_counts[5] = {0};
   char line[512];
   CHECK(fgets(line, sizeof(line), f) != NULL);
-  while (fgets(line, sizeof(line), f)) {
-    char coll[32];
-    double measured;
-    unsigned long long call, bytes, chunk;
-    char algo[32], proto[32];
-    int channels;
-    double true_us;
-    if (sscanf(line, "%llu,%31[^,],%llu,%31[^,],%31[^,],%d,%llu,%lf,%lf", &call, coll, &bytes, algo, proto, &channels,
-               &chunk, &true_us, &measured) != 9)
-      continue;
-    int c = dccl_coll_parse(coll);
-    expected[c][expected_counts[c]++] = measured;
-  }
+  logged_call logged;
+  while (fgets(line, sizeof(line), f))
+    if (read_logged_call(line, &logged) == 0) expected[logged.coll][expected_counts[logged.coll]++] = logged.measured_us;
   fclose(f);
   for (int rank = 0; rank < ranks; rank++) {
     int counts[5];
@@ -283,23 +294,18 @@ static void test_measurements_carry_the_noise_of_runs(void) {
   int checked = 0, alternating = 0, ring_ll_pairs = 0;
   double last_ratio = 0;
   uint64_t last_index = 0, last_run = UINT64_MAX;
-  while (fgets(line, sizeof(line), f) && dccl_workload_next(&cursor, &call)) {
-    char coll[32], algo[32], proto[32];
-    unsigned long long index, bytes, chunk;
-    int channels;
-    double true_us, measured;
-    if (sscanf(line, "%llu,%31[^,],%llu,%31[^,],%31[^,],%d,%llu,%lf,%lf", &index, coll, &bytes, algo, proto, &channels,
-               &chunk, &true_us, &measured) != 9)
-      break;
-    CHECK_EQ_INT((int)index, (int)call.index);
-    dccl_execution e = {dccl_algo_parse(algo), dccl_proto_parse(proto), channels, 0, 0};
+  logged_call logged;
+  while (fgets(line, sizeof(line), f) && read_logged_call(line, &logged) == 0 && dccl_workload_next(&cursor, &call)) {
+    CHECK_EQ_INT((int)logged.index, (int)call.index);
+    const dccl_execution* e = &logged.execution;
+    double measured = logged.measured_us, true_us = logged.true_us;
     double expected = dccl_sim_measure(&sim, call.coll, (double)call.bytes, true_us, &calm, call.index, 0) *
-                      dccl_sim_run_factor(&sim, &call, &e);
-    CHECK_MSG(fabs(measured - expected) < 0.0011 + 1e-4 * expected, "call %llu: measured %.4f us, expected %.4f", index,
-              measured, expected); /* the call log holds 3 decimals */
+                      dccl_sim_run_factor(&sim, &call, e);
+    CHECK_MSG(fabs(measured - expected) < 0.0011 + 1e-4 * expected, "call %llu: measured %.4f us, expected %.4f",
+              logged.index, measured, expected); /* the call log holds 3 decimals */
     checked++;
     /* The run's calls of ring/LL alternate about their truth: consecutive ones sit on either side. */
-    if (call.coll == DCCL_COLL_ALLGATHER && e.algo == DCCL_ALGO_RING && e.proto == DCCL_PROTO_LL) {
+    if (call.coll == DCCL_COLL_ALLGATHER && e->algo == DCCL_ALGO_RING && e->proto == DCCL_PROTO_LL) {
       double ratio = measured / true_us;
       if (call.run_start == last_run && call.index == last_index + 1) {
         ring_ll_pairs++;

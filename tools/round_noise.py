@@ -14,7 +14,6 @@ the action that ran most), and two checks of the level's model:
                rounds: near 1 where the actions of a round share its level.
 """
 import collections
-import glob
 import math
 import os
 import statistics
@@ -22,35 +21,23 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench", "gpu"))
 from replay_profile import ROUND_SKIP, noise_structure  # noqa: E402
-from summarize import correlation, in_call_order, ran, read_trace  # noqa: E402
+from summarize import ROUND_CALLS, correlation, learn_trace_rows, ran, runs_of_one_cell  # noqa: E402
 
-ROUND_CALLS = 13  # collbench's learning step: 13 calls of a size per pass (64 MiB: 6, too few here)
 PAIRS_MIN = 8  # rounds for a correlation
-
-
-def rounds(rows):
-    """The trace's full rounds (ROUND_CALLS consecutive calls of one size), each a list of its rows."""
-    found, run = [], []
-    for r in rows + [None]:
-        if run and (r is None or (r["collective"], r["bytes"]) != (run[0]["collective"], run[0]["bytes"]) or
-                    int(r["call_order"]) != int(run[-1]["call_order"]) + 1):
-            if len(run) == ROUND_CALLS:
-                found.append(run)
-            run = []
-        if r is not None:
-            run.append(r)
-    return found
 
 
 def log_span(r):
     return math.log(int(r["duration_ns"]))
 
 
-def level_checks(all_rounds):
-    """{(collective, bytes): (next-round correlation, pairs; shared correlation, pairs)}: the checks above."""
-    means = collections.defaultdict(list)  # (cell, action): [(first call order, mean)] of one-action rounds
+def level_checks(runs):
+    """{(collective, bytes): (next-round correlation, pairs; shared correlation, pairs)}: the checks above, on
+    the runs of one cell (runs_of_one_cell) that are full rounds."""
+    means = collections.defaultdict(list)  # (cell, action): [mean] of one-action rounds, in call order
     mixed = collections.defaultdict(list)  # cell: [{action: mean}] of rounds of two actions or more
-    for run in all_rounds:
+    for run in runs:
+        if len(run) != ROUND_CALLS:
+            continue
         cell = (run[0]["collective"], int(run[0]["bytes"]))
         by_action = collections.defaultdict(list)
         for r in run[ROUND_SKIP:]:
@@ -65,12 +52,10 @@ def level_checks(all_rounds):
         next_round[(collective, size)] += list(zip(series, series[1:]))
     shared = collections.defaultdict(list)
     for cell, found in mixed.items():
-        centers = {}
-        for action in {a for means_of in found for a in means_of}:
-            values = [m[action] for m in found if action in m]
-            centers[action] = statistics.median(values)
+        rounds_of = collections.Counter(a for means_of in found for a in means_of)  # an action: rounds it ran in
+        centers = {action: statistics.median(m[action] for m in found if action in m) for action in rounds_of}
         for means_of in found:
-            most = max(means_of, key=lambda a: sum(1 for m in found if a in m))
+            most = max(means_of, key=rounds_of.__getitem__)
             shared[cell] += [(means_of[most] - centers[most], means_of[a] - centers[a]) for a in means_of if a != most]
     cells = set(next_round) | set(shared)
     return {cell: (correlation(next_round[cell]) if len(next_round[cell]) >= PAIRS_MIN else None, len(next_round[cell]),
@@ -83,16 +68,14 @@ def main():
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
     for run_dir in sys.argv[1:]:
-        paths = sorted(glob.glob(os.path.join(run_dir, "learn-trace", "trace-0.csv*")))
-        if not paths:
+        rows = [r for r in learn_trace_rows(run_dir) if r["rank"] == "0" and int(r["duration_ns"]) > 0]
+        if not rows:
             print(f"{run_dir}: no learn-trace/trace-0.csv[.gz]", file=sys.stderr)
             return 1
-        sigma, level, alternation = noise_structure(paths[0])
-        opener = __import__("gzip").open if paths[0].endswith(".gz") else open
-        rows = in_call_order([r for r in read_trace(paths[0], opener) if r["rank"] == "0" and int(r["duration_ns"]) > 0])
-        checks = level_checks(rounds(rows))
+        sigma, level, alternation = noise_structure(rows)
+        checks = level_checks(runs_of_one_cell(rows))
         most_run = collections.Counter((r["collective"], int(r["bytes"]), "/".join(ran(r).split("/")[:2])) for r in rows)
-        print(f"== {run_dir} ({paths[0]})")
+        print(f"== {run_dir}")
         print(f"{'collective':<14} {'bytes':>9}  {'sigma':>6} {'level':>6}  {'alternation (most run)':<28} "
               f"{'next round':>14} {'shared':>14}")
         for cell in sorted(set(sigma) | set(level) | set(checks)):

@@ -58,7 +58,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from summarize import (STAMPED_TRACE_HEADER, executed_actions, in_call_order, pairs_executed, pooled_ratios,  # noqa: E402
-                       ran, read_trace, robust_spread)
+                       ran, read_trace, robust_spread, runs_of_one_cell)
 
 ITERATIONS = 10  # timed calls per size and pass in bench/gpu/run.sh: the repetitions' medians are over these
 ROUND_SKIP = 4  # a run's first calls left out of the noise: collbench's 3 warm-up calls and its first timed one
@@ -81,42 +81,37 @@ def stretches(rows, skip):
     """The stretches of rank-0 trace rows in call order: (collective, bytes, action, [log spans]) for each run
     of consecutive calls of one size (its first `skip` calls left out) and, within it, of one action (its
     first call left out)."""
-    rows = in_call_order([r for r in rows if r["rank"] == "0" and int(r["duration_ns"]) > 0])
-    runs = itertools.groupby(zip(rows, itertools.count()),
-                             lambda pair: (pair[0]["collective"], int(pair[0]["bytes"]), int(pair[0]["call_order"]) - pair[1]))
-    for (collective, size, _), run in runs:  # consecutive call orders of one cell
-        for action, stretch in itertools.groupby((r for r, _ in list(run)[skip:]), ran):
-            yield collective, size, action, [math.log(int(r["duration_ns"])) for r in stretch][1:]
+    for run in runs_of_one_cell(in_call_order([r for r in rows if r["rank"] == "0" and int(r["duration_ns"]) > 0])):
+        for action, stretch in itertools.groupby(run[skip:], ran):
+            yield run[0]["collective"], int(run[0]["bytes"]), action, [math.log(int(r["duration_ns"])) for r in stretch][1:]
 
 
 def add_differences(apart, collective, size, action, logs):
     """Adds a stretch's differences between consecutive calls and calls two apart to its (collective, size,
-    algorithm/protocol) in `apart`."""
+    algorithm/protocol) in `apart`; returns those two apart."""
     one, two = apart[(collective, size, "/".join(action.split("/")[:2]))]
     one += [a - b for a, b in zip(logs, logs[1:])]
-    two += [a - b for a, b in zip(logs, logs[2:])]
+    two_apart = [a - b for a, b in zip(logs, logs[2:])]
+    two += two_apart
+    return two_apart
 
 
-def noise_structure(trace_path, pairs_runs=()):
-    """From a learning trace (module docstring), and the pairs runs' traces for the alternation: ({(collective,
-    bytes): per-call sigma}, {(collective, bytes): the run level's sigma}, {(collective, bytes,
+def noise_structure(rows, pairs_runs=()):
+    """From a learning trace's rows (module docstring), and the pairs runs' traces for the alternation:
+    ({(collective, bytes): per-call sigma}, {(collective, bytes): the run level's sigma}, {(collective, bytes,
     algorithm/protocol): alternation amplitude})."""
     apart = collections.defaultdict(lambda: ([], []))  # (cell, algorithm/protocol): differences 1 and 2 calls apart
     stretch_means = collections.defaultdict(list)  # (cell, action): (mean log span, calls) of each long stretch
-    for collective, size, action, logs in stretches(read_trace(trace_path, gzip.open if trace_path.endswith(".gz")
-                                                               else open), ROUND_SKIP):
-        add_differences(apart, collective, size, action, logs)
+    two_by_size = collections.defaultdict(list)  # (cell): the learning run's differences 2 calls apart
+    for collective, size, action, logs in stretches(rows, ROUND_SKIP):
+        two_by_size[(collective, size)] += add_differences(apart, collective, size, action, logs)
         if len(logs) >= STRETCH_LEVEL_MIN:
             stretch_means[(collective, size, action)].append((statistics.mean(logs), len(logs)))
-    sigma_apart = {key: list(two) for key, (_, two) in apart.items()}  # the learning run's alone (copies)
+    sigma = {key: robust_spread(two) / math.sqrt(2) for key, two in two_by_size.items() if len(two) >= POINT_CALLS_MIN}
     for run in pairs_runs:  # blocks of 4 calls of an action, each block's first left out
         for path in sorted(glob.glob(os.path.join(run, "pairs-trace", "*", "trace-0.csv"))):
             for collective, size, action, logs in stretches(read_trace(path), 0):
                 add_differences(apart, collective, size, action, logs)
-    two_by_size = collections.defaultdict(list)
-    for (collective, size, _), two in sigma_apart.items():
-        two_by_size[(collective, size)] += two
-    sigma = {key: robust_spread(two) / math.sqrt(2) for key, two in two_by_size.items() if len(two) >= POINT_CALLS_MIN}
     alternation = {key: math.sqrt(max(0.0, (trimmed_mean_square(one) - trimmed_mean_square(two)) / 4))
                    for key, (one, two) in apart.items() if len(two) >= ALTERNATION_MIN}
     deviations = collections.defaultdict(list)
@@ -178,7 +173,7 @@ def self_test():
             f.write(f"0,{order},{collective},{size},{algorithm},{protocol},{channels},{channels},{order * 100000},{span},"
                     f"{order},{order * 100000},{order * 100000 + 50000}\n")
     try:
-        sigma, level, alternation = noise_structure(f.name)
+        sigma, level, alternation = noise_structure(read_trace(f.name))
     finally:
         os.unlink(f.name)
     cell = ("allgather", 4096)
@@ -273,7 +268,8 @@ def main():
                   f"({from_pairs} points), scaled by NCCL's own choice in compare.csv.", file=out)
         print(f"noise.sigma = {sigma:.3f}", file=out)
         if learn_trace is not None:
-            points, levels, alternations = noise_structure(learn_trace, pairs_runs)
+            points, levels, alternations = noise_structure(
+                read_trace(learn_trace, gzip.open if learn_trace.endswith(".gz") else open), pairs_runs)
             print(f"# Per-call noise, runs' levels and alternation by collective and size: {learn_trace} (rank 0; "
                   "bench/gpu/replay_profile.py).", file=out)
             for coll, size in sorted(points):

@@ -1099,19 +1099,27 @@ def pause_table(rows):
 ROUND_CALLS = 13  # collbench's learning step plays each size in rounds of 13 calls (64 MiB: 6)
 
 
+def runs_of_one_cell(rows):
+    """A trace's rows in call order cut into runs: consecutive call orders of one cell (collective, bytes).
+    Yields each run as a list of its rows."""
+    run = []
+    for r in rows:
+        if run and ((r["collective"], r["bytes"]) != (run[0]["collective"], run[0]["bytes"]) or
+                    int(r["call_order"]) != int(run[-1]["call_order"]) + 1):
+            yield run
+            run = []
+        run.append(r)
+    if run:
+        yield run
+
+
 def rounds_of_one_action(rows):
     """The learning trace's rounds (runs of one cell's calls in call order) of ROUND_CALLS calls that all ran one
     action: {(collective, bytes): [[log span of each position]]}."""
     found = collections.defaultdict(list)
-    run = []
-    for r in rows + [None]:
-        if run and (r is None or (r["collective"], r["bytes"]) != (run[0]["collective"], run[0]["bytes"]) or
-                    int(r["call_order"]) != int(run[-1]["call_order"]) + 1):
-            if len(run) == ROUND_CALLS and len({ran(x) for x in run}) == 1:
-                found[(run[0]["collective"], int(run[0]["bytes"]))].append([math.log(int(x["duration_ns"])) for x in run])
-            run = []
-        if r is not None:
-            run.append(r)
+    for run in runs_of_one_cell(rows):
+        if len(run) == ROUND_CALLS and len({ran(x) for x in run}) == 1:
+            found[(run[0]["collective"], int(run[0]["bytes"]))].append([math.log(int(x["duration_ns"])) for x in run])
     return found
 
 
