@@ -37,6 +37,10 @@
 #define DRIFT_WEIGHT (1.0f / 64) /* the common drift follows the residuals of all cells' calls at this weight */
 #define DRIFT_MIN_SAMPLES 8      /* from arms with this many samples, */
 #define DRIFT_SIGMA 0.2          /* at DRIFT_SIGMA^2 / variance of it where an arm spreads wider (dccl_arm_drift_weight) */
+#define RUN_LEVEL_PRIOR 2.0f /* a run's level: the residuals in it of arms read RUN_LEVEL_RATIO times as */
+#define RUN_LEVEL_RATIO 2.0f /* often or more (and RUN_LEVEL_READINGS), over their count plus the prior */
+#define RUN_LEVEL_READINGS 8 /* (run_corrected) */
+#define RUN_LONGEST 32       /* a cell's run ends after this many readings */
 #define LEVEL_READINGS 64 /* a loaded cell's level: from this job's first 64 readings of NCCL's choice (corrected_reading) */
 #define LEVEL_PRIOR 4.0f  /* readings' worth of weight on a level of 0 (the saved statistics' own) */
 #define LEVEL_MOST 0.1397619423751587f /* log 1.15: a level at most 15% either way */
@@ -539,6 +543,61 @@ static void book_or_hold(dccl_config_agent* agent, dccl_agent_cell* c, const dcc
   if (!slow) book_reading(agent, c, r, 1);
 }
 
+/* The run's level as a reading of arm `ran` sees it: the residuals in the cell's run of the arms read
+ * RUN_LEVEL_RATIO times as often or more (RUN_LEVEL_READINGS at least), summed, over their count plus
+ * RUN_LEVEL_PRIOR (shrunk towards 0: a level told by one reading is mostly that reading's own noise); 0
+ * where no such arm has read in the run. */
+static float run_level(const dccl_agent_cell* c, const dccl_arm* ran) {
+  float sum = 0, least = fmaxf(RUN_LEVEL_READINGS, RUN_LEVEL_RATIO * ran->count);
+  int readings = 0;
+  for (int k = 0; k < c->run_arms; k++)
+    if (c->run_counts[k] >= least) sum += c->run_residuals[k], readings += c->run_readings[k];
+  return readings > 0 ? sum / (readings + RUN_LEVEL_PRIOR) : 0.0f;
+}
+
+/* A reading `x` of arm `ran` (`key`: held_arm_key's), already corrected for the common drift and the cell's
+ * level, less the level of the cell's run (run_level); its residual against its arm's mean is added to the
+ * run (once the arm has BURST_MIN_SAMPLES; its tail clipped as it will be booked; a slow reading, a burst's
+ * or a spike's, tells none). On the GPU test machine a round of a size's calls shares a level, drawn afresh
+ * for the next round, whatever action each call runs (0.08-0.12 in log terms from 256 KiB up, 0.41 at
+ * AllReduce 64 KiB; docs/simulator.md, "The noise of runs"): an explored action read for a call or two in
+ * one round booked that round's level against arms read over hundreds, and near ties were written off
+ * (AllGather and ReduceScatter 64 KiB, AllReduce 16 KiB on the pairs replay). An arm's reading is corrected
+ * by the arms read at least twice as often: NCCL's choice, read by the guard a call or two at a time, by
+ * the exploited action, an explored one by both, and the cell's most read arm by none. That order is what
+ * keeps the means on the latency's scale: corrected by each other, two arms' means drift together, each
+ * reading the other's error as a level (an arm's first reading at 50x left the other's mean 41% high in 60
+ * calls, tests/test_learner.c), and one arm's change (its charge for left work beginning) moves the other
+ * (10%). A run is the cell's readings since another cell's came between, and ends after RUN_LONGEST: in a
+ * job of one busy cell it would otherwise hold the whole job, and a residual of long ago move every later
+ * reading. Measured in docs/agents.md, "A round's level taken off". */
+static float run_corrected(dccl_agent_cell* c, const dccl_arm* ran, int key, float x) {
+  if (c->run_length >= RUN_LONGEST) c->run_arms = 0, c->run_length = 0;
+  c->run_length++;
+  float level = run_level(c, ran);
+  /* Against the arm's recent reading where its mean holds readings from before those (a loaded arm's,
+   * another job's; a restarted arm's) and it has RUN_LEVEL_READINGS of them: against such a mean, a stale
+   * one, the residuals told its error as every run's level (the disagreeing warm start, bench/
+   * bench_disagreeing_warm_start.sh: seeds with a stream 10% slower than NCCL's choice 56 -> 72; 53 so).
+   * Elsewhere against the mean: a recent reading, 1/31 of each, takes up a share of the run's own level. */
+  int stale = ran->count > ran->recent_count + 0.5f && ran->recent_count >= RUN_LEVEL_READINGS;
+  double residual = x - (stale ? ran->recent : ran->mean);
+  if (ran->count >= BURST_MIN_SAMPLES && !reads_slow(ran, x - ran->mean)) {
+    int k = 0;
+    while (k < c->run_arms && c->run_arm[k] != key) k++;
+    if (k == c->run_arms && k < DCCL_AGENT_RUN_ARMS) {
+      c->run_arms++;
+      c->run_arm[k] = (int16_t)key, c->run_residuals[k] = 0, c->run_readings[k] = 0;
+    }
+    if (k < c->run_arms) {
+      c->run_residuals[k] += (float)fmin(residual, booked_tail_limit(c, ran));
+      c->run_readings[k]++;
+      c->run_counts[k] = ran->count;
+    }
+  }
+  return x - level;
+}
+
 void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* o) {
   uint32_t stream_call = o->cell >= 0 && o->cell < DCCL_TABLE_CELLS ? ++*stream_calls_of(agent, o->cell) : 0;
   dccl_agent_cell* c = dccl_agent_cell_slot(agent, o->cell, 1);
@@ -547,6 +606,8 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
     return;
   }
   if (c->observations == 0 && o->bytes > 0) c->info.log2_bytes = log2((double)o->bytes);
+  if (agent->last_cell != o->cell + 1) c->run_arms = 0, c->run_length = 0; /* another cell's came between */
+  agent->last_cell = o->cell + 1;
   if (dccl_algo_takes_channels(o->executed_algo) && o->executed_channels > agent->nccl_channels_seen &&
       o->executed_channels <= DCCL_MAX_CHANNELS)
     agent->nccl_channels_seen = o->executed_channels;
@@ -568,6 +629,7 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
     int i = dccl_agent_action_index(agent, coll, dccl_action_make(o->executed_algo, o->executed_proto, 0, 0));
     if (i >= 0 && dccl_agent_arm(agent, c, context, i)->invalid) i = -1;
     dccl_agent_held r = {{stream_call, (int16_t)i, (uint8_t)context, 1, x}, charge, drift_owed, (uint8_t)channels};
+    r.reading.log_latency = x = run_corrected(c, &c->nccl[context], held_arm_key(&r.reading), x);
     book_or_hold(agent, c, &r, &c->nccl[context]);
   } else {
     int i = dccl_agent_action_index(agent, coll, o->decided);
@@ -586,6 +648,7 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
     float drift_owed;
     x = corrected_reading(agent, c, ran, x, &drift_owed);
     dccl_agent_held r = {{stream_call, (int16_t)i, (uint8_t)context, 0, x}, charge, drift_owed, (uint8_t)channels};
+    r.reading.log_latency = x = run_corrected(c, ran, held_arm_key(&r.reading), x);
     book_or_hold(agent, c, &r, ran);
     if (o->executed_channels > 0 && o->executed_channels < dccl_action_channels(o->decided))
       c->channel_cap = (uint8_t)o->executed_channels;
@@ -753,7 +816,13 @@ static double recent_margin(const dccl_config_agent* agent, const dccl_arm* a, c
 static int check_loaded(dccl_config_agent* agent, dccl_agent_cell* c) {
   int context = c->context;
   const dccl_arm* nccl = &c->nccl[context];
-  const dccl_arm* a = dccl_action_is_nccl(c->exploit) ? NULL : exploited_arm(agent, c, c->exploit);
+  /* A cell that left the loaded decision for NCCL's choice before its check is checked on that decision:
+   * NCCL's first readings here, less the run's level that the loaded action's readings tell (run_corrected),
+   * can show NCCL's choice faster at once, and unchecked the loaded action's saved mean, thousands of
+   * readings, took the cell back to it a little later, 2.5% slower than NCCL's choice and within the guard's
+   * margin (tests/test_config_agent.c, the loaded-policy check). */
+  dccl_action checked = dccl_action_is_nccl(c->exploit) ? c->loaded_exploit : c->exploit;
+  const dccl_arm* a = dccl_action_is_nccl(checked) ? NULL : exploited_arm(agent, c, checked);
   if (a == NULL) {
     c->loaded = 0;
     return 0;
@@ -862,6 +931,7 @@ void dccl_agent_cell_loaded(dccl_config_agent* agent, dccl_agent_cell* c, int ta
   if (!agent->options.learning || agent->options.strategy != DCCL_STRATEGY_DQN) return;
   for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) decay_context(agent, c, k, 1.0f, INFINITY); /* recent readings only */
   c->loaded = 1;
+  c->loaded_exploit = c->exploit;
   c->leveling = c->nccl[0].count >= LEVEL_READINGS; /* a saved mean no firmer than the level's own readings: none */
   c->level = 0;
   c->level_readings = 0;
@@ -1263,8 +1333,9 @@ int dccl_agent_decide(dccl_config_agent* agent, dccl_table* table) {
           raced_gain > RACE_MARGIN)
         epsilon = RACE_EPSILON;
       /* A loaded cell is checked against NCCL's choice as it runs now (check_loaded, which keeps a cell
-       * loaded only while it exploits another action), which exploration measures first while it has few
-       * recent readings; epsilon alone, at its minimum in a settled cell, would take a whole job. */
+       * loaded only while it exploits another action or its loaded decision was one), which exploration
+       * measures first while it has few recent readings; epsilon alone, at its minimum in a settled cell,
+       * would take a whole job. */
       if (epsilon < CHECK_EPSILON && c->loaded) epsilon = CHECK_EPSILON;
       /* An unresolved cell, one whose most promising candidate's upper bound still beats the exploited
        * action's mean by 3%, explores at a floor of its own (epsilon_unresolved, 0.2), which halves every

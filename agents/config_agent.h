@@ -93,6 +93,8 @@ typedef struct dccl_agent_reading {
 
 #define DCCL_AGENT_BURST_LONGEST 12 /* the longest burst of slow calls a cell's readings are held out for */
 
+#define DCCL_AGENT_RUN_ARMS 8 /* arms whose residuals a cell's run keeps (a ninth arm's tell no level) */
+
 /* A reading on its way into its arms, held while it may be part of a burst of slow calls. */
 typedef struct dccl_agent_held {
   dccl_agent_reading reading;
@@ -134,6 +136,7 @@ typedef struct dccl_agent_cell {
                                           config_agent.c) */
   float level_reference;               /* NCCL's choice's saved mean as loaded, which the level is measured against */
   dccl_action exploit, explore;
+  dccl_action loaded_exploit;          /* the decision the saved statistics gave when loaded (check_loaded) */
   dccl_action calm_exploit;            /* the calm context's decision when congestion began */
   uint8_t explore_mask;
   uint64_t observations, guard_trips;
@@ -147,6 +150,15 @@ typedef struct dccl_agent_cell {
   uint8_t readings_count, readings_head;
   dccl_agent_held held[DCCL_AGENT_BURST_LONGEST + 1]; /* the cell's last readings, each slow (book_or_hold) */
   uint8_t held_count;
+  /* The cell's current run: its readings since another cell's came between, RUN_LONGEST at most. Each arm's
+   * residuals in it (against its mean, or its recent reading where the mean is stale), whose mean over the
+   * arms read twice as often or more is the run's level as a reading of one arm sees it (run_corrected in
+   * config_agent.c). */
+  int16_t run_arm[DCCL_AGENT_RUN_ARMS];       /* as held_arm_key gives them */
+  float run_residuals[DCCL_AGENT_RUN_ARMS];   /* their sum */
+  float run_counts[DCCL_AGENT_RUN_ARMS];      /* the arm's readings when it last added one */
+  uint8_t run_readings[DCCL_AGENT_RUN_ARMS], run_arms;
+  uint8_t run_length;                         /* the run's readings so far */
   uint8_t burst_repeats;               /* bursts in a row that left burst_arm's readings alone out */
   int16_t burst_arm;                   /* the arm whose readings alone the last burst left out, as
                                           held_arm_key gives it (0: none, or a burst of several arms' readings),
@@ -183,6 +195,7 @@ typedef struct dccl_config_agent {
   dccl_agent_stats stats;
   uint64_t newest_epoch; /* the newest epoch an observation came from */
   float drift_level;     /* the machine's slow common drift (log latency), taken off every sample */
+  int last_cell;         /* the cell of the last observation, plus 1 (0: none yet): where a cell's run ends */
   /* The most channels NCCL has run a ring, tree or PAT call of this communicator on: no more than it
    * has. An AllGather's explicit channel count is published only up to it (dccl_agent_channels_safe). */
   int nccl_channels_seen;

@@ -1419,6 +1419,75 @@ static void test_an_arm_slow_between_explorations_is_booked(void) {
   dccl_agent_free(&agent);
 }
 
+/* The fast action's mean after NCCL's choice read 40 times and the action 10 (`settled`: 40), then a new run
+ * (another cell's reading first) in which NCCL's choice reads `nccl_us` 4 times, another cell's reading
+ * between them and the action's only if `apart`, and the action reads 1,040 us (800 x 1.3). */
+static double mean_after_a_run(double nccl_us, int apart, int settled) {
+  dccl_action fast = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 8, 0);
+  int elsewhere = dccl_cell_for_call(DCCL_COLL_ALLREDUCE, bytes / 4, 1, 0);
+  setup(1);
+  for (int i = 0; i < 40; i++) {
+    observe(cell, bytes, DCCL_ACTION_NCCL, 1000);
+    if (i < 10 || settled) observe(cell, bytes, fast, 800);
+  }
+  observe(elsewhere, bytes / 4, DCCL_ACTION_NCCL, 300);
+  for (int i = 0; i < 4; i++) observe(cell, bytes, DCCL_ACTION_NCCL, nccl_us);
+  if (apart) observe(elsewhere, bytes / 4, DCCL_ACTION_NCCL, 300);
+  observe(cell, bytes, fast, 1040);
+  dccl_agent_cell* c = dccl_agent_cell_slot(&agent, cell, 0);
+  int index = dccl_agent_action_index(&agent, DCCL_COLL_ALLREDUCE, fast);
+  double mean = c != NULL && index >= 0 ? dccl_agent_arm(&agent, c, 0, index)->mean : NAN;
+  dccl_agent_free(&agent);
+  return mean;
+}
+
+/* A round's level, shared by the actions of a run of the cell's calls, is taken off the readings of an arm
+ * by the arms read twice as often or more (run_corrected): NCCL's choice (40 readings) read 30% slower 4
+ * times in the run, the action's reading (10 readings) 30% slower in it is booked less NCCL's residuals
+ * against its mean (log 1.3 less what the mean moved after each: 0.262, 0.256, 0.250, 0.244) over their
+ * count plus 2, 0.169, so its arm of 11 readings moves 0.0153 less than where another cell's reading came
+ * between (a new run, no level). An arm
+ * read as often as NCCL's choice takes none (the most read arm is the scale of the others); a calm run tells
+ * no level, nor do slow readings (4x, a burst's), nor the action's own readings; a run ends after 32
+ * readings. */
+static void test_run_level_is_taken_off(void) {
+  double in_run = mean_after_a_run(1300, 0, 0), apart = mean_after_a_run(1300, 1, 0);
+  CHECK_MSG(apart - in_run > 0.0153 * 0.9 && apart - in_run < 0.0153 * 1.1, "booked %.4f less in the run",
+            apart - in_run);
+  double settled_in_run = mean_after_a_run(1300, 0, 1), settled_apart = mean_after_a_run(1300, 1, 1);
+  CHECK_MSG(fabs(settled_in_run - settled_apart) < 1e-4, "an arm read as often moved by %.4f",
+            settled_apart - settled_in_run);
+  double calm_in_run = mean_after_a_run(1000, 0, 0), calm_apart = mean_after_a_run(1000, 1, 0);
+  CHECK_MSG(fabs(calm_in_run - calm_apart) < 1e-4, "a calm run moved the reading by %.4f", calm_apart - calm_in_run);
+  double slow_in_run = mean_after_a_run(4000, 0, 0), slow_apart = mean_after_a_run(4000, 1, 0);
+  CHECK_MSG(fabs(slow_in_run - slow_apart) < 1e-4, "slow readings moved the reading by %.4f", slow_apart - slow_in_run);
+  /* The action's own readings in a run (four at 1,040 us, then a fifth): no level for the action. */
+  dccl_action fast = dccl_action_make(DCCL_ALGO_RING, DCCL_PROTO_SIMPLE, 8, 0);
+  int index, elsewhere = dccl_cell_for_call(DCCL_COLL_ALLREDUCE, bytes / 4, 1, 0);
+  const dccl_arm* arm;
+  double own[2];
+  for (int between = 0; between < 2; between++) {
+    dccl_agent_cell* c = two_arms_read(fast, &index, &arm);
+    if (c == NULL) return;
+    observe(elsewhere, bytes / 4, DCCL_ACTION_NCCL, 300);
+    for (int i = 0; i < 4; i++) observe(cell, bytes, fast, 1040);
+    if (between) observe(elsewhere, bytes / 4, DCCL_ACTION_NCCL, 300);
+    observe(cell, bytes, fast, 1040);
+    own[between] = arm->mean;
+    if (between) {
+      /* A new run of 32 readings of the cell in a row, then one more: a new run of one reading. */
+      observe(elsewhere, bytes / 4, DCCL_ACTION_NCCL, 300);
+      for (int i = 0; i < 32; i++) observe(cell, bytes, i % 2 ? fast : DCCL_ACTION_NCCL, i % 2 ? 800 : 1000);
+      CHECK_EQ_INT(c->run_length, 32);
+      observe(cell, bytes, DCCL_ACTION_NCCL, 1000);
+      CHECK_EQ_INT(c->run_length, 1);
+      CHECK_EQ_INT(c->run_arms, 1);
+    }
+    dccl_agent_free(&agent);
+  }
+  CHECK_MSG(fabs(own[0] - own[1]) < 1e-4, "the action's own readings moved its reading by %.4f", own[1] - own[0]);
+}
+
 /* A reading is booked at most at its arm's mean plus the larger of 2.5 of the arm's standard deviations
  * and log 1.3, once the arm has 3 readings (its first ones as they come), and the common drift follows the
  * reading as booked: a slow call among many, every action alike on the GPU test machine, then moves an
@@ -1625,6 +1694,7 @@ int main(void) {
   RUN(test_onset_takes_back_the_readings_since_the_change);
   RUN(test_burst_is_left_out);
   RUN(test_an_arm_slow_between_explorations_is_booked);
+  RUN(test_run_level_is_taken_off);
   RUN(test_early_burst_is_left_out);
   RUN(test_slow_tail_is_clipped);
   RUN(test_refused_action_is_dropped);
