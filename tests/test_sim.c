@@ -264,29 +264,33 @@ static double replay_latency(const dccl_profile* p, int coll, size_t bytes, int 
   return dccl_truth_latency_us(p, coll, bytes, 1, &e, &calm);
 }
 
+/* Parses replay_base followed by `lines` into `p`: 0, or the parser's error in `error`. */
+static int parse_after_replay_base(const char* lines, dccl_profile* p, char* error, size_t error_size) {
+  static char text[8192];
+  snprintf(text, sizeof(text), "%s%s", replay_base, lines);
+  return dccl_profile_parse(text, "test", p, error, error_size);
+}
+
 /* Each of `lines`, after replay_base, makes the profile unparsable, with `key` named in the error. */
 static void check_refused(const char* const* lines, size_t count, const char* key) {
-  static char text[8192];
   static dccl_profile p;
   char error[256];
   for (size_t i = 0; i < count; i++) {
-    snprintf(text, sizeof(text), "%s%s", replay_base, lines[i]);
     error[0] = '\0';
-    CHECK_MSG(dccl_profile_parse(text, "test", &p, error, sizeof(error)) != 0 && strstr(error, key) != NULL,
+    CHECK_MSG(parse_after_replay_base(lines[i], &p, error, sizeof(error)) != 0 && strstr(error, key) != NULL,
               "accepted or unclear: %s -> %s", lines[i], error);
   }
 }
 
 static void test_replay_profile_truth(void) {
-  char text[4096], error[256];
-  snprintf(text, sizeof(text), "%s%s", replay_base,
-           "measured = allreduce 1024 ring/ll/ch=1 40\n"
-           "measured = allreduce 4096 ring/ll/ch=1 90\n"
-           "measured = allreduce 1024 ring/ll/ch=4 30\n"
-           "measured = allreduce 1024 ring/simple/ch=2 100\n"
-           "measured = allreduce 4096 ring/simple/ch=2 120\n");
+  char error[256];
   static dccl_profile p;
-  CHECK(dccl_profile_parse(text, "test", &p, error, sizeof(error)) == 0);
+  CHECK(parse_after_replay_base("measured = allreduce 1024 ring/ll/ch=1 40\n"
+                                "measured = allreduce 4096 ring/ll/ch=1 90\n"
+                                "measured = allreduce 1024 ring/ll/ch=4 30\n"
+                                "measured = allreduce 1024 ring/simple/ch=2 100\n"
+                                "measured = allreduce 4096 ring/simple/ch=2 120\n",
+                                &p, error, sizeof(error)) == 0);
   CHECK_EQ_INT(p.n_measured, 5);
   int ar = DCCL_COLL_ALLREDUCE, ring = DCCL_ALGO_RING, ll = DCCL_PROTO_LL, simple = DCCL_PROTO_SIMPLE;
   CHECK(fabs(replay_latency(&p, ar, 1024, ring, ll, 1) - 40) < 1e-9);   /* measured points exactly */
@@ -332,19 +336,19 @@ static double later_share(const dccl_sim* simulator, const dccl_execution* e, in
  * on every call; points at sizes interpolated in log2(bytes) per collective; both forms on one action;
  * malformed lines refused. */
 static void test_leftover_lines(void) {
-  static char text[8192];
   char error[256];
   static dccl_profile p;
   static dccl_sim leftover_sim;
-  snprintf(text, sizeof(text),
-           "%sleftover = tree/simple/ch=2 later 0.32 spread 0.24\nleftover = tree/ll/ch=1 longer 0.08\n"
-           "leftover = tree/ll/ch=2 later 0.6 spread 0.5\nleftover = ring/ll/ch=1 longer 0.1 spread 0.3\n"
-           "leftover = pat/simple/ch=1 later 0.4 at allgather 16K\nleftover = pat/simple/ch=1 later 0.6 spread 0.2 at allgather 65536\n"
-           "leftover = pat/simple/ch=1 later 0.06 spread 0.4 at allgather 64M\nleftover = pat/simple/ch=1 later 0.1 at reducescatter 1K\n"
-           "leftover = tree/ll/ch=1 later 0.05\nleftover = tree/ll/ch=2 longer 0.5\n"
-           "leftover = ring/simple/ch=1 later 0.2 spread 0.3\nleftover = ring/simple/ch=1 longer 0.2 spread 0.3\n",
-           replay_base);
-  CHECK(dccl_profile_parse(text, "test", &p, error, sizeof(error)) == 0);
+  CHECK(parse_after_replay_base(
+            "leftover = tree/simple/ch=2 later 0.32 spread 0.24\nleftover = tree/ll/ch=1 longer 0.08\n"
+            "leftover = tree/ll/ch=2 later 0.6 spread 0.5\nleftover = ring/ll/ch=1 longer 0.1 spread 0.3\n"
+            "leftover = pat/simple/ch=1 later 0.4 at allgather 16K\n"
+            "leftover = pat/simple/ch=1 later 0.6 spread 0.2 at allgather 65536\n"
+            "leftover = pat/simple/ch=1 later 0.06 spread 0.4 at allgather 64M\n"
+            "leftover = pat/simple/ch=1 later 0.1 at reducescatter 1K\n"
+            "leftover = tree/ll/ch=1 later 0.05\nleftover = tree/ll/ch=2 longer 0.5\n"
+            "leftover = ring/simple/ch=1 later 0.2 spread 0.3\nleftover = ring/simple/ch=1 longer 0.2 spread 0.3\n",
+            &p, error, sizeof(error)) == 0);
   CHECK_EQ_INT(p.n_leftovers, 12);
   CHECK(dccl_sim_init(&leftover_sim, &p, NULL, 1, 100, error, sizeof(error)) == 0);
   dccl_execution tree2 = {.algo = DCCL_ALGO_TREE, .proto = DCCL_PROTO_SIMPLE, .channels = 2};
@@ -452,17 +456,16 @@ static void test_leftover_lines(void) {
  * the work left behind (seed 9 of gpu-learn had tree/Simple on 2 channels at AllReduce 4 KiB take its
  * latency from the 1-channel point and leave 0.46 of it, the 2-channel share of 16 KiB and up). */
 static void test_leftover_of_the_measured_group(void) {
-  static char text[8192];
   char error[256];
   static dccl_profile p;
   static dccl_sim replay_sim;
-  snprintf(text, sizeof(text),
-           "%smeasured = allreduce 1024 tree/simple/ch=1 50\nmeasured = allreduce 4096 tree/simple/ch=1 56\n"
-           "measured = allreduce 16384 tree/simple/ch=1 60\nmeasured = allreduce 16384 tree/simple/ch=2 70\n"
-           "measured = allreduce 65536 tree/simple/ch=2 90\nmeasured = allreduce 1024 ring/ll/ch=1 40\n"
-           "leftover = tree/simple/ch=1 later 0.1\nleftover = tree/simple/ch=2 later 0.5\n",
-           replay_base);
-  CHECK_MSG(dccl_profile_parse(text, "test", &p, error, sizeof(error)) == 0, "%s", error);
+  CHECK_MSG(parse_after_replay_base(
+                "measured = allreduce 1024 tree/simple/ch=1 50\nmeasured = allreduce 4096 tree/simple/ch=1 56\n"
+                "measured = allreduce 16384 tree/simple/ch=1 60\nmeasured = allreduce 16384 tree/simple/ch=2 70\n"
+                "measured = allreduce 65536 tree/simple/ch=2 90\nmeasured = allreduce 1024 ring/ll/ch=1 40\n"
+                "leftover = tree/simple/ch=1 later 0.1\nleftover = tree/simple/ch=2 later 0.5\n",
+                &p, error, sizeof(error)) == 0,
+            "%s", error);
   CHECK(dccl_sim_init(&replay_sim, &p, NULL, 1, 100, error, sizeof(error)) == 0);
   dccl_execution tree2 = {.algo = DCCL_ALGO_TREE, .proto = DCCL_PROTO_SIMPLE, .channels = 2};
   dccl_execution tree1 = {.algo = DCCL_ALGO_TREE, .proto = DCCL_PROTO_SIMPLE, .channels = 1};
@@ -489,18 +492,17 @@ static void test_leftover_of_the_measured_group(void) {
   dccl_sim_free(&replay_sim);
   /* A profile without measurements: the execution's own count, and its lines as they are. */
   static dccl_profile model;
-  snprintf(text, sizeof(text), "%sleftover = tree/simple/ch=2 later 0.5\n", replay_base);
-  CHECK(dccl_profile_parse(text, "test", &model, error, sizeof(error)) == 0);
+  CHECK(parse_after_replay_base("leftover = tree/simple/ch=2 later 0.5\n", &model, error, sizeof(error)) == 0);
   CHECK_EQ_INT(dccl_truth_measured_channels(&model, AR, 4096, &tree2), 2);
 }
 
 /* A drift: one factor per segment of calls, shared by every action; the true latency is untouched. */
 static void test_drift_is_shared_within_a_segment(void) {
-  char text[4096], error[256];
-  snprintf(text, sizeof(text), "%s%s", replay_base,
-           "noise.sigma = 0\nnoise.spike_probability = 0\nnoise.drift_sigma = 0.2\nnoise.drift_calls = 100\n");
+  char error[256];
   static dccl_profile p;
-  CHECK(dccl_profile_parse(text, "test", &p, error, sizeof(error)) == 0);
+  CHECK(parse_after_replay_base(
+            "noise.sigma = 0\nnoise.spike_probability = 0\nnoise.drift_sigma = 0.2\nnoise.drift_calls = 100\n", &p,
+            error, sizeof(error)) == 0);
   CHECK(dccl_sim_init(&sim, &p, NULL, 3, 1, error, sizeof(error)) == 0);
   dccl_conditions calm = {0, 0};
   CHECK(measure_ar1k(&sim, 100.0, &calm, 0, 0) == measure_ar1k(&sim, 100.0, &calm, 99, 0));
@@ -524,12 +526,14 @@ static void test_drift_is_shared_within_a_segment(void) {
  * slower, the same on every rank, starting at the profile's rate; a length or a scale out of range is
  * refused. */
 static void test_bursts_of_slow_calls(void) {
-  char text[4096], error[256];
-  snprintf(text, sizeof(text), "%s%s", replay_base,
-           "noise.sigma = 0\nnoise.spike_probability = 0\nnoise.burst_probability = 0.002\nnoise.burst_calls = 12\n"
-           "noise.burst_scale = 8\n");
+  char error[256];
   static dccl_profile p;
-  CHECK_MSG(dccl_profile_parse(text, "test", &p, error, sizeof(error)) == 0, "%s", error);
+  CHECK_MSG(
+      parse_after_replay_base(
+          "noise.sigma = 0\nnoise.spike_probability = 0\nnoise.burst_probability = 0.002\nnoise.burst_calls = 12\n"
+          "noise.burst_scale = 8\n",
+          &p, error, sizeof(error)) == 0,
+      "%s", error);
   CHECK(dccl_sim_init(&sim, &p, NULL, 11, 1, error, sizeof(error)) == 0);
   dccl_conditions calm = {0, 0};
   int calls = 400000, slowed = 0, runs = 0, run = 0, shortest = 1000, longest = 0, ranks_differ = 0;
@@ -562,10 +566,10 @@ static void test_bursts_of_slow_calls(void) {
   CHECK_EQ_INT(ranks_differ, 0);
   dccl_sim_free(&sim);
   /* Refused out of range. */
-  snprintf(text, sizeof(text), "%s%s", replay_base, "noise.burst_calls = 2\n");
-  CHECK(dccl_profile_parse(text, "test", &p, error, sizeof(error)) != 0 && strstr(error, "noise.burst_calls") != NULL);
-  snprintf(text, sizeof(text), "%s%s", replay_base, "noise.burst_scale = 3\n"); /* would speed calls up */
-  CHECK(dccl_profile_parse(text, "test", &p, error, sizeof(error)) != 0 && strstr(error, "noise.burst_scale") != NULL);
+  CHECK(parse_after_replay_base("noise.burst_calls = 2\n", &p, error, sizeof(error)) != 0 &&
+        strstr(error, "noise.burst_calls") != NULL);
+  CHECK(parse_after_replay_base("noise.burst_scale = 3\n", &p, error, sizeof(error)) != 0 && /* would speed calls up */
+        strstr(error, "noise.burst_scale") != NULL);
 }
 
 /* The spread of log(measured / true) over `n` calls of one collective and size (no spikes, no drift). */
@@ -584,13 +588,13 @@ static double measured_spread(const dccl_sim* simulator, int coll, double bytes,
 /* `noise.sigma_at` lines: a collective's per-call noise by size, interpolated in log2(bytes) between its
  * points, flat beyond them; other collectives keep noise.sigma; bad lines are refused with the reason. */
 static void test_noise_by_collective_and_size(void) {
-  char text[4096], error[256];
-  snprintf(text, sizeof(text), "%s%s", replay_base,
-           "noise.sigma = 0.1\nnoise.spike_probability = 0\n"
-           "noise.sigma_at = allgather 16384 0.2\nnoise.sigma_at = allgather 1024 0.8\n"
-           "noise.sigma_at = allgather 1048576 0.05\n");
+  char error[256];
   static dccl_profile p;
-  CHECK_MSG(dccl_profile_parse(text, "test", &p, error, sizeof(error)) == 0, "%s", error);
+  CHECK_MSG(parse_after_replay_base("noise.sigma = 0.1\nnoise.spike_probability = 0\n"
+                                    "noise.sigma_at = allgather 16384 0.2\nnoise.sigma_at = allgather 1024 0.8\n"
+                                    "noise.sigma_at = allgather 1048576 0.05\n",
+                                    &p, error, sizeof(error)) == 0,
+            "%s", error);
   CHECK(p.n_noise_points == 3);
   int AG = DCCL_COLL_ALLGATHER;
   CHECK(fabs(dccl_profile_noise_sigma(&p, AG, 1024) - 0.8) < 1e-12);
@@ -622,13 +626,14 @@ static void test_noise_by_collective_and_size(void) {
  * an algorithm and protocol's calls within a run, exp(+a) and exp(-a) over cosh(a), whichever first drawn
  * per run, so that two consecutive calls average the measured latency; bad lines refused with the reason. */
 static void test_noise_of_runs(void) {
-  char text[4096], error[256];
-  snprintf(text, sizeof(text), "%s%s", replay_base,
-           "noise.level_at = allreduce 1024 0.2\nnoise.level_at = allreduce 1048576 0.1\n"
-           "noise.alternation_at = allgather 1024 ring/ll 0.6\nnoise.alternation_at = allgather 65536 ring/ll 0\n"
-           "noise.alternation_at = allgather 1024 pat/simple 0.3\n");
+  char error[256];
   static dccl_profile p;
-  CHECK_MSG(dccl_profile_parse(text, "test", &p, error, sizeof(error)) == 0, "%s", error);
+  CHECK_MSG(parse_after_replay_base(
+                "noise.level_at = allreduce 1024 0.2\nnoise.level_at = allreduce 1048576 0.1\n"
+                "noise.alternation_at = allgather 1024 ring/ll 0.6\nnoise.alternation_at = allgather 65536 ring/ll 0\n"
+                "noise.alternation_at = allgather 1024 pat/simple 0.3\n",
+                &p, error, sizeof(error)) == 0,
+            "%s", error);
   int AR = DCCL_COLL_ALLREDUCE, AG = DCCL_COLL_ALLGATHER;
   CHECK(fabs(dccl_profile_noise_level(&p, AR, 32768) - 0.15) < 1e-12); /* halfway in log2 */
   CHECK(fabs(dccl_profile_noise_level(&p, AR, 512) - 0.2) < 1e-12);
@@ -697,10 +702,12 @@ static void test_noise_of_runs(void) {
   check_refused(bad, 4, "noise.level_at");
   check_refused(bad + 4, sizeof(bad) / sizeof(bad[0]) - 4, "noise.alternation_at");
   /* One action's alternation and another's at one size, and a level there too, are not duplicates. */
-  snprintf(text, sizeof(text), "%s%s", replay_base,
-           "noise.alternation_at = allgather 1024 ring/ll 0.5\nnoise.alternation_at = allgather 1024 ring/simple 0.4\n"
-           "noise.level_at = allgather 1024 0.1\nnoise.sigma_at = allgather 1024 0.1\n");
-  CHECK_MSG(dccl_profile_parse(text, "test", &p, error, sizeof(error)) == 0, "%s", error);
+  CHECK_MSG(
+      parse_after_replay_base(
+          "noise.alternation_at = allgather 1024 ring/ll 0.5\nnoise.alternation_at = allgather 1024 ring/simple 0.4\n"
+          "noise.level_at = allgather 1024 0.1\nnoise.sigma_at = allgather 1024 0.1\n",
+          &p, error, sizeof(error)) == 0,
+      "%s", error);
 }
 
 /* The shipped replay of the GPU runs: the simulated NCCL chooses what the real NCCL 2.28.9 chose
