@@ -555,6 +555,17 @@ static float run_level(const dccl_agent_cell* c, const dccl_arm* ran) {
   return readings > 0 ? sum / (readings + RUN_LEVEL_PRIOR) : 0.0f;
 }
 
+/* The entry of arm `key` (held_arm_key's) in the cell's run, added where it has none; -1 where the run holds
+ * DCCL_AGENT_RUN_ARMS arms already. */
+static int run_entry(dccl_agent_cell* c, int key) {
+  for (int k = 0; k < c->run_arms; k++)
+    if (c->run_arm[k] == key) return k;
+  if (c->run_arms == DCCL_AGENT_RUN_ARMS) return -1;
+  int k = c->run_arms++;
+  c->run_arm[k] = (int16_t)key, c->run_residuals[k] = 0, c->run_readings[k] = 0;
+  return k;
+}
+
 /* A reading `x` of arm `ran` (`key`: held_arm_key's), already corrected for the common drift and the cell's
  * level, less the level of the cell's run (run_level); its residual against its arm's mean is added to the
  * run (once the arm has BURST_MIN_SAMPLES; its tail clipped as it will be booked; a slow reading, a burst's
@@ -572,28 +583,21 @@ static float run_level(const dccl_agent_cell* c, const dccl_arm* ran) {
  * job of one busy cell it would otherwise hold the whole job, and a residual of long ago move every later
  * reading. Measured in docs/agents.md, "A round's level taken off". */
 static float run_corrected(dccl_agent_cell* c, const dccl_arm* ran, int key, float x) {
-  if (c->run_length >= RUN_LONGEST) c->run_arms = 0, c->run_length = 0;
+  if (c->run_length == 0 || c->run_length >= RUN_LONGEST) c->run_arms = 0, c->run_length = 0; /* a new run */
   c->run_length++;
   float level = run_level(c, ran);
-  /* Against the arm's recent reading where its mean holds readings from before those (a loaded arm's,
-   * another job's; a restarted arm's) and it has RUN_LEVEL_READINGS of them: against such a mean, a stale
-   * one, the residuals told its error as every run's level (the disagreeing warm start, bench/
-   * bench_disagreeing_warm_start.sh: seeds with a stream 10% slower than NCCL's choice 56 -> 72; 53 so).
-   * Elsewhere against the mean: a recent reading, 1/31 of each, takes up a share of the run's own level. */
-  int stale = ran->count > ran->recent_count + 0.5f && ran->recent_count >= RUN_LEVEL_READINGS;
-  double residual = x - (stale ? ran->recent : ran->mean);
-  if (ran->count >= BURST_MIN_SAMPLES && !reads_slow(ran, x - ran->mean)) {
-    int k = 0;
-    while (k < c->run_arms && c->run_arm[k] != key) k++;
-    if (k == c->run_arms && k < DCCL_AGENT_RUN_ARMS) {
-      c->run_arms++;
-      c->run_arm[k] = (int16_t)key, c->run_residuals[k] = 0, c->run_readings[k] = 0;
-    }
-    if (k < c->run_arms) {
-      c->run_residuals[k] += (float)fmin(residual, booked_tail_limit(c, ran));
-      c->run_readings[k]++;
-      c->run_counts[k] = ran->count;
-    }
+  int k = ran->count >= BURST_MIN_SAMPLES && !reads_slow(ran, x - ran->mean) ? run_entry(c, key) : -1;
+  if (k >= 0) {
+    /* Against the arm's recent reading where its mean holds readings from before those (a loaded arm's,
+     * another job's; a restarted arm's) and it has RUN_LEVEL_READINGS of them: against such a mean, a stale
+     * one, the residuals told its error as every run's level (the disagreeing warm start, bench/
+     * bench_disagreeing_warm_start.sh: seeds with a stream 10% slower than NCCL's choice 56 -> 72; 53 so).
+     * Elsewhere against the mean: a recent reading, 1/31 of each, takes up a share of the run's own level. */
+    int stale = ran->count > ran->recent_count + 0.5f && ran->recent_count >= RUN_LEVEL_READINGS;
+    double residual = x - (stale ? ran->recent : ran->mean);
+    c->run_residuals[k] += (float)fmin(residual, booked_tail_limit(c, ran));
+    c->run_readings[k]++;
+    c->run_counts[k] = ran->count;
   }
   return x - level;
 }
@@ -606,7 +610,7 @@ void dccl_agent_observe(dccl_config_agent* agent, const dccl_agent_observation* 
     return;
   }
   if (c->observations == 0 && o->bytes > 0) c->info.log2_bytes = log2((double)o->bytes);
-  if (agent->last_cell != o->cell + 1) c->run_arms = 0, c->run_length = 0; /* another cell's came between */
+  if (agent->last_cell != o->cell + 1) c->run_length = 0; /* another cell's came between: a new run */
   agent->last_cell = o->cell + 1;
   if (dccl_algo_takes_channels(o->executed_algo) && o->executed_channels > agent->nccl_channels_seen &&
       o->executed_channels <= DCCL_MAX_CHANNELS)

@@ -1446,10 +1446,9 @@ static double mean_after_a_run(double nccl_us, int apart, int settled) {
  * times in the run, the action's reading (10 readings) 30% slower in it is booked less NCCL's residuals
  * against its mean (log 1.3 less what the mean moved after each: 0.262, 0.256, 0.250, 0.244) over their
  * count plus 2, 0.169, so its arm of 11 readings moves 0.0153 less than where another cell's reading came
- * between (a new run, no level). An arm
- * read as often as NCCL's choice takes none (the most read arm is the scale of the others); a calm run tells
- * no level, nor do slow readings (4x, a burst's), nor the action's own readings; a run ends after 32
- * readings. */
+ * between (a new run, no level). An arm read as often as NCCL's choice takes none (the most read arm is the
+ * scale of the others); a calm run tells no level, nor do slow readings (4x, a burst's), nor the action's
+ * own readings; a run ends after 32 readings. */
 static void test_run_level_is_taken_off(void) {
   double in_run = mean_after_a_run(1300, 0, 0), apart = mean_after_a_run(1300, 1, 0);
   CHECK_MSG(apart - in_run > 0.0153 * 0.9 && apart - in_run < 0.0153 * 1.1, "booked %.4f less in the run",
