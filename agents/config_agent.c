@@ -30,7 +30,8 @@
 #define RACE_FLOOR_SAMPLES 2 /* a challenger holds epsilon at RACE_EPSILON from this many samples, */
 #define RACE_MARGIN 0.01    /* and while it measures this much faster (log latency: 1%) than the exploited action */
 #define GUARD_STALE_CALLS 2048 /* NCCL's choice is read again after this many of the cell's calls without (dccl_agent_decide) */
-#define LOADED_CHECK_SAMPLES 4 /* recent readings of a loaded cell's exploited action and NCCL's choice that check it */
+#define LOADED_CHECK_SAMPLES 8 /* recent readings of a loaded cell's exploited action and NCCL's choice that check it
+                                  (at 4 a near-random draw where the gap moved by about the margin: docs/agents.md) */
 #define LOADED_KEEP_SAMPLES 2.0f /* samples per arm a loaded cell keeps when this job contradicts it */
 #define CHECK_EPSILON 0.25 /* exploration rate of a loaded cell until it is checked */
 #define BEHIND_TRAIN_SHARE 4 /* while the learner is behind, one DQN training step in this many runs */
@@ -806,6 +807,15 @@ static double recent_margin(const dccl_config_agent* agent, const dccl_arm* a, c
          CONFIDENCE_Z * sqrt(dccl_arm_variance(a) * recent_variance(a) + dccl_arm_variance(nccl) * recent_variance(nccl));
 }
 
+/* A loaded cell that this job contradicted (check_loaded, or the guard before it) learns again from
+ * LOADED_KEEP_SAMPLES of each arm's saved samples; the cell's level stands (corrected_reading). */
+static void restart_contradicted(dccl_config_agent* agent, dccl_agent_cell* c) {
+  c->loaded = 0;
+  restart_cell(agent, c, c->context, 1.0f, LOADED_KEEP_SAMPLES);
+  c->leveling = 0;
+  agent->stats.loaded_restarts++;
+}
+
 /* A cell loaded from a saved policy, once this job has measured its exploited action and NCCL's choice
  * LOADED_CHECK_SAMPLES times each: where the exploited action now runs slower against NCCL's choice
  * than the loaded statistics say, beyond the guard's margin, they describe another machine or another
@@ -837,9 +847,7 @@ static int check_loaded(dccl_config_agent* agent, dccl_agent_cell* c) {
   c->loaded = 0;
   double now = a->recent - nccl->recent, saved = a->mean - nccl->mean;
   if (now - saved <= recent_margin(agent, a, nccl)) return 0;
-  restart_cell(agent, c, context, 1.0f, LOADED_KEEP_SAMPLES);
-  c->leveling = 0; /* the level stands (corrected_reading) */
-  agent->stats.loaded_restarts++;
+  restart_contradicted(agent, c);
   return 1;
 }
 
@@ -897,7 +905,11 @@ static dccl_action choose_exploit(dccl_config_agent* agent, dccl_agent_cell* c, 
     dccl_arm* a = dccl_agent_arm(agent, c, c->context, best_index);
     if (a->recent_count >= GUARD_MIN_SAMPLES && nccl->recent_count >= GUARD_MIN_SAMPLES &&
         a->recent - nccl->recent > recent_margin(agent, a, nccl)) {
-      arm_decay(a, 0.25f);
+      /* In a loaded cell not yet checked, the guard's finding is the check's: the loaded action ran slower
+       * than NCCL's choice where its saved mean was faster (a bound above NCCL's). Decayed alone, the arm's
+       * saved mean took the cell back to it until check_loaded had LOADED_CHECK_SAMPLES readings of it again. */
+      if (c->loaded) restart_contradicted(agent, c);
+      else arm_decay(a, 0.25f);
       forget_readings(c);
       c->guard_trips++;
       agent->stats.guard_trips++;
