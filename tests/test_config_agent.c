@@ -1201,11 +1201,11 @@ static void test_recent_reading_follows_the_charge(void) {
   /* A loaded cell whose exploited action is charged only once the learner can tell its left work (after
    * NCCL's choice has run 4 times, as agents/leftover.h's level needs): its check compares the charged
    * readings alone (here the guard's, at 8 readings of NCCL's choice: in a loaded cell its trip restarts the
-   * cell as the check does). The policy was learned where the 800-us action is 20% faster than NCCL's choice; here
-   * it costs 1300 us with its charge, after 40 readings at 800 us uncharged (the GPU replay's policy on
-   * the calibrated model: tree at AllReduce 64 KiB, 67 us of span and 104 us charged). Learned with the
-   * GPU testbed's 15% noise, which sets the check's margin (0.19; one charged reading alone would move a
-   * recent reading of all 41 by 0.03). */
+   * cell as the check does). The policy was learned where the 800-us action is 20% faster than NCCL's choice;
+   * here it costs 1300 us with its charge, after 40 readings at 800 us uncharged (the GPU replay's policy on
+   * the calibrated model: tree at AllReduce 64 KiB, 67 us of span and 104 us charged). Learned with the GPU
+   * testbed's 15% noise, which sets the check's margin (0.19; one charged reading alone would move a recent
+   * reading of all 41 by 0.03). */
   char path[] = "/tmp/dccl_agent_test_XXXXXX";
   uint32_t n = 0;
   dccl_action best;
