@@ -6,8 +6,9 @@
 # `dccl run` (not bit for bit the test's own: some seeds end otherwise). Prints, over the seeds: the warm
 # job's steady state (last 25% of calls) x oracle (geometric mean), its streams more than 2% slower than
 # NCCL, the seeds whose worst stream is 10% slower than NCCL or more (the test allows 22 of its 48), and the
-# worst stream x NCCL. A seed's worst stream moves with any change to the learner (about 1 seed in 4 has one
-# at 1.10x or more): compare two builds over many seeds.
+# worst stream x NCCL; then those streams at 1.10x or more, by size, with their seeds. A seed's worst stream
+# moves with any change to the learner (about 1 seed in 4 has one at 1.10x or more): compare two builds over
+# many seeds.
 # Usage: bench/bench_disagreeing_warm_start.sh [build-folder] [seeds]   (defaults: build, 96; about 30 s on 2 cores)
 set -euo pipefail
 build=${1:-build}
@@ -21,7 +22,7 @@ one_seed() {
   "$build/dccl" run --profile h100-sockets-2ranks-replay --workload gpu-sweep --policy learn --ranks 1 --host-ahead \
     --seed "$seed" --policy-file "$work/policy-$seed.bin" > "$work/replay-$seed.txt" 2>&1
   "$build/dccl" run --profile h100-sockets-2ranks --workload gpu-sweep --policy learn --ranks 1 --host-ahead \
-    --seed "$seed" --steady 0.25 --policy-file "$work/policy-$seed.bin" > "$work/warm-$seed.txt" 2>&1
+    --seed "$seed" --steady 0.25 --by-stream --policy-file "$work/policy-$seed.bin" > "$work/warm-$seed.txt" 2>&1
 }
 # Two seeds at a time; a run that fails leaves its report, and the summary below counts it out.
 failed=0
@@ -44,3 +45,12 @@ for seed in $(seq 1 "$seeds"); do awk -f "$(dirname "$0")/run_summary.awk" "$wor
     if (n != seeds) { printf "bench_disagreeing_warm_start.sh: %d of %d warm runs gave no steady state\n", seeds - n, seeds > "/dev/stderr"; exit 1 }
     printf "warm start on a machine that disagrees, %d seeds: steady state %.4f x oracle, %d streams > 2%% slower than NCCL, %d seeds with a stream >= 1.10x NCCL, worst %.4f x NCCL\n",
            n, exp(steady / n), slower, bad + 0, worst }'
+
+# Which streams: a change that moves the count can move it between sizes, and a stream's cause is read from
+# its seed's two runs (`dccl run ... --by-stream`, `--call-log`; docs/agents.md, "Where the disagreeing warm
+# start's slow streams come from").
+echo "Streams at 1.10x NCCL or slower in the warm jobs' steady state (collective, size: count, seed (x NCCL)):"
+for seed in $(seq 1 "$seeds"); do
+  awk -v seed="$seed" 'NF == 8 && $1 ~ /^(allgather|reducescatter|allreduce)$/ && $6 >= 1.10 { print $1, $2, seed, $6 }' \
+    "$work/warm-$seed.txt"
+done | sort -k1,1 -k2,2h -k3,3n | awk -f "$(dirname "$0")/by_size.awk"

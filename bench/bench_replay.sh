@@ -136,14 +136,7 @@ misses() {
 }
 # Reads "collective size seed ratio [interpolated 0/1]" lines; prints one line per (collective, size) with its
 # count and seeds (a * after an interpolated size), or "none".
-by_size() {
-  sort -k1,1 -k2,2h -k3,3n |
-    awk '{ key = $1 " " $2; if (!(key in count)) { order[++keys] = key; mark[key] = NF < 5 ? "" : $5 ? "*" : " " }
-           count[key]++; seeds[key] = seeds[key] (count[key] > 1 ? ", " : "") $3 " (" $4 ")" }
-         END { if (keys == 0) print "  none"
-               for (i = 1; i <= keys; i++) { split(order[i], f, " ")
-                 printf "  %-14s %5s%s: %d, seed %s\n", f[1], f[2], mark[order[i]], count[order[i]], seeds[order[i]] } }'
-}
+by_size() { sort -k1,1 -k2,2h -k3,3n | awk -f "$(dirname "$0")/by_size.awk"; }
 below_best=$(awk 'BEGIN { printf "%.17g", 1 / 0.97 }')
 echo "Sizes short of the best in the frozen policies (collective, size: count, seed (x best); * interpolated, not measured):"
 misses frozen 7 "$below_best" | interpolated | tee "$work/short.txt" | by_size

@@ -2,8 +2,9 @@
 # tests/test_cli.sh: the dccl command's outputs that people read: the GPU runs' workloads as the simulator
 # plays them, `dccl inspect --arms` (measured, untried and invalid actions), its refusal of a truncated
 # policy, bench/bench_replay.sh's frozen sizes after gpu-learn, its jobs in a row and its start from a saved
-# policy, bench/bench_disagreeing_warm_start.sh's summary, bench/bench_trigger_trace's replay of a GPU
-# learning trace, and tools/replay_misses.py's kinds of the frozen sizes that miss the best.
+# policy, bench/bench_disagreeing_warm_start.sh's summary and its slow streams by size,
+# bench/bench_trigger_trace's replay of a GPU learning trace, and tools/replay_misses.py's kinds of the
+# frozen sizes that miss the best.
 # Usage: tests/test_cli.sh BUILD_DIR (the Makefile installs BUILD_DIR/tests/test_cli, which runs this).
 set -u
 export LC_ALL=C
@@ -178,6 +179,11 @@ bench/bench_disagreeing_warm_start.sh "$build" 2 > "$work/disagree.txt" 2>&1 ||
   { fail "bench_disagreeing_warm_start.sh: exit status $?"; show "$work/disagree.txt"; }
 grep -Eq "^warm start on a machine that disagrees, 2 seeds: steady state 1\.[0-9]{4} x oracle, [0-9]+ streams > 2% slower than NCCL, [0-2] seeds with a stream >= 1\.10x NCCL, worst [0-9.]+ x NCCL$" \
   "$work/disagree.txt" || { fail "not the summary line"; show "$work/disagree.txt"; }
+# then the slow streams by size: "none", or one line per size whose count matches the summary's seeds at most
+sed -n "/^Streams at 1.10x NCCL or slower in the warm jobs' steady state/,\$p" "$work/disagree.txt" | tail -n +2 > "$work/slow-streams.txt"
+[ -s "$work/slow-streams.txt" ] || { fail "no list of the slow streams"; show "$work/disagree.txt"; }
+grep -Evq "^  (none|(allgather|reducescatter|allreduce) +[0-9]+[KMG]?: [12], seed [0-9]+ \([0-9.]+\)(, [0-9]+ \([0-9.]+\))?)$" \
+  "$work/slow-streams.txt" && { fail "not a list of slow streams by size"; show "$work/slow-streams.txt"; }
 if bench/bench_disagreeing_warm_start.sh "$build" 0 > "$work/zero-seeds.txt" 2>&1; then fail "0 seeds accepted"; fi
 grep -q "seeds must be 1 or more" "$work/zero-seeds.txt" || { fail "no reason given"; show "$work/zero-seeds.txt"; }
 mkdir -p "$work/failing" # a dccl whose seed-2 runs fail: no summary over the seeds left
