@@ -33,6 +33,7 @@
 #define LOADED_CHECK_SAMPLES 8 /* recent readings of a loaded cell's exploited action and NCCL's choice that check it
                                   (at 4 a near-random draw where the gap moved by about the margin: docs/agents.md) */
 #define LOADED_KEEP_SAMPLES 2.0f /* samples per arm a loaded cell keeps when this job contradicts it */
+#define LOADED_CONGESTED 2 /* a cell's `loaded` while its saved congested statistics are checked (dccl_agent_on_event) */
 #define CHECK_EPSILON 0.25 /* exploration rate of a loaded cell until it is checked */
 #define BEHIND_TRAIN_SHARE 4 /* while the learner is behind, one DQN training step in this many runs */
 #define DRIFT_WEIGHT (1.0f / 64) /* the common drift follows the residuals of all cells' calls at this weight */
@@ -764,6 +765,19 @@ void dccl_agent_on_event(dccl_config_agent* agent, int coll, int size_bin, int e
      * calls into): dropped with the context they were read in (restart_cell). */
     c->context = (uint8_t)context;
     restart_cell(agent, c, context, onset ? 0.25f : 0.5f, INFINITY);
+    /* A loaded cell's first onset meets the saving job's congested statistics: another congestion (another
+     * load on the network, or another machine), which the calm check did not cover, and a quarter of them
+     * outweighs this job's first readings (tests/test_config_agent.c: an action saved fastest under
+     * congestion, 1.3x NCCL's choice in this job's, ran 192 of the next 640 calls). They are checked as the
+     * calm ones were (check_loaded, in the congested context: 64 calls). A recovery before that check ends
+     * it (the calm statistics were checked); a calm check still pending at the onset is made in the
+     * congested context, and goes on after a recovery. Measured in docs/agents.md (Persistence). */
+    if (onset && c->congested_from_policy) {
+      c->congested_from_policy = 0;
+      if (!c->loaded) c->loaded = LOADED_CONGESTED, c->loaded_exploit = DCCL_ACTION_NCCL;
+    } else if (!onset && c->loaded == LOADED_CONGESTED) {
+      c->loaded = 0;
+    }
   }
 }
 
@@ -947,6 +961,7 @@ void dccl_agent_cell_loaded(dccl_config_agent* agent, dccl_agent_cell* c, int ta
   if (!agent->options.learning || agent->options.strategy != DCCL_STRATEGY_DQN) return;
   for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) decay_context(agent, c, k, 1.0f, INFINITY); /* recent readings only */
   c->loaded = 1;
+  c->congested_from_policy = 1;
   c->loaded_exploit = c->exploit;
   c->leveling = c->nccl[0].count >= LEVEL_READINGS; /* a saved mean no firmer than the level's own readings: none */
   c->level = 0;

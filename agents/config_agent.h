@@ -121,9 +121,12 @@ typedef struct dccl_agent_cell {
   float epsilon_peak;
   uint8_t context, dirty, holding;
   uint8_t loaded;                      /* statistics loaded from a saved policy and not yet checked against
-                                          this job's measurements (check_loaded in config_agent.c) */
+                                          this job's measurements (check_loaded in config_agent.c; 2: the
+                                          congested ones, from this job's first onset) */
   uint8_t nccl_read_last;              /* the cell's last reading was NCCL's choice's (check_loaded waits) */
   uint8_t from_policy;                 /* loaded from a saved policy (dccl_agent_cell_loaded): no unresolved floor */
+  uint8_t congested_from_policy;       /* its congested statistics are still the saving job's: checked from
+                                          this job's first onset (dccl_agent_on_event) */
   uint8_t tail_as_it_came;             /* loaded from a policy whose readings were booked with their slow tail
                                           (format 4 or older): this job's are too (booked_tail_limit) */
   uint8_t channel_cap;                 /* NCCL ran a request for more channels on this many (0: none seen, or

@@ -1167,6 +1167,89 @@ static void test_loaded_policy_is_checked_against_this_job(void) {
   unlink(path);
 }
 
+/* This job's congestion, where the saving job's left the 800-us action the best: it runs 1,300 us, NCCL's
+ * choice 1,000. */
+static double congested_here_latency(dccl_action a) { return standard_latency(a) == 800 ? 1300 : standard_latency(a); }
+
+static void test_loaded_congested_statistics_meet_this_jobs_onset(void) {
+  /* A job learns the 800-us action, calm and then congested, and saves. The next job's calm check finds
+   * NCCL's choice faster (780 us: the cell restarts on it); then its first onset, where the 800-us action
+   * runs 1,300 us. The saving job's congested statistics are checked as the calm ones were: without the
+   * check, a quarter of them (714 samples of the action) kept 192 of the next 640 calls on it; with it, 64,
+   * and the check keeps 2 samples an arm. This job's own congested statistics are not checked at a later
+   * onset, and a recovery ends a check not yet made. */
+  char path[] = "/tmp/dccl_agent_test_XXXXXX";
+  int made = test_temp_file(path) == 0;
+  CHECK(made);
+  if (!made) return;
+  setup(1);
+  uint32_t n = 0;
+  dccl_action best = settles_on_the_best(6000, &n);
+  int index = dccl_agent_action_index(&agent, DCCL_COLL_ALLREDUCE, best);
+  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_ONSET, 0);
+  drive(3000, &n);
+  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_RECOVERED, 0);
+  drive(640, &n);
+  dccl_agent_cell* c = dccl_agent_cell_slot(&agent, cell, 0);
+  CHECK(c != NULL && index >= 0);
+  if (c == NULL || index < 0) return;
+  float saved = dccl_agent_arm(&agent, c, 1, index)->count;
+  CHECK_MSG(saved > 400, "the saving job's congested context holds %.1f samples of the 800-us action", saved);
+  save_then_load(path, 1);
+  c = dccl_agent_cell_slot(&agent, cell, 0);
+  CHECK(c != NULL && c->congested_from_policy);
+  if (c == NULL) return;
+  CHECK_NEAR(dccl_agent_arm(&agent, c, 1, index)->count, saved, 1e-3);
+  latency_of = nccl_faster_latency;
+  int nccl_runs, best_runs;
+  drive_counting(1280, &n, 640, &nccl_runs, &best_runs);
+  CHECK_EQ_INT(agent.stats.loaded_restarts, 1);
+  CHECK(!c->loaded && dccl_action_is_nccl(dccl_table_get(&table, cell)));
+  latency_of = congested_here_latency;
+  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_ONSET, 0);
+  CHECK(c->context == 1 && c->loaded && !c->congested_from_policy);
+  CHECK_NEAR(dccl_agent_arm(&agent, c, 1, index)->count, 0.25f * saved, 1e-2);
+  drive_counting(640, &n, 0, &nccl_runs, &best_runs);
+  printf("this job's onset: %d of 640 calls ran the 800-us action (1,300 us), %d NCCL's choice\n", best_runs, nccl_runs);
+  CHECK_EQ_INT(agent.stats.loaded_restarts, 2);
+  CHECK(!c->loaded);
+  CHECK_MSG(best_runs < 96, "%d of 640 calls ran the 800-us action, 1.3x NCCL's choice here", best_runs);
+  CHECK(dccl_action_is_nccl(dccl_table_get(&table, cell)));
+  /* A later onset meets this job's congested statistics: a quarter stays, unchecked. */
+  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_RECOVERED, 0);
+  float own = c->nccl[1].count;
+  CHECK(own > 100);
+  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_ONSET, 0);
+  CHECK_NEAR(c->nccl[1].count, 0.25f * own, 1e-3);
+  CHECK(!c->loaded);
+  /* The same policy again: an onset and a recovery before the congested check, which then ends; the calm
+   * check, made, stays made. */
+  dccl_agent_free(&agent);
+  load_saved(path, 1);
+  c = dccl_agent_cell_slot(&agent, cell, 0);
+  CHECK(c != NULL);
+  if (c == NULL) return;
+  latency_of = nccl_faster_latency;
+  drive(1280, &n);
+  CHECK(!c->loaded);
+  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_ONSET, 0);
+  CHECK(c->loaded);
+  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_RECOVERED, 0);
+  CHECK(!c->loaded && c->context == 0);
+  /* And a calm check still pending at the onset goes on after the recovery. */
+  dccl_agent_free(&agent);
+  load_saved(path, 1);
+  c = dccl_agent_cell_slot(&agent, cell, 0);
+  CHECK(c != NULL && c->loaded);
+  if (c == NULL) return;
+  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_ONSET, 0);
+  dccl_agent_on_event(&agent, DCCL_COLL_ALLREDUCE, dccl_size_bin(bytes), DCCL_TRIGGER_EVENT_RECOVERED, 0);
+  CHECK(c->loaded && c->context == 0);
+  latency_of = standard_latency;
+  dccl_agent_free(&agent);
+  unlink(path);
+}
+
 static double charged_800_us_action(dccl_action a) { return standard_latency(a) == 800 ? 500 : 0; }
 
 /* One reading of `action` at `span_us` plus the learner's charge for left work, without noise. */
@@ -1725,6 +1808,7 @@ int main(void) {
   RUN(test_autoccl_searches_then_holds);
   RUN(test_bandit_converges_to_the_best);
   RUN(test_loaded_policy_is_checked_against_this_job);
+  RUN(test_loaded_congested_statistics_meet_this_jobs_onset);
   RUN(test_recent_reading_follows_the_charge);
   RUN(test_loaded_cell_takes_this_jobs_level);
   RUN(test_level_is_measured_against_the_saved_mean);
