@@ -1078,6 +1078,14 @@ static void test_bandit_converges_to_the_best(void) {
  * (3% and the noise), but far from the saved gap (20% faster). */
 static double nccl_faster_latency(dccl_action a) { return dccl_action_is_nccl(a) ? 780 : standard_latency(a); }
 
+/* Makes the temporary file `path` (a "/tmp/..._XXXXXX" template) for a saved policy; 0 (a failed check)
+ * where it could not. */
+static int temp_policy_file(char* path) {
+  int made = test_temp_file(path) == 0;
+  CHECK_MSG(made, "no temporary file %s", path);
+  return made;
+}
+
 /* Sets up a learning (or frozen) agent loaded from the policy saved at `path`. */
 static void load_saved(const char* path, int learning) {
   setup_seeded(learning, 11);
@@ -1107,9 +1115,7 @@ static void save_then_load(const char* path, int learning) {
  * NCCL's choice, saves the policy there and loads it into a learning agent. Returns 0 where no file
  * could be made. */
 static int learn_save_and_load(char* path, double sigma, uint32_t* n, dccl_action* best) {
-  int made = test_temp_file(path) == 0;
-  CHECK(made);
-  if (!made) return 0;
+  if (!temp_policy_file(path)) return 0;
   setup(1);
   noise_sigma = sigma;
   *best = settles_on_the_best(6000, n);
@@ -1179,9 +1185,7 @@ static void test_loaded_congested_statistics_meet_this_jobs_onset(void) {
    * and the check keeps 2 samples an arm. This job's own congested statistics are not checked at a later
    * onset, and a recovery ends a check not yet made. */
   char path[] = "/tmp/dccl_agent_test_XXXXXX";
-  int made = test_temp_file(path) == 0;
-  CHECK(made);
-  if (!made) return;
+  if (!temp_policy_file(path)) return;
   setup(1);
   uint32_t n = 0;
   dccl_action best = settles_on_the_best(6000, &n);
@@ -1680,9 +1684,7 @@ static void run_two_cells(int rounds, int measure_slower, uint32_t calls[2]) {
  * are judged by their gaps (check_loaded). */
 static void test_loaded_cell_takes_this_jobs_level(void) {
   char path[] = "/tmp/dccl_agent_test_XXXXXX";
-  int made = test_temp_file(path) == 0;
-  CHECK(made);
-  if (!made) return;
+  if (!temp_policy_file(path)) return;
   setup(1);
   int small = dccl_cell_for_call(DCCL_COLL_ALLREDUCE, level_small_bytes, 1, 0);
   set_standard_cost(small);
@@ -1742,9 +1744,7 @@ static void test_loaded_cell_takes_this_jobs_level(void) {
  * 32 readings (-0.104). */
 static void test_level_is_measured_against_the_saved_mean(void) {
   char path[] = "/tmp/dccl_agent_test_XXXXXX";
-  int made = test_temp_file(path) == 0;
-  CHECK(made);
-  if (!made) return;
+  if (!temp_policy_file(path)) return;
   const size_t size = 256u << 10;
   setup(1);
   int saved = dccl_cell_for_call(DCCL_COLL_ALLREDUCE, size, 1, 0);
