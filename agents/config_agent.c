@@ -961,8 +961,13 @@ void dccl_agent_cell_loaded(dccl_config_agent* agent, dccl_agent_cell* c, int ta
   if (!agent->options.learning || agent->options.strategy != DCCL_STRATEGY_DQN) return;
   for (int k = 0; k < DCCL_AGENT_CONTEXTS; k++) decay_context(agent, c, k, 1.0f, INFINITY); /* recent readings only */
   c->loaded = 1;
-  c->congested_from_policy = 1;
   c->loaded_exploit = c->exploit;
+  /* Saved congested statistics, to check from this job's first onset (dccl_agent_on_event); none where the
+   * saving job never measured the cell congested (there the calm decision stands at an onset, unchecked,
+   * as in a cell learned in this job). */
+  c->congested_from_policy = c->nccl[1].count > 0;
+  for (int i = 0; i < agent->n_actions[c->info.coll] && !c->congested_from_policy; i++)
+    c->congested_from_policy = dccl_agent_arm(agent, c, 1, i)->count > 0;
   c->leveling = c->nccl[0].count >= LEVEL_READINGS; /* a saved mean no firmer than the level's own readings: none */
   c->level = 0;
   c->level_readings = 0;

@@ -1133,6 +1133,7 @@ static void test_loaded_policy_is_checked_against_this_job(void) {
   CHECK(c != NULL && c->loaded);
   if (c == NULL) return;
   CHECK_EQ_INT(c->nccl[0].recent_count, 0); /* recent readings are this job's */
+  CHECK(!c->congested_from_policy); /* never measured congested: nothing to check at an onset */
   /* The same machine: NCCL's choice is measured again (the guard's reference), the loaded statistics
    * agree, and the cell keeps its action with no restart. */
   int nccl_runs, best_runs, until = 0;
