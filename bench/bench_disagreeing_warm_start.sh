@@ -53,4 +53,4 @@ echo "Streams at 1.10x NCCL or slower in the warm jobs' steady state (collective
 for seed in $(seq 1 "$seeds"); do
   awk -v seed="$seed" 'NF == 8 && $1 ~ /^(allgather|reducescatter|allreduce)$/ && $6 >= 1.10 { print $1, $2, seed, $6 }' \
     "$work/warm-$seed.txt"
-done | sort -k1,1 -k2,2h -k3,3n | awk -f "$(dirname "$0")/by_size.awk"
+done | "$(dirname "$0")/by_size.sh"

@@ -136,7 +136,7 @@ misses() {
 }
 # Reads "collective size seed ratio [interpolated 0/1]" lines; prints one line per (collective, size) with its
 # count and seeds (a * after an interpolated size), or "none".
-by_size() { sort -k1,1 -k2,2h -k3,3n | awk -f "$(dirname "$0")/by_size.awk"; }
+by_size() { "$(dirname "$0")/by_size.sh"; }
 below_best=$(awk 'BEGIN { printf "%.17g", 1 / 0.97 }')
 echo "Sizes short of the best in the frozen policies (collective, size: count, seed (x best); * interpolated, not measured):"
 misses frozen 7 "$below_best" | interpolated | tee "$work/short.txt" | by_size

@@ -229,8 +229,8 @@ static void test_warm_start_and_frozen(void) {
  * at a rate of 0.04), and at most 5 streams more than 2% slower per seed on average (d785297's seed had
  * 11). Measured here after the limits were set: 16, 2 and 181 before the level change, 16, 1 and 179
  * since, 7, 1 and 145 with the loaded-policy check on 8 readings (the 60th stop), 4, 1 and 137 with the
- * check of the saved congested statistics (the 61st); with check_loaded off, 45, 6 and 398. Under AddressSanitizer a seed takes about 24 s (0.7 s plain): there 2 seeds check
- * memory, not rates. */
+ * check of the saved congested statistics (the 61st); with check_loaded off, 45, 6 and 398. Under
+ * AddressSanitizer a seed takes about 24 s (0.7 s plain): there 2 seeds check memory, not rates. */
 #define RATE_SEEDS 48 /* the seeds the limits below are set for */
 #if defined(UNDER_ADDRESS_SANITIZER)
 #define DISAGREEING_SEEDS 2
